@@ -1,0 +1,291 @@
+package circuit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// settleTimeout bounds settling a call whose own context has ended: a call
+// that failed with context.DeadlineExceeded must still be counted.
+const settleTimeout = 10 * time.Second
+
+// maxConflicts bounds how often one decision is retried against concurrent
+// writers before the Breaker gives up with a StateError.
+const maxConflicts = 1000
+
+// Breaker runs calls through circuits kept in a Store. It holds no circuit
+// state itself, so one Breaker serves every circuit of an application, and
+// every Breaker on the same store shares them. It is safe for concurrent use.
+type Breaker struct {
+	store     Store
+	clock     func() time.Time
+	observers []Observer
+}
+
+// Option configures a Breaker.
+type Option func(*Breaker)
+
+// WithClock makes the Breaker take every decision's time from now instead of
+// the store's clock. All processes sharing a store must agree on the clock;
+// it is meant for tests.
+func WithClock(now func() time.Time) Option { return func(b *Breaker) { b.clock = now } }
+
+// WithObserver adds an observer of state transitions.
+func WithObserver(o Observer) Option {
+	return func(b *Breaker) { b.observers = append(b.observers, o) }
+}
+
+// New returns a Breaker over store. It does no I/O.
+func New(store Store, opts ...Option) *Breaker {
+	b := &Breaker{store: store}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Run runs op through the named circuit under policy p.
+//
+// Run returns a *ConfigError for an invalid name or policy, a *OpenError when
+// the circuit rejects the call (op is not invoked) and a *StateError when the
+// state cannot be read or written; otherwise op's own error. op runs outside
+// every lock, with ctx; its Outcome settles the circuit. A panic in op
+// settles as Ignored and continues.
+func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
+	g, err := b.allow(ctx, name, p)
+	if err != nil {
+		return err
+	}
+	settled := false
+	defer func() {
+		if !settled { // op panicked: settle, then let the panic go on
+			_ = b.settle(ctx, name, p, g, Ignored)
+		}
+	}()
+	outcome, opErr := op(ctx)
+	settled = true
+	if err := b.settle(ctx, name, p, g, outcome); err != nil {
+		return ranError(err, opErr)
+	}
+	return opErr
+}
+
+// ranError marks a settlement failure as happening after the operation ran.
+func ranError(err, opErr error) error {
+	var se *StateError
+	if errors.As(err, &se) {
+		se.Ran = true
+		se.CallErr = opErr
+	}
+	return err
+}
+
+// Call runs op through the named circuit like Breaker.Run, classifying its
+// result with classify, and returns op's result. It is the typed form for
+// hand-written guarded calls.
+func Call[T any](ctx context.Context, b *Breaker, name string, p Policy, classify func(T, error) Outcome, op func(context.Context) (T, error)) (T, error) {
+	var v T
+	err := b.Run(ctx, name, p, func(ctx context.Context) (Outcome, error) {
+		var err error
+		v, err = op(ctx)
+		return classify(v, err), err
+	})
+	return v, err
+}
+
+// Ticket is an admitted call in the two-step form, for code that cannot wrap
+// the operation in a closure: Allow admits, the caller runs the operation,
+// and Done settles it exactly once.
+type Ticket struct {
+	b      *Breaker
+	ctx    context.Context
+	name   string
+	policy Policy
+	grant  Grant
+	done   bool
+}
+
+// Allow admits one call to the named circuit under policy p, or returns the
+// same errors as Run does before the operation. Every Ticket must be settled
+// with Done; an unsettled probe holds its claim until its lease expires.
+func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
+	g, err := b.allow(ctx, name, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Ticket{b: b, ctx: ctx, name: name, policy: p, grant: g}, nil
+}
+
+// Probe reports whether the ticket is the circuit's half-open probe.
+func (t *Ticket) Probe() bool { return t.grant.Probe }
+
+// Done settles the call with its outcome. Only the first call has an effect.
+// A *StateError means the circuit could not record it.
+func (t *Ticket) Done(o Outcome) error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	if err := t.b.settle(t.ctx, t.name, t.policy, t.grant, o); err != nil {
+		var se *StateError
+		if errors.As(err, &se) {
+			se.Ran = true
+		}
+		return err
+	}
+	return nil
+}
+
+// Snapshot is a circuit's state as read, without changing it.
+type Snapshot struct {
+	// Name is the circuit's name.
+	Name string
+	// State is the stored state. An open circuit whose cooldown has ended
+	// stays open here until a call claims its probe.
+	State State
+	// Failures is the consecutive failure count.
+	Failures int
+	// Generation is the record's generation; 0 when there is no record.
+	Generation uint64
+	// OpenUntil is the end of the cooldown, LeaseUntil the end of the current
+	// probe's lease; zero when not set.
+	OpenUntil, LeaseUntil time.Time
+	// UpdatedAt is when the record last changed; zero when there is none.
+	UpdatedAt time.Time
+	// Exists reports whether the store holds a record.
+	Exists bool
+}
+
+// Snapshot reads the named circuit's state. It never claims a probe and
+// never writes.
+func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
+	if err := ValidateName(name); err != nil {
+		return Snapshot{}, err
+	}
+	rec, _, err := b.store.Load(ctx, name)
+	if err != nil {
+		return Snapshot{}, &StateError{Name: name, Op: "load", Err: err}
+	}
+	if rec == nil {
+		return Snapshot{Name: name, State: StateClosed}, nil
+	}
+	return Snapshot{
+		Name: name, State: rec.State, Failures: rec.Failures, Generation: rec.Generation,
+		OpenUntil: rec.OpenUntil, LeaseUntil: rec.LeaseUntil, UpdatedAt: rec.UpdatedAt, Exists: true,
+	}, nil
+}
+
+// Clear removes the named circuit's record, even a corrupt one. The circuit
+// starts afresh, closed; no call admitted before the Clear can change it.
+func (b *Breaker) Clear(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if err := b.store.Delete(ctx, name); err != nil {
+		return &StateError{Name: name, Op: "delete", Err: err}
+	}
+	return nil
+}
+
+func (b *Breaker) load(ctx context.Context, name string) (*Record, time.Time, error) {
+	rec, now, err := b.store.Load(ctx, name)
+	if err != nil {
+		return nil, now, &StateError{Name: name, Op: "load", Err: err}
+	}
+	if b.clock != nil {
+		now = b.clock()
+	}
+	return rec, now, nil
+}
+
+// replace stores next over prev. It reports false on a conflict.
+func (b *Breaker) replace(ctx context.Context, name string, prev, next *Record) (bool, error) {
+	err := b.store.Replace(ctx, name, prev, next)
+	switch {
+	case err == nil:
+		b.notify(prev, next)
+		return true, nil
+	case errors.Is(err, ErrConflict):
+		return false, nil
+	}
+	return false, &StateError{Name: name, Op: "replace", Err: err}
+}
+
+func (b *Breaker) allow(ctx context.Context, name string, p Policy) (Grant, error) {
+	if err := ValidateName(name); err != nil {
+		return Grant{}, err
+	}
+	if err := p.Validate(); err != nil {
+		return Grant{}, err
+	}
+	for range maxConflicts {
+		if err := ctx.Err(); err != nil {
+			return Grant{}, &StateError{Name: name, Op: "load", Err: err}
+		}
+		rec, now, err := b.load(ctx, name)
+		if err != nil {
+			return Grant{}, err
+		}
+		a := Admit(rec, name, p, now, newID)
+		if !a.Admitted {
+			return Grant{}, newOpenError(name, a.State, a.Until, now)
+		}
+		if a.Next == nil {
+			return a.Grant, nil
+		}
+		if ok, err := b.replace(ctx, name, rec, a.Next); err != nil || ok {
+			return a.Grant, err
+		}
+	}
+	return Grant{}, &StateError{Name: name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+}
+
+func (b *Breaker) settle(ctx context.Context, name string, p Policy, g Grant, o Outcome) error {
+	if o == Ignored && !g.Probe {
+		return nil // an ignored call in the closed state changes nothing
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		defer cancel()
+	}
+	for range maxConflicts {
+		rec, now, err := b.load(ctx, name)
+		if err != nil {
+			return err
+		}
+		next := Settle(rec, g, o, p, now)
+		if next == nil {
+			return nil
+		}
+		if ok, err := b.replace(ctx, name, rec, next); err != nil || ok {
+			return err
+		}
+	}
+	return &StateError{Name: name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+}
+
+func (b *Breaker) notify(prev, next *Record) {
+	from := StateClosed
+	if prev != nil {
+		from = prev.State
+	}
+	if len(b.observers) == 0 || from == next.State {
+		return
+	}
+	t := Transition{Name: next.Name, From: from, To: next.State, Generation: next.Generation, Failures: next.Failures, At: next.UpdatedAt}
+	for _, o := range b.observers {
+		o.ObserveTransition(t)
+	}
+}
+
+// newID returns 16 random bytes as 32 hex digits.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,138 @@
+package circuit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrOpen is matched by every *OpenError, for callers who use errors.Is the
+// way sony/gobreaker users match its ErrOpenState.
+var ErrOpen = errors.New("circuit open")
+
+// ErrConflict is what a Store's Replace returns when the stored record is no
+// longer the revision the caller loaded. The Breaker loads again and decides
+// again; it never reaches callers.
+var ErrConflict = errors.New("circuit record changed concurrently")
+
+// ErrCorrupt is wrapped by a Store's error when a record exists but cannot be
+// trusted: undecodable, of an unknown version, or inconsistent. It is never
+// reset silently; Breaker.Clear removes such a record.
+var ErrCorrupt = errors.New("corrupt circuit record")
+
+// retryAfterCap bounds RetryAfter even when a recorded deadline is far away
+// (a clock that stepped back): the longest cooldown plus the longest lease.
+const retryAfterCap = MaxCooldown + MaxProbeLease
+
+// OpenError is returned, without running the operation, by a call to a circuit
+// that is open, or half-open with another caller's probe in flight.
+type OpenError struct {
+	// Name is the circuit's name.
+	Name string
+	// State is StateOpen, or StateHalfOpen while a probe is in flight.
+	State State
+	// Until is when the circuit may admit a call again: the end of the
+	// cooldown, or of the probe's lease, by the store's clock.
+	Until time.Time
+
+	retryAfter time.Duration
+}
+
+func newOpenError(name string, s State, until, now time.Time) *OpenError {
+	d := until.Sub(now)
+	if d < time.Second {
+		d = time.Second
+	}
+	if d > retryAfterCap {
+		d = retryAfterCap
+	}
+	return &OpenError{Name: name, State: s, Until: until, retryAfter: d}
+}
+
+// RetryAfter is how long to wait before calling again: at least one second,
+// at most until the recorded deadline.
+func (e *OpenError) RetryAfter() time.Duration { return e.retryAfter }
+
+// RetryAfterSeconds is RetryAfter rounded up to whole seconds, at least 1, as
+// an HTTP Retry-After header wants it.
+func (e *OpenError) RetryAfterSeconds() int {
+	return int((e.retryAfter + time.Second - 1) / time.Second)
+}
+
+// Error describes the rejection.
+func (e *OpenError) Error() string {
+	what := "open"
+	if e.State == StateHalfOpen {
+		what = "half-open with a probe in flight"
+	}
+	return fmt.Sprintf("circuit %s is %s: retry after %ds", e.Name, what, e.RetryAfterSeconds())
+}
+
+// Is reports whether target is ErrOpen.
+func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+
+// StateError reports that a circuit's state could not be read or written:
+// the store is unreachable, unwritable, or holds a corrupt record. The
+// Breaker fails closed: no new operation is admitted.
+//
+// When settling fails after the operation ran, the StateError is returned in
+// place of the operation's own error, which stays reachable through CallErr
+// and errors.Is/As: the operation's side effect may have happened, and the
+// circuit can no longer vouch for its state, so do not retry blindly.
+type StateError struct {
+	// Name is the circuit's name.
+	Name string
+	// Op is what failed: "load", "replace" or "delete".
+	Op string
+	// Err is the store's error.
+	Err error
+	// CallErr is the operation's own error, when the operation ran before
+	// settling failed.
+	CallErr error
+	// Ran reports whether the operation ran before the failure.
+	Ran bool
+}
+
+// Error describes the failure.
+func (e *StateError) Error() string {
+	s := fmt.Sprintf("circuit %s: state %s: %v", e.Name, e.Op, e.Err)
+	if e.Ran {
+		s += " (after the operation ran"
+		if e.CallErr != nil {
+			s += fmt.Sprintf("; it returned: %v", e.CallErr)
+		}
+		s += ")"
+	}
+	return s
+}
+
+// Unwrap returns the store's error and the operation's own error, if any.
+func (e *StateError) Unwrap() []error {
+	if e.CallErr != nil {
+		return []error{e.Err, e.CallErr}
+	}
+	return []error{e.Err}
+}
+
+// Corrupt reports whether the record exists but is corrupt; Breaker.Clear
+// removes it.
+func (e *StateError) Corrupt() bool { return errors.Is(e.Err, ErrCorrupt) }
+
+// ConfigError reports an invalid circuit name or policy. It is returned
+// before any I/O and before the operation runs.
+type ConfigError struct {
+	// Field is "name" or the Policy field at fault.
+	Field string
+	// Value is the offending value, as text.
+	Value string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error describes the invalid configuration.
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return "circuit: invalid " + e.Field + ": " + e.Reason
+	}
+	return fmt.Sprintf("circuit: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}

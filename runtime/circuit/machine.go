@@ -1,0 +1,138 @@
+package circuit
+
+import "time"
+
+// Grant identifies an admitted call: which record, generation and, for a
+// half-open probe, which claim it was admitted under. Settle applies a call's
+// outcome only while the record still matches its Grant.
+type Grant struct {
+	// Incarnation and Generation are the record's at admission.
+	Incarnation string
+	Generation  uint64
+	// Probe is true for the half-open probe; Token is its claim.
+	Probe bool
+	Token string
+}
+
+// Admission is what Admit decided.
+type Admission struct {
+	// Next is the record to store before the call runs, or nil when nothing
+	// changes (a closed circuit, or a rejection).
+	Next *Record
+	// Admitted reports whether the call may run; Grant identifies it.
+	Admitted bool
+	Grant    Grant
+	// For a rejection: the state that rejected the call and when it may
+	// admit again (the end of the cooldown, or of the probe's lease).
+	State State
+	Until time.Time
+}
+
+// Admit decides whether a call to the circuit whose record is rec (nil when
+// none exists) may run at now under policy p. fresh returns a new random
+// 32-hex-digit id; Admit calls it only when it creates a record or claims a
+// probe.
+//
+//   - no record: the call is admitted and a closed record is created, so
+//     that every later call has an incarnation to be fenced by;
+//   - closed: admitted, nothing changes;
+//   - open before OpenUntil: rejected until OpenUntil;
+//   - open at or after OpenUntil: this call claims the half-open probe with a
+//     fresh token, leased until now+ProbeLease;
+//   - half_open with a live lease: rejected until LeaseUntil;
+//   - half_open with an expired lease: this call claims the probe anew.
+func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() string) Admission {
+	if rec == nil {
+		next := &Record{Name: name, State: StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+		return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: next.Incarnation, Generation: 1}}
+	}
+	switch rec.State {
+	case StateClosed:
+		return Admission{Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}}
+	case StateOpen:
+		if now.Before(rec.OpenUntil) {
+			return Admission{State: StateOpen, Until: rec.OpenUntil}
+		}
+	case StateHalfOpen:
+		if now.Before(rec.LeaseUntil) {
+			return Admission{State: StateHalfOpen, Until: rec.LeaseUntil}
+		}
+	}
+	next := rec.successor(now)
+	next.State = StateHalfOpen
+	next.ProbeToken = fresh()
+	next.LeaseUntil = now.Add(p.ProbeLease)
+	return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation, Probe: true, Token: next.ProbeToken}}
+}
+
+// Settle applies outcome o of the call admitted with g to rec at now under
+// policy p, and returns the record to store, or nil when nothing changes.
+//
+// Nothing changes for a stale call: the record was cleared (rec is nil or
+// another incarnation), the circuit closed again since (another generation),
+// the probe's claim was taken over (another token), or a call admitted while
+// closed completes while the circuit is open or half-open.
+//
+// A closed-admitted call: Failure counts, and the FailureThreshold-th
+// consecutive one opens the circuit until now+Cooldown; Success resets the
+// count; Ignored changes nothing. The probe: Success closes the circuit with
+// a zero count and a new generation; Failure counts and reopens it for
+// Cooldown; Ignored reopens it for Cooldown without counting, since health
+// was not shown.
+func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
+	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
+		return nil
+	}
+	if g.Probe {
+		if rec.State != StateHalfOpen || rec.ProbeToken != g.Token {
+			return nil
+		}
+		next := rec.successor(now)
+		switch o {
+		case Success:
+			next.State = StateClosed
+			next.Failures = 0
+			next.Generation++
+			next.OpenUntil = time.Time{}
+		case Failure:
+			next.Failures = min(next.Failures+1, MaxFailureThreshold)
+			fallthrough
+		default:
+			next.State = StateOpen
+			next.OpenUntil = now.Add(p.Cooldown)
+		}
+		return next
+	}
+	if rec.State != StateClosed {
+		return nil
+	}
+	switch o {
+	case Success:
+		if rec.Failures == 0 {
+			return nil
+		}
+		next := rec.successor(now)
+		next.Failures = 0
+		return next
+	case Failure:
+		next := rec.successor(now)
+		next.Failures = min(next.Failures+1, MaxFailureThreshold)
+		if next.Failures >= p.FailureThreshold {
+			next.State = StateOpen
+			next.OpenUntil = now.Add(p.Cooldown)
+		}
+		return next
+	}
+	return nil
+}
+
+// successor returns a copy of r with the next version, no probe claim, and
+// now as its update time.
+func (r *Record) successor(now time.Time) *Record {
+	next := *r
+	next.Version++
+	next.ProbeToken = ""
+	next.LeaseUntil = time.Time{}
+	next.UpdatedAt = now
+	return &next
+}

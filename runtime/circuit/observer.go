@@ -1,0 +1,53 @@
+package circuit
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Transition is a committed change of a circuit's state.
+type Transition struct {
+	// Name is the circuit's name.
+	Name string
+	// From and To are the states before and after.
+	From, To State
+	// Generation is the record's generation after the change.
+	Generation uint64
+	// Failures is the consecutive failure count after the change.
+	Failures int
+	// At is the store's time of the change.
+	At time.Time
+}
+
+// Observer hears every state transition a Breaker commits, after it is
+// stored and outside every lock, in the goroutine that made it. Transitions
+// made by other processes are heard by their own Breakers.
+type Observer interface {
+	ObserveTransition(Transition)
+}
+
+// ObserverFunc adapts a function to an Observer.
+type ObserverFunc func(Transition)
+
+// ObserveTransition calls f(t).
+func (f ObserverFunc) ObserveTransition(t Transition) { f(t) }
+
+// SlogObserver returns an Observer that logs each transition to l: at Warn
+// when a circuit opens, at Info otherwise.
+func SlogObserver(l *slog.Logger) Observer {
+	return ObserverFunc(func(t Transition) {
+		level := slog.LevelInfo
+		if t.To == StateOpen {
+			level = slog.LevelWarn
+		}
+		l.LogAttrs(context.Background(), level, "circuit "+t.To.String(),
+			slog.String("circuit", t.Name),
+			slog.String("from", t.From.String()),
+			slog.String("to", t.To.String()),
+			slog.Uint64("generation", t.Generation),
+			slog.Int("failures", t.Failures),
+			slog.Time("at", t.At),
+		)
+	})
+}

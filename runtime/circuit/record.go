@@ -1,0 +1,128 @@
+package circuit
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is a circuit's state.
+type State uint8
+
+const (
+	// StateClosed admits every call and counts consecutive failures.
+	StateClosed State = iota
+	// StateOpen rejects every call until its cooldown ends.
+	StateOpen
+	// StateHalfOpen has admitted one probe and rejects everyone else until
+	// the probe settles or its lease expires.
+	StateHalfOpen
+)
+
+// String returns "closed", "open" or "half_open".
+func (s State) String() string {
+	switch s {
+	case StateClosed:
+		return "closed"
+	case StateOpen:
+		return "open"
+	case StateHalfOpen:
+		return "half_open"
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// ParseState is the inverse of State.String.
+func ParseState(s string) (State, error) {
+	switch s {
+	case "closed":
+		return StateClosed, nil
+	case "open":
+		return StateOpen, nil
+	case "half_open":
+		return StateHalfOpen, nil
+	}
+	return 0, fmt.Errorf("unknown circuit state %q", s)
+}
+
+// Record is a circuit's durable state: what a Store keeps per circuit.
+// Records a Store returns are shared and must not be modified; the state
+// machine always builds a new one.
+type Record struct {
+	// Name is the circuit's name.
+	Name string
+	// State is closed, open or half_open.
+	State State
+	// Failures is the number of consecutive classified failures.
+	Failures int
+	// Generation grows by one each time a probe closes the circuit, so that
+	// calls admitted before the circuit opened cannot touch it afterwards.
+	Generation uint64
+	// Incarnation is a random id given when the record is created. Clear
+	// deletes the record, so a record created afterwards has another one and
+	// no call admitted before the Clear can settle against it.
+	Incarnation string
+	// Version grows by one with every replace; with Incarnation it is what a
+	// Store compares before it replaces a record.
+	Version uint64
+	// OpenUntil is the end of the cooldown (open state).
+	OpenUntil time.Time
+	// ProbeToken identifies the current half-open probe.
+	ProbeToken string
+	// LeaseUntil is when the current probe's claim expires (half_open state).
+	LeaseUntil time.Time
+	// UpdatedAt is when the record was last replaced.
+	UpdatedAt time.Time
+}
+
+// SameRevision reports whether a and b are the same revision of a record:
+// both absent, or the same Incarnation and Version. Stores use it for their
+// compare-and-swap.
+func SameRevision(a, b *Record) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Incarnation == b.Incarnation && a.Version == b.Version
+}
+
+// Check reports whether r is internally consistent: a valid name, a known
+// state, and exactly the fields that state needs. Stores call it after
+// decoding; an inconsistent record is corrupt.
+func (r *Record) Check() error {
+	if err := ValidateName(r.Name); err != nil {
+		return err
+	}
+	if r.Failures < 0 || r.Failures > MaxFailureThreshold {
+		return fmt.Errorf("failures %d out of range", r.Failures)
+	}
+	if r.Generation == 0 || r.Version == 0 {
+		return fmt.Errorf("generation and version must be positive")
+	}
+	if len(r.Incarnation) != 32 {
+		return fmt.Errorf("incarnation must be 32 hex digits")
+	}
+	for _, c := range []byte(r.Incarnation) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return fmt.Errorf("incarnation must be 32 hex digits")
+		}
+	}
+	if r.UpdatedAt.IsZero() {
+		return fmt.Errorf("updated_at is missing")
+	}
+	switch r.State {
+	case StateClosed:
+		if !r.OpenUntil.IsZero() || r.ProbeToken != "" || !r.LeaseUntil.IsZero() {
+			return fmt.Errorf("closed record with open_until, probe token or lease")
+		}
+	case StateOpen:
+		if r.OpenUntil.IsZero() || r.ProbeToken != "" || !r.LeaseUntil.IsZero() {
+			return fmt.Errorf("open record needs open_until and no probe")
+		}
+	case StateHalfOpen:
+		if r.ProbeToken == "" || r.LeaseUntil.IsZero() {
+			return fmt.Errorf("half_open record needs a probe token and lease")
+		}
+	default:
+		return fmt.Errorf("unknown state %d", r.State)
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package circuit
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps circuit records durably and shares them between every Breaker
+// that uses it. A store only loads and replaces records; every decision is
+// made by Admit and Settle in this package. runtime/storetest is the
+// conformance suite every Store must pass.
+//
+// Errors other than ErrConflict reach callers wrapped in a *StateError; a
+// record that exists but cannot be trusted is reported with an error that
+// wraps ErrCorrupt, never as absent.
+type Store interface {
+	// Load returns the circuit's current record, or nil when there is none,
+	// and the store's time now: the clock every cooperating process agrees
+	// on. The returned record is shared and must not be modified.
+	Load(ctx context.Context, name string) (rec *Record, now time.Time, err error)
+	// Replace atomically stores next as the circuit's record, provided the
+	// stored record is still prev (SameRevision; nil meaning none).
+	// Otherwise it stores nothing and returns ErrConflict.
+	Replace(ctx context.Context, name string, prev, next *Record) error
+	// Delete removes the circuit's record, even a corrupt one. Deleting an
+	// absent record is not an error.
+	Delete(ctx context.Context, name string) error
+}
