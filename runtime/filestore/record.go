@@ -1,0 +1,86 @@
+package filestore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// formatVersion is the record format this package reads and writes.
+const formatVersion = 1
+
+// fileRecord is a record's JSON form. Field order is the canonical order.
+type fileRecord struct {
+	V           int       `json:"v"`
+	Name        string    `json:"name"`
+	State       string    `json:"state"`
+	Failures    int       `json:"failures"`
+	Generation  uint64    `json:"generation"`
+	Incarnation string    `json:"incarnation"`
+	Version     uint64    `json:"version"`
+	OpenUntil   time.Time `json:"open_until,omitzero"`
+	ProbeToken  string    `json:"probe_token,omitempty"`
+	LeaseUntil  time.Time `json:"lease_until,omitzero"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// encode returns r's canonical JSON form, with a trailing newline.
+func encode(r *circuit.Record) ([]byte, error) {
+	b, err := json.Marshal(fileRecord{
+		V: formatVersion, Name: r.Name, State: r.State.String(), Failures: r.Failures,
+		Generation: r.Generation, Incarnation: r.Incarnation, Version: r.Version,
+		OpenUntil: r.OpenUntil.UTC(), ProbeToken: r.ProbeToken, LeaseUntil: r.LeaseUntil.UTC(),
+		UpdatedAt: r.UpdatedAt.UTC(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// decode parses data strictly. The error describes what is wrong; callers
+// wrap it with circuit.ErrCorrupt.
+func decode(data []byte) (*circuit.Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f fileRecord
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the record")
+	}
+	if f.V != formatVersion {
+		return nil, fmt.Errorf("unknown format version %d", f.V)
+	}
+	state, err := circuit.ParseState(f.State)
+	if err != nil {
+		return nil, err
+	}
+	r := &circuit.Record{
+		Name: f.Name, State: state, Failures: f.Failures, Generation: f.Generation,
+		Incarnation: f.Incarnation, Version: f.Version, OpenUntil: f.OpenUntil,
+		ProbeToken: f.ProbeToken, LeaseUntil: f.LeaseUntil, UpdatedAt: f.UpdatedAt,
+	}
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	// encoding/json accepts duplicate keys, keys in another case and
+	// non-canonical spellings; a record we wrote re-encodes to itself.
+	canon, err := encode(r)
+	if err != nil {
+		return nil, err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		return nil, err
+	}
+	compact.WriteByte('\n')
+	if !bytes.Equal(compact.Bytes(), canon) {
+		return nil, fmt.Errorf("not in canonical form (duplicate, misspelt or reformatted fields)")
+	}
+	return r, nil
+}
