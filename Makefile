@@ -1,0 +1,40 @@
+# circuitgen's tasks. `make test` is what CI runs (through .ci/run).
+GO ?= go
+
+.PHONY: all generate check test demo bench fuzz
+
+all: check test
+
+# Regenerates every guarded client in the repository.
+generate:
+	$(GO) generate ./...
+
+# Fails on unformatted files, vet findings and stale generated files.
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	bash .ci/stale
+
+# The full test suite, with private redis-server and PostgreSQL instances
+# when they are installed (bash .ci/run installs them).
+test: check
+	bash .ci/test
+
+# The billing demo: a guarded client, a failing provider, several processes
+# sharing one circuit.
+demo:
+	$(GO) run ./examples/billing/cmd/billing-demo
+
+# Benchmarks against the peers, summarised with benchstat.
+bench:
+	bash bench/run.sh
+
+# Runs every fuzz target for FUZZTIME each (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done

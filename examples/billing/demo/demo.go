@@ -1,0 +1,235 @@
+// Package demo is circuitgen's billing demo: a story, told in the terminal,
+// of a guarded billing client whose provider fails and recovers while
+// several processes share the circuit's state directory.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/circuitgen/circuitgen/examples/billing"
+	"github.com/circuitgen/circuitgen/examples/billing/billingserver"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+)
+
+// Circuit is the circuit the demo exercises: Charge's.
+const Circuit = "billing-api:charge"
+
+// Config is how the demo runs.
+type Config struct {
+	// StateDir is the shared state directory; a temporary one when empty.
+	StateDir string
+	// Worker is the command that runs one worker process; it gets the
+	// worker's flags appended. Required.
+	Worker []string
+}
+
+// Summary counts what happened, per phase.
+type Summary struct {
+	Phases []Phase
+}
+
+// Phase is one step of the story.
+type Phase struct {
+	Name       string
+	Processes  int
+	Calls      int
+	OK         int
+	Failed     int
+	Rejected   int
+	ServerHits int64
+}
+
+type story struct {
+	w      io.Writer
+	cfg    Config
+	srv    *billingserver.Server
+	b      *circuit.Breaker
+	api    billing.BillingAPI
+	sum    Summary
+	nstep  int
+	prefix string
+}
+
+// Run tells the story on w and returns its summary.
+func Run(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
+	if cfg.StateDir == "" {
+		dir, err := os.MkdirTemp("", "circuitgen-demo-")
+		if err != nil {
+			return Summary{}, err
+		}
+		defer os.RemoveAll(dir)
+		cfg.StateDir = dir + "/state"
+	}
+	srv, err := billingserver.Start()
+	if err != nil {
+		return Summary{}, err
+	}
+	defer srv.Close()
+	store, err := filestore.Open(cfg.StateDir)
+	if err != nil {
+		return Summary{}, err
+	}
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	b := circuit.New(store, circuit.WithObserver(circuit.SlogObserver(log)))
+	api := billing.NewGuardedBillingAPI(billing.NewClient(srv.URL, nil), b)
+	defer api.Close()
+	s := &story{w: w, cfg: cfg, srv: srv, b: b, api: api}
+
+	fmt.Fprintf(w, "billing provider on %s; circuit state in %s\n", srv.URL, cfg.StateDir)
+	fmt.Fprintf(w, "circuit %q: opens after 3 consecutive failures, cools down 5s, probe lease 2s\n", Circuit)
+
+	s.step("The provider is healthy: charges go through")
+	s.calls(ctx, "healthy", 3)
+
+	s.step("The provider starts failing with 503: each failure counts")
+	srv.SetMode(billingserver.Failing)
+	s.calls(ctx, "provider failing", 3)
+
+	s.step("The circuit is open: calls fail fast, the provider is not called")
+	s.calls(ctx, "open (this process)", 3)
+
+	s.step("Four other processes share the state directory: all see it open")
+	if err := s.workers(ctx, "open (4 processes)", 4); err != nil {
+		return s.sum, err
+	}
+
+	snap, err := b.Snapshot(ctx, Circuit)
+	if err != nil {
+		return s.sum, err
+	}
+	wait := time.Until(snap.OpenUntil)
+	s.step(fmt.Sprintf("The provider recovers (slowly: 1s per answer); cooldown ends in %.1fs", wait.Seconds()))
+	srv.SetMode(billingserver.Healthy)
+	srv.SetLatency(time.Second)
+	for ; wait > 0; wait = time.Until(snap.OpenUntil) {
+		fmt.Fprintf(w, "   … %.0fs\n", wait.Seconds()+0.49)
+		time.Sleep(min(wait, time.Second))
+	}
+
+	s.step("Six processes call at once: exactly one probe reaches the provider")
+	if err := s.workers(ctx, "half-open race (6 processes)", 6); err != nil {
+		return s.sum, err
+	}
+	srv.SetLatency(0)
+
+	s.step("The probe succeeded: the circuit is closed again")
+	s.calls(ctx, "closed again", 3)
+
+	s.table()
+	return s.sum, nil
+}
+
+func dropTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func (s *story) step(title string) {
+	s.nstep++
+	fmt.Fprintf(s.w, "\n%d. %s\n", s.nstep, title)
+}
+
+// calls makes n guarded charges in this process.
+func (s *story) calls(ctx context.Context, phase string, n int) {
+	p := Phase{Name: phase, Processes: 1}
+	before := s.srv.Hits()
+	for i := range n {
+		var r Result
+		classify(&r, charge(ctx, s.api, fmt.Sprintf("cus_%d", i+1)))
+		s.count(&p, r)
+		fmt.Fprintf(s.w, "   charge %d: %s\n", i+1, describe(r))
+	}
+	p.ServerHits = s.srv.Hits() - before
+	fmt.Fprintf(s.w, "   provider hits in this step: %d\n", p.ServerHits)
+	s.sum.Phases = append(s.sum.Phases, p)
+}
+
+// workers starts n worker processes that call at the same moment.
+func (s *story) workers(ctx context.Context, phase string, n int) error {
+	p := Phase{Name: phase, Processes: n}
+	before := s.srv.Hits()
+	at := time.Now().Add(500 * time.Millisecond).UnixNano()
+	results := make([]Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			args := append(append([]string{}, s.cfg.Worker[1:]...),
+				"-state", s.cfg.StateDir, "-url", s.srv.URL, "-at", fmt.Sprint(at))
+			cmd := exec.CommandContext(ctx, s.cfg.Worker[0], args...)
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				errs[i] = fmt.Errorf("worker: %w", err)
+				return
+			}
+			errs[i] = json.Unmarshal(out, &results[i])
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		s.count(&p, r)
+		fmt.Fprintf(s.w, "   process %d: %s\n", r.PID, describe(r))
+		for _, t := range r.Transitions {
+			fmt.Fprintf(s.w, "      committed %s\n", t)
+		}
+	}
+	p.ServerHits = s.srv.Hits() - before
+	fmt.Fprintf(s.w, "   provider hits in this step: %d\n", p.ServerHits)
+	s.sum.Phases = append(s.sum.Phases, p)
+	return nil
+}
+
+func (s *story) count(p *Phase, r Result) {
+	p.Calls++
+	switch r.Outcome {
+	case "ok":
+		p.OK++
+	case "rejected":
+		p.Rejected++
+	default:
+		p.Failed++
+	}
+}
+
+func describe(r Result) string {
+	switch r.Outcome {
+	case "ok":
+		return "ok"
+	case "rejected":
+		return fmt.Sprintf("rejected without calling the provider (OpenError, Retry-After %ds)", r.RetryAfter)
+	}
+	return "failed: " + r.Error
+}
+
+func (s *story) table() {
+	fmt.Fprintf(s.w, "\nSummary\n")
+	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tprocesses\tcalls\tok\tfailed\trejected\tprovider hits\t")
+	var t Phase
+	for _, p := range s.sum.Phases {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.Processes, p.Calls, p.OK, p.Failed, p.Rejected, p.ServerHits)
+		t.Calls += p.Calls
+		t.OK += p.OK
+		t.Failed += p.Failed
+		t.Rejected += p.Rejected
+		t.ServerHits += p.ServerHits
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%d\t%d\t\n", t.Calls, t.OK, t.Failed, t.Rejected, t.ServerHits)
+	_ = tw.Flush()
+}
