@@ -191,15 +191,26 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 	return nil
 }
 
+// load loads the circuit's record and the store's time (zero when the
+// store leaves the clock to the Breaker).
 func (b *Breaker) load(ctx context.Context, name string) (*Record, time.Time, error) {
 	rec, now, err := b.store.Load(ctx, name)
 	if err != nil {
 		return nil, now, &StateError{Name: name, Op: "load", Err: err}
 	}
-	if b.clock != nil {
-		now = b.clock()
-	}
 	return rec, now, nil
+}
+
+// now returns the time for a decision: the injected clock, else the store's
+// time, else the local wall clock.
+func (b *Breaker) now(storeNow time.Time) time.Time {
+	switch {
+	case b.clock != nil:
+		return b.clock()
+	case !storeNow.IsZero():
+		return storeNow
+	}
+	return time.Now()
 }
 
 // replace stores next over prev. It reports false on a conflict.
@@ -226,10 +237,15 @@ func (b *Breaker) allow(ctx context.Context, name string, p Policy) (Grant, erro
 		if err := ctx.Err(); err != nil {
 			return Grant{}, &StateError{Name: name, Op: "load", Err: err}
 		}
-		rec, now, err := b.load(ctx, name)
+		rec, storeNow, err := b.load(ctx, name)
 		if err != nil {
 			return Grant{}, err
 		}
+		if rec != nil && rec.State == StateClosed {
+			// Admit's closed case, which needs no clock: the hot path.
+			return Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
+		}
+		now := b.now(storeNow)
 		a := Admit(rec, name, p, now, newID)
 		if !a.Admitted {
 			return Grant{}, newOpenError(name, a.State, a.Until, now)
@@ -254,14 +270,16 @@ func (b *Breaker) settle(ctx context.Context, name string, p Policy, g Grant, o 
 		defer cancel()
 	}
 	for range maxConflicts {
-		rec, now, err := b.load(ctx, name)
+		rec, storeNow, err := b.load(ctx, name)
 		if err != nil {
 			return err
 		}
-		next := Settle(rec, g, o, p, now)
-		if next == nil {
+		// Whether Settle changes anything does not depend on the time, so
+		// the clock is read only when it does.
+		if Settle(rec, g, o, p, time.Time{}) == nil {
 			return nil
 		}
+		next := Settle(rec, g, o, p, b.now(storeNow))
 		if ok, err := b.replace(ctx, name, rec, next); err != nil || ok {
 			return err
 		}

@@ -51,12 +51,12 @@ func newOpenError(name string, s State, until, now time.Time) *OpenError {
 
 // RetryAfter is how long to wait before calling again: at least one second,
 // at most until the recorded deadline.
-func (e *OpenError) RetryAfter() time.Duration { return e.retryAfter }
+func (e *OpenError) RetryAfter() time.Duration { return max(time.Second, e.retryAfter) }
 
 // RetryAfterSeconds is RetryAfter rounded up to whole seconds, at least 1, as
 // an HTTP Retry-After header wants it.
 func (e *OpenError) RetryAfterSeconds() int {
-	return int((e.retryAfter + time.Second - 1) / time.Second)
+	return max(1, int((e.retryAfter+time.Second-1)/time.Second))
 }
 
 // Error describes the rejection.

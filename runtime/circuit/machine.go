@@ -79,6 +79,9 @@ func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() strin
 // a zero count and a new generation; Failure counts and reopens it for
 // Cooldown; Ignored reopens it for Cooldown without counting, since health
 // was not shown.
+//
+// Whether Settle returns nil does not depend on now: now only dates the
+// record it returns.
 func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
 	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
 		return nil

@@ -16,7 +16,10 @@ import (
 type Store interface {
 	// Load returns the circuit's current record, or nil when there is none,
 	// and the store's time now: the clock every cooperating process agrees
-	// on. The returned record is shared and must not be modified.
+	// on, such as a database server's. A store whose processes share the
+	// local clock returns the zero Time, and the Breaker reads the local
+	// clock only when a decision needs it. The returned record is shared and
+	// must not be modified.
 	Load(ctx context.Context, name string) (rec *Record, now time.Time, err error)
 	// Replace atomically stores next as the circuit's record, provided the
 	// stored record is still prev (SameRevision; nil meaning none).

@@ -18,8 +18,8 @@ const lockRetry = time.Millisecond
 // locked runs fn holding the circuit's flock. Each call opens its own lock
 // handle: flock locks belong to an open file, so two handles exclude each
 // other even within one process, where a shared *flock.Flock would not.
-func (s *Store) locked(ctx context.Context, key string, fn func() error) (err error) {
-	path := s.lockPath(key)
+func (s *Store) locked(ctx context.Context, e *entry, fn func() error) (err error) {
+	path := e.lockTo
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
 	ok, err := fl.TryLockContext(ctx, lockRetry)
 	if err != nil || !ok {

@@ -2,6 +2,8 @@ package filestore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,47 +23,47 @@ import (
 type Store struct {
 	dir string
 
-	mu    sync.RWMutex
-	cache map[string]cached // by key: the last record read or written
+	entries sync.Map // circuit name → *entry
+
+	idxMu  sync.Mutex
+	idx    atomic.Pointer[index]
+	idxBad atomic.Bool // the index exists but cannot be used: read files
 }
 
-// cached is a decoded record and the identity of the file it came from.
+// entry is what the store knows of one circuit.
+type entry struct {
+	key                string
+	tag                uint64
+	recordPath, lockTo string
+
+	slot atomic.Pointer[slot]  // its slot in the change index, once found
+	fast atomic.Pointer[known] // the record as of an even change counter
+
+	mu   sync.Mutex
+	file held // the record file last read or written
+}
+
+// known is a record (nil: none) as of change counter seq.
+type known struct {
+	seq uint64
+	rec *circuit.Record
+}
+
+// held is a decoded record and the file it came from.
 //
 // The file is held open: while it is, its inode cannot be freed and reused
 // by another record file, so a file with the same inode (and size and
 // modification time) is this one. Records are never changed in place, only
 // replaced by rename, so the same file means the same record.
-type cached struct {
+type held struct {
 	file       *os.File
 	ino, size  uint64
 	mtimeNanos int64
 	rec        *circuit.Record
 }
 
-func identity(f *os.File, st *syscall.Stat_t, rec *circuit.Record) cached {
-	return cached{file: f, ino: st.Ino, size: uint64(st.Size), mtimeNanos: st.Mtim.Nano(), rec: rec}
-}
-
-// remember caches c for key, closing the file of the entry it replaces.
-func (s *Store) remember(key string, c cached) {
-	s.mu.Lock()
-	old, ok := s.cache[key]
-	s.cache[key] = c
-	s.mu.Unlock()
-	if ok && old.file != nil && old.file != c.file {
-		_ = old.file.Close()
-	}
-}
-
-// forget drops key's cache entry.
-func (s *Store) forget(key string) {
-	s.mu.Lock()
-	old, ok := s.cache[key]
-	delete(s.cache, key)
-	s.mu.Unlock()
-	if ok && old.file != nil {
-		_ = old.file.Close()
-	}
+func (h held) same(st *syscall.Stat_t) bool {
+	return h.file != nil && h.ino == st.Ino && h.size == uint64(st.Size) && h.mtimeNanos == st.Mtim.Nano()
 }
 
 var _ circuit.Store = (*Store)(nil)
@@ -75,59 +78,105 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs, cache: make(map[string]cached)}, nil
+	return &Store{dir: abs}, nil
 }
 
 // Dir returns the store's directory, as an absolute path.
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) recordPath(key string) string { return filepath.Join(s.dir, key+".json") }
-
-func (s *Store) lockPath(key string) string { return filepath.Join(s.dir, key+".lock") }
-
-// Load returns the circuit's record, or nil when it has none, and the wall
-// clock's time.
-func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
-	rec, err := s.load(circuit.Key(name), name)
-	return rec, time.Now(), err
+// entry returns the store's entry for the circuit name.
+func (s *Store) entry(name string) *entry {
+	if e, ok := s.entries.Load(name); ok {
+		return e.(*entry)
+	}
+	sum := sha256.Sum256([]byte(name))
+	key := hex.EncodeToString(sum[:])
+	e := &entry{
+		key:        key,
+		tag:        tagOf(sum),
+		recordPath: filepath.Join(s.dir, key+".json"),
+		lockTo:     filepath.Join(s.dir, key+".lock"),
+	}
+	actual, _ := s.entries.LoadOrStore(name, e)
+	return actual.(*entry)
 }
 
-// load reads the record for key without a lock, reusing the decoded record
-// while its file is unchanged.
-func (s *Store) load(key, name string) (*circuit.Record, error) {
-	path := s.recordPath(key)
+// Load returns the circuit's record, or nil when it has none. Its time is
+// the zero Time: processes on one server share the local clock, which the
+// Breaker reads only when a decision needs it. While the change index shows the record unchanged since this
+// process last read it, Load makes no system call.
+func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+	e := s.entry(name)
+	if sl := e.slot.Load(); sl != nil {
+		if k := e.fast.Load(); k != nil && k.seq == sl.ctr.Load() {
+			return k.rec, time.Time{}, nil
+		}
+	}
+	rec, err := s.loadSlow(e, name)
+	return rec, time.Time{}, err
+}
+
+// loadSlow reads the record from its file, and remembers it as of the
+// change counter when the counter was even and unchanged across the read.
+func (s *Store) loadSlow(e *entry, name string) (*circuit.Record, error) {
+	sl := s.slotFor(e, false)
+	var before uint64
+	if sl != nil {
+		before = sl.ctr.Load()
+	}
+	rec, err := s.read(e, name)
+	if err != nil {
+		return nil, err
+	}
+	if sl != nil && before&1 == 0 && sl.ctr.Load() == before {
+		e.fast.Store(&known{seq: before, rec: rec})
+	}
+	return rec, nil
+}
+
+// read reads the record without a lock, reusing the decoded record while
+// its file is unchanged.
+func (s *Store) read(e *entry, name string) (*circuit.Record, error) {
 	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
+	if err := syscall.Lstat(e.recordPath, &st); err != nil {
 		if errors.Is(err, syscall.ENOENT) {
 			if err := s.checkDir(false); err != nil && !errors.Is(err, errNoDir) {
 				return nil, err
 			}
 			return nil, nil
 		}
-		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "lstat", Path: e.recordPath, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, fmt.Errorf("record %s is not a regular file (a symlink?): refused", path)
+		return nil, fmt.Errorf("record %s is not a regular file (a symlink?): refused", e.recordPath)
 	}
-	s.mu.RLock()
-	c, ok := s.cache[key]
-	s.mu.RUnlock()
-	if ok && c.ino == st.Ino && c.size == uint64(st.Size) && c.mtimeNanos == st.Mtim.Nano() {
-		return c.rec, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.file.same(&st) {
+		return e.file.rec, nil
 	}
 	if err := s.checkDir(false); err != nil {
 		return nil, err
 	}
-	f, rec, st2, err := readRecord(path)
+	f, rec, st2, err := readRecord(e.recordPath)
 	if err != nil || rec == nil {
 		return nil, err
 	}
-	if rec.Name != name || circuit.Key(rec.Name) != key {
+	if rec.Name != name {
 		_ = f.Close()
-		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", path, circuit.ErrCorrupt, rec.Name)
+		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", e.recordPath, circuit.ErrCorrupt, rec.Name)
 	}
-	s.remember(key, identity(f, st2, rec))
+	e.hold(held{file: f, ino: st2.Ino, size: uint64(st2.Size), mtimeNanos: st2.Mtim.Nano(), rec: rec})
 	return rec, nil
+}
+
+// hold remembers h as the entry's record file, closing the one it replaces.
+// The caller holds e.mu.
+func (e *entry) hold(h held) {
+	if e.file.file != nil && e.file.file != h.file {
+		_ = e.file.file.Close()
+	}
+	e.file = h
 }
 
 // readRecord opens, stats and decodes the record at path, and returns it
@@ -163,18 +212,21 @@ func readRecord(path string) (_ *os.File, _ *circuit.Record, _ *syscall.Stat_t, 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("record %s: %w: %v", path, circuit.ErrCorrupt, err)
 	}
+	if circuit.Key(rec.Name)+".json" != filepath.Base(path) {
+		return nil, nil, nil, fmt.Errorf("record %s: %w: it holds circuit %q", path, circuit.ErrCorrupt, rec.Name)
+	}
 	return f, rec, &st, nil
 }
 
 // Replace stores next as the circuit's record if the stored one is still
 // prev, under the circuit's lock.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
-	key := circuit.Key(name)
+	e := s.entry(name)
 	if err := s.checkDir(true); err != nil {
 		return err
 	}
-	return s.locked(ctx, key, func() error {
-		cur, err := s.load(key, name)
+	return s.locked(ctx, e, func() error {
+		cur, err := s.read(e, name)
 		if err != nil {
 			return err
 		}
@@ -185,13 +237,26 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 		if err != nil {
 			return fmt.Errorf("encode record: %w", err)
 		}
-		f, st, err := s.write(key, data)
-		if err != nil {
-			s.forget(key)
-			return err
+		sl := s.slotFor(e, true)
+		var seq uint64
+		if sl != nil {
+			seq = sl.begin()
 		}
-		s.remember(key, identity(f, st, next))
-		return nil
+		f, st, err := s.write(e, data)
+		e.mu.Lock()
+		if err != nil {
+			e.hold(held{})
+		} else {
+			e.hold(held{file: f, ino: st.Ino, size: uint64(st.Size), mtimeNanos: st.Mtim.Nano(), rec: next})
+		}
+		e.mu.Unlock()
+		if sl != nil {
+			sl.end(seq)
+			if err == nil {
+				e.fast.Store(&known{seq: seq + 1, rec: next})
+			}
+		}
+		return err
 	})
 }
 
@@ -199,27 +264,81 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 // The lock file stays: deleting it would let two processes hold "the" lock
 // on different inodes.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	key := circuit.Key(name)
+	e := s.entry(name)
 	if err := s.checkDir(false); err != nil {
 		if errors.Is(err, errNoDir) {
 			return nil
 		}
 		return err
 	}
-	return s.locked(ctx, key, func() error {
-		s.forget(key)
-		path := s.recordPath(key)
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove record: %w", err)
+	return s.locked(ctx, e, func() error {
+		sl := s.slotFor(e, true)
+		var seq uint64
+		if sl != nil {
+			seq = sl.begin()
 		}
-		s.sweep(key)
-		return s.syncDir()
+		err := os.Remove(e.recordPath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("remove record: %w", err)
+		} else {
+			s.sweep(e.key)
+			err = s.syncDir()
+		}
+		e.mu.Lock()
+		e.hold(held{})
+		e.mu.Unlock()
+		if sl != nil {
+			sl.end(seq)
+		}
+		return err
 	})
 }
 
-// Names returns the names of every circuit with a record in the store, for
-// operators' tools; file names are hashes, so it reads each record. A
-// corrupt record is an error naming its file.
+// slotFor returns the circuit's slot in the change index, or nil when it
+// has none. With claim (writers, under the circuit's lock), the index is
+// created and a slot claimed when needed.
+func (s *Store) slotFor(e *entry, claim bool) *slot {
+	if sl := e.slot.Load(); sl != nil {
+		return sl
+	}
+	x := s.index(claim)
+	if x == nil {
+		return nil
+	}
+	sl := x.find(e.tag, claim)
+	if sl != nil {
+		e.slot.Store(sl)
+	}
+	return sl
+}
+
+// index returns the mapped change index, mapping it when it exists (or,
+// with create, creating it first); nil when there is none or it is unusable.
+func (s *Store) index(create bool) *index {
+	if x := s.idx.Load(); x != nil || s.idxBad.Load() {
+		return x
+	}
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	if x := s.idx.Load(); x != nil {
+		return x
+	}
+	x, err := openIndex(s.dir, create)
+	if err != nil {
+		s.idxBad.Store(true) // correct without it: every read goes to the file
+		return nil
+	}
+	if x != nil {
+		s.idx.Store(x)
+	}
+	return x
+}
+
+// Names returns the names of the circuits with a record in the store, for
+// operators' tools; file names are hashes, so it reads each record. Records
+// that cannot be read are left out and reported in the error, one joined
+// error per file, each naming its file; the names of the others are returned
+// all the same.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
 	if err := s.checkDir(false); err != nil {
 		if errors.Is(err, errNoDir) {
@@ -232,21 +351,19 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var names []string
+	var errs []error
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return names, err
 		}
 		f, rec, _, err := readRecord(p)
-		if err != nil {
-			return nil, err
-		}
-		if rec != nil {
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case rec != nil:
 			_ = f.Close()
-			if circuit.Key(rec.Name)+".json" != filepath.Base(p) {
-				return nil, fmt.Errorf("record %s: %w: it holds circuit %q", p, circuit.ErrCorrupt, rec.Name)
-			}
 			names = append(names, rec.Name)
 		}
 	}
-	return names, nil
+	return names, errors.Join(errs...)
 }

@@ -24,11 +24,11 @@ func step(name string) {
 // file in the directory is written, fsynced, closed and renamed over the
 // record, and the directory is fsynced. The caller holds the lock. It returns
 // the new record file, open for reading, and its identity.
-func (s *Store) write(key string, data []byte) (*os.File, *syscall.Stat_t, error) {
-	s.sweep(key)
+func (s *Store) write(e *entry, data []byte) (*os.File, *syscall.Stat_t, error) {
+	s.sweep(e.key)
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := s.recordPath(key) + ".tmp-" + hex.EncodeToString(rnd[:])
+	tmp := e.recordPath + ".tmp-" + hex.EncodeToString(rnd[:])
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create temporary record: %w", err)
@@ -54,7 +54,7 @@ func (s *Store) write(key string, data []byte) (*os.File, *syscall.Stat_t, error
 		return fail(err)
 	}
 	step("close")
-	if err := os.Rename(tmp, s.recordPath(key)); err != nil {
+	if err := os.Rename(tmp, e.recordPath); err != nil {
 		return fail(fmt.Errorf("rename record: %w", err))
 	}
 	step("rename")

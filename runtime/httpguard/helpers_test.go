@@ -1,0 +1,92 @@
+package httpguard_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+)
+
+// policy opens a circuit after three failures for ten minutes.
+var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 10 * time.Minute, ProbeLease: time.Hour}
+
+var errDown = errors.New("dependency down")
+
+// fixture is a live Breaker over a real file store in a temporary directory.
+type fixture struct {
+	dir   string
+	store *filestore.Store
+	b     *circuit.Breaker
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	store, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{dir: dir, store: store, b: circuit.New(store)}
+}
+
+// fail runs n failing calls through name under p.
+func (f *fixture) fail(t *testing.T, b *circuit.Breaker, name string, p circuit.Policy, n int) {
+	t.Helper()
+	for range n {
+		err := b.Run(context.Background(), name, p, func(context.Context) (circuit.Outcome, error) {
+			return circuit.Failure, errDown
+		})
+		if !errors.Is(err, errDown) {
+			t.Fatalf("failing call to %s: %v", name, err)
+		}
+	}
+}
+
+// closed records successful calls, so name has a closed record.
+func (f *fixture) closed(t *testing.T, name string, failures int) {
+	t.Helper()
+	f.fail(t, f.b, name, circuit.Policy{FailureThreshold: failures + 1, Cooldown: time.Minute, ProbeLease: time.Minute}, failures)
+	if failures == 0 {
+		if err := f.b.Run(context.Background(), name, policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// open opens name for policy's cooldown.
+func (f *fixture) open(t *testing.T, name string) {
+	t.Helper()
+	f.fail(t, f.b, name, policy, policy.FailureThreshold)
+}
+
+// halfOpen leaves name half-open with a probe in flight, leased for an hour:
+// a Breaker whose clock runs behind opens it with a cooldown already over,
+// and a call on the real clock claims the probe and never settles.
+func (f *fixture) halfOpen(t *testing.T, name string) {
+	t.Helper()
+	past := circuit.New(f.store, circuit.WithClock(func() time.Time { return time.Now().Add(-time.Minute) }))
+	f.fail(t, past, name, circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Hour}, 1)
+	tk, err := f.b.Allow(context.Background(), name, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tk.Probe() {
+		t.Fatalf("%s: the call did not claim the probe", name)
+	}
+}
+
+// corrupt writes an undecodable record for name.
+func (f *fixture) corrupt(t *testing.T, name string) {
+	t.Helper()
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, circuit.Key(name)+".json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

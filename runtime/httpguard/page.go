@@ -1,0 +1,106 @@
+package httpguard
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+)
+
+//go:embed status.html
+var statusHTML string
+
+var statusPage = template.Must(template.New("status").Parse(statusHTML))
+
+// page is the HTML view of a StatusReport.
+type page struct {
+	Title, Summary, Error string
+	Generated             timeCell
+	Refresh               int
+	Rows                  []row
+}
+
+// row is one circuit on the page.
+type row struct {
+	Name, State, Label, Class, Note string
+	Failures                        int
+	Generation                      uint64
+	OpenUntil, LeaseUntil, Updated  timeCell
+}
+
+// timeCell is a time shown to a person: absolute, machine-readable and
+// relative to the page's time. Zero times show as a dash.
+type timeCell struct {
+	Set              bool
+	Text, ISO, Since string
+}
+
+var stateLabels = map[string]string{"closed": "Closed", "open": "Open", "half_open": "Half-open", StateError: "Error"}
+
+func newPage(rep StatusReport, now time.Time) page {
+	p := page{Generated: cell(rep.GeneratedAt, now), Refresh: refreshSeconds, Error: rep.Error}
+	counts := map[string]int{}
+	for _, c := range rep.Circuits {
+		counts[c.State]++
+		r := row{
+			Name: c.Name, State: c.State, Label: stateLabels[c.State], Class: "state-" + strings.ReplaceAll(c.State, "_", "-"),
+			Failures: c.Failures, Generation: c.Generation,
+			OpenUntil: cell(c.OpenUntil, now), LeaseUntil: cell(c.LeaseUntil, now), Updated: cell(c.UpdatedAt, now),
+			Note: note(c, now),
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	var parts []string
+	for _, s := range []string{"open", "half_open", StateError, "closed"} {
+		if n := counts[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(stateLabels[s])))
+		}
+	}
+	n := len(rep.Circuits)
+	p.Summary = fmt.Sprintf("%d %s", n, plural(n, "circuit"))
+	if len(parts) > 0 {
+		p.Summary += ": " + strings.Join(parts, ", ")
+	}
+	p.Title = "Circuits"
+	if k := counts["open"] + counts["half_open"] + counts[StateError]; k > 0 {
+		p.Title = fmt.Sprintf("Circuits (%d not closed)", k)
+	}
+	return p
+}
+
+// note explains a state a person could misread.
+func note(c CircuitStatus, now time.Time) string {
+	switch {
+	case c.Error != "":
+		return c.Error
+	case !c.Recorded:
+		return "no record yet"
+	case c.State == "open" && !now.Before(c.OpenUntil):
+		return "cooldown over: the next call probes"
+	case c.State == "half_open" && !now.Before(c.LeaseUntil):
+		return "probe lease expired: the next call probes anew"
+	case c.State == "half_open":
+		return "probe in flight"
+	}
+	return ""
+}
+
+func cell(t, now time.Time) timeCell {
+	if t.IsZero() {
+		return timeCell{}
+	}
+	return timeCell{Set: true, Text: t.UTC().Format("2006-01-02 15:04:05 UTC"), ISO: t.UTC().Format(time.RFC3339), Since: relative(t, now)}
+}
+
+// relative says how far t is from now, in words: "in 1m5s", "3s ago".
+func relative(t, now time.Time) string {
+	d := t.Sub(now).Round(time.Second)
+	switch {
+	case d == 0:
+		return "now"
+	case d > 0:
+		return "in " + d.String()
+	}
+	return (-d).String() + " ago"
+}

@@ -1,0 +1,113 @@
+package httpguard
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// refreshSeconds is how often the HTML page reloads itself.
+const refreshSeconds = 5
+
+// StatusHandler returns an http.Handler that reports the named circuits'
+// state, read with b.Snapshot (which never changes a circuit). Mount it on an
+// admin mux, not on the public one.
+//
+// It answers GET and HEAD. The response is JSON (a StatusReport) when the
+// query has format=json, or when the Accept header asks for
+// application/json and not for HTML; otherwise it is a self-contained HTML
+// page (no scripts, no external assets) that reloads itself every five
+// seconds. A circuit whose record is corrupt or unreadable is reported with
+// state "error" and does not fail the others.
+func StatusHandler(b *circuit.Breaker, names ...string) http.Handler {
+	names = slices.Clone(names)
+	return StatusHandlerFunc(b, func(context.Context) ([]string, error) { return names, nil })
+}
+
+// StatusHandlerFunc is like StatusHandler, but asks list for the circuit
+// names on every request, so that a store's listing can be plugged in:
+//
+//	httpguard.StatusHandlerFunc(b, store.Names) // store is a *filestore.Store
+//
+// When list fails, the response is 500 with the report's Error set and no
+// circuits; the cause is logged with slog.Default, not shown.
+func StatusHandlerFunc(b *circuit.Breaker, list func(context.Context) ([]string, error)) http.Handler {
+	return &statusHandler{b: b, list: list}
+}
+
+type statusHandler struct {
+	b    *circuit.Breaker
+	list func(context.Context) ([]string, error)
+}
+
+// ServeHTTP serves the report as JSON or HTML.
+func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	now := time.Now()
+	status := http.StatusOK
+	var rep StatusReport
+	names, err := h.list(r.Context())
+	if err != nil {
+		slog.Default().LogAttrs(r.Context(), slog.LevelError, "circuit status: cannot list circuits", slog.String("error", err.Error()))
+		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []CircuitStatus{}, Error: "the circuits in the store could not be listed"}
+		status = http.StatusInternalServerError
+	} else {
+		rep = report(r.Context(), h.b, names, now)
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Add("Vary", "Accept")
+	if wantsJSON(r) {
+		hd.Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		return
+	}
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_ = statusPage.Execute(w, newPage(rep, now))
+}
+
+// wantsJSON reports whether r asks for JSON: format=json in the query, or an
+// Accept header that lists application/json but no HTML.
+func wantsJSON(r *http.Request) bool {
+	switch r.URL.Query().Get("format") {
+	case "json":
+		return true
+	case "html":
+		return false
+	}
+	json, html := false, false
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q <= 0 {
+			continue
+		}
+		switch mt {
+		case "application/json":
+			json = true
+		case "text/html", "application/xhtml+xml":
+			html = true
+		}
+	}
+	return json && !html
+}

@@ -1,0 +1,170 @@
+package httpguard_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/httpguard"
+)
+
+// population puts circuits of every kind into f's store and returns their
+// names: closed with 2 failures, open, half-open, corrupt, never called.
+func population(t *testing.T, f *fixture) []string {
+	t.Helper()
+	f.closed(t, "billing-api", 2)
+	f.open(t, "payment-gateway:refund")
+	f.halfOpen(t, "email-svc")
+	f.corrupt(t, "ledger")
+	return []string{"payment-gateway:refund", "billing-api", "email-svc", "ledger", "search", "billing-api"}
+}
+
+func fetchReport(t *testing.T, c *http.Client, req *http.Request) (*http.Response, httpguard.StatusReport) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep httpguard.StatusReport
+	dec := json.NewDecoder(resp.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("decoding the report: %v", err)
+	}
+	return resp, rep
+}
+
+func TestStatusJSON(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(httpguard.StatusHandler(f.b, population(t, f)...))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"?format=json", nil)
+	resp, rep := fetchReport(t, srv.Client(), req)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	type want struct {
+		state           string
+		failures        int
+		gen             uint64
+		open, lease     bool
+		recorded, error bool
+	}
+	wants := map[string]want{
+		"billing-api":            {state: "closed", failures: 2, gen: 1, recorded: true},
+		"email-svc":              {state: "half_open", failures: 1, gen: 1, open: true, lease: true, recorded: true},
+		"ledger":                 {state: "error", error: true},
+		"payment-gateway:refund": {state: "open", failures: 3, gen: 1, open: true, recorded: true},
+		"search":                 {state: "closed"},
+	}
+	var names []string
+	for _, c := range rep.Circuits {
+		names = append(names, c.Name)
+		w := wants[c.Name]
+		got := want{c.State, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != ""}
+		if got != w {
+			t.Errorf("%s = %+v, want %+v", c.Name, got, w)
+		}
+		if c.Recorded && (c.UpdatedAt.IsZero() || time.Since(c.UpdatedAt) > time.Minute) {
+			t.Errorf("%s updated_at = %v", c.Name, c.UpdatedAt)
+		}
+	}
+	if got := strings.Join(names, " "); got != "billing-api email-svc ledger payment-gateway:refund search" {
+		t.Errorf("circuits = %s, want each once, sorted", got)
+	}
+	if ledger := rep.Circuits[2]; ledger.Error != "corrupt record" {
+		t.Errorf("ledger error = %q", ledger.Error)
+	}
+}
+
+func TestStatusNegotiation(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(httpguard.StatusHandler(f.b, "a"))
+	defer srv.Close()
+	tests := []struct {
+		query, accept, want string
+	}{
+		{"", "", "text/html; charset=utf-8"},
+		{"", "*/*", "text/html; charset=utf-8"},
+		{"", "application/json", "application/json"},
+		{"", "application/json, text/plain;q=0.5", "application/json"},
+		{"", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "text/html; charset=utf-8"},
+		{"", "application/json;q=0", "text/html; charset=utf-8"},
+		{"?format=json", "text/html", "application/json"},
+		{"?format=html", "application/json", "text/html; charset=utf-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query+" "+tt.accept, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+tt.query, nil)
+			if tt.accept != "" {
+				req.Header.Set("Accept", tt.accept)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get("Content-Type"); got != tt.want {
+				t.Errorf("Content-Type = %q, want %q", got, tt.want)
+			}
+			if resp.Header.Get("Vary") != "Accept" || resp.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("headers %v", resp.Header)
+			}
+		})
+	}
+	resp, err := srv.Client().Post(srv.URL, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
+
+func TestStatusHandlerFunc(t *testing.T) {
+	f := newFixture(t)
+	f.open(t, "payment-gateway:refund")
+	f.closed(t, "billing-api", 0)
+	srv := httptest.NewServer(httpguard.StatusHandlerFunc(f.b, f.store.Names))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "application/json")
+	_, rep := fetchReport(t, srv.Client(), req)
+	if len(rep.Circuits) != 2 || rep.Circuits[0].Name != "billing-api" || rep.Circuits[1].State != "open" {
+		t.Errorf("report = %+v", rep.Circuits)
+	}
+
+	// A store whose listing fails (filestore.Names fails on any corrupt
+	// record) yields a 500 report that hides the cause.
+	f.corrupt(t, "ledger")
+	req, _ = http.NewRequest(http.MethodGet, srv.URL+"?format=json", nil)
+	resp, rep := fetchReport(t, srv.Client(), req)
+	if resp.StatusCode != http.StatusInternalServerError || rep.Error == "" || len(rep.Circuits) != 0 {
+		t.Errorf("listing failure: %d %+v", resp.StatusCode, rep)
+	}
+	if strings.Contains(rep.Error, f.dir) {
+		t.Errorf("error leaks the directory: %q", rep.Error)
+	}
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Errorf("HTML listing failure: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+
+	failing := httpguard.StatusHandlerFunc(f.b, func(context.Context) ([]string, error) { return nil, errors.New("/secret/dir: boom") })
+	rec := httptest.NewRecorder()
+	failing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?format=json", nil))
+	if strings.Contains(rec.Body.String(), "secret") || rec.Code != 500 {
+		t.Errorf("listing error: %d %s", rec.Code, rec.Body)
+	}
+}
