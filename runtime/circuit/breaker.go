@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -106,7 +107,7 @@ type Ticket struct {
 	name   string
 	policy Policy
 	grant  Grant
-	done   bool
+	done   atomic.Bool // set by the first Done; Done may race with itself
 }
 
 // Allow admits one call to the named circuit under policy p, or returns the
@@ -126,10 +127,9 @@ func (t *Ticket) Probe() bool { return t.grant.Probe }
 // Done settles the call with its outcome. Only the first call has an effect.
 // A *StateError means the circuit could not record it.
 func (t *Ticket) Done(o Outcome) error {
-	if t.done {
+	if !t.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	t.done = true
 	if err := t.b.settle(t.ctx, t.name, t.policy, t.grant, o); err != nil {
 		var se *StateError
 		if errors.As(err, &se) {
@@ -235,7 +235,7 @@ func (b *Breaker) allow(ctx context.Context, name string, p Policy) (Grant, erro
 	}
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil {
-			return Grant{}, &StateError{Name: name, Op: "load", Err: err}
+			return Grant{}, err
 		}
 		rec, storeNow, err := b.load(ctx, name)
 		if err != nil {
