@@ -221,6 +221,12 @@ func readRecord(path string) (_ *os.File, _ *circuit.Record, _ *syscall.Stat_t, 
 // Replace stores next as the circuit's record if the stored one is still
 // prev, under the circuit's lock.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+	if next == nil || next.Name != name {
+		return fmt.Errorf("replace %q: the new record must be that circuit's", name)
+	}
+	if err := next.Check(); err != nil {
+		return fmt.Errorf("replace %q: refusing to write an inconsistent record: %w", name, err)
+	}
 	e := s.entry(name)
 	if err := s.checkDir(true); err != nil {
 		return err
