@@ -22,9 +22,10 @@ const maxConflicts = 1000
 // state itself, so one Breaker serves every circuit of an application, and
 // every Breaker on the same store shares them. It is safe for concurrent use.
 type Breaker struct {
-	store     Store
-	clock     func() time.Time
-	observers []Observer
+	store      Store
+	storeClock Clock
+	clock      func() time.Time
+	observers  []Observer
 }
 
 // Option configures a Breaker.
@@ -43,6 +44,7 @@ func WithObserver(o Observer) Option {
 // New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store}
+	b.storeClock, _ = store.(Clock)
 	for _, o := range opts {
 		o(b)
 	}
@@ -202,13 +204,15 @@ func (b *Breaker) load(ctx context.Context, name string) (*Record, time.Time, er
 }
 
 // now returns the time for a decision: the injected clock, else the store's
-// time, else the local wall clock.
+// time, else the store's Clock, else the local wall clock.
 func (b *Breaker) now(storeNow time.Time) time.Time {
 	switch {
 	case b.clock != nil:
 		return b.clock()
 	case !storeNow.IsZero():
 		return storeNow
+	case b.storeClock != nil:
+		return b.storeClock.Now()
 	}
 	return time.Now()
 }

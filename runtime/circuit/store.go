@@ -16,10 +16,10 @@ import (
 type Store interface {
 	// Load returns the circuit's current record, or nil when there is none,
 	// and the store's time now: the clock every cooperating process agrees
-	// on, such as a database server's. A store whose processes share the
-	// local clock returns the zero Time, and the Breaker reads the local
-	// clock only when a decision needs it. The returned record is shared and
-	// must not be modified.
+	// on, such as a database server's. A store whose processes share a
+	// local clock returns the zero Time instead, and the Breaker reads that
+	// clock (the store's Clock, or the wall clock) only when a decision
+	// needs it. The returned record is shared and must not be modified.
 	Load(ctx context.Context, name string) (rec *Record, now time.Time, err error)
 	// Replace atomically stores next as the circuit's record, provided the
 	// stored record is still prev (SameRevision; nil meaning none).
@@ -28,4 +28,12 @@ type Store interface {
 	// Delete removes the circuit's record, even a corrupt one. Deleting an
 	// absent record is not an error.
 	Delete(ctx context.Context, name string) error
+}
+
+// Clock is implemented by a Store whose Load returns the zero Time but whose
+// processes share a better clock than the wall clock, such as the file
+// store's boot clock. The Breaker calls Now only when a decision needs the
+// time.
+type Clock interface {
+	Now() time.Time
 }

@@ -28,7 +28,19 @@ type Store struct {
 	idxMu  sync.Mutex
 	idx    atomic.Pointer[index]
 	idxBad atomic.Bool // the index exists but cannot be used: read files
+
+	wall  func() time.Time // the wall clock, for anchoring the boot clock
+	clkMu sync.Mutex
+	clk   atomic.Pointer[clockState]
 }
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithWallClock replaces the wall clock the store anchors its boot clock to.
+// It is meant for tests that step the wall clock: deadlines follow the boot
+// clock and do not move with it.
+func WithWallClock(now func() time.Time) Option { return func(s *Store) { s.wall = now } }
 
 // entry is what the store knows of one circuit.
 type entry struct {
@@ -70,7 +82,7 @@ var _ circuit.Store = (*Store)(nil)
 
 // Open returns a store over dir. It creates nothing and does no I/O: the
 // directory is created, 0700, on the first write.
-func Open(dir string) (*Store, error) {
+func Open(dir string, opts ...Option) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("filestore: empty directory path")
 	}
@@ -78,7 +90,11 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs}, nil
+	s := &Store{dir: abs, wall: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Dir returns the store's directory, as an absolute path.
@@ -102,8 +118,8 @@ func (s *Store) entry(name string) *entry {
 }
 
 // Load returns the circuit's record, or nil when it has none. Its time is
-// the zero Time: processes on one server share the local clock, which the
-// Breaker reads only when a decision needs it. While the change index shows the record unchanged since this
+// the zero Time: the Breaker reads the store's clock (Now) only when a
+// decision needs it. While the change index shows the record unchanged since this
 // process last read it, Load makes no system call.
 func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
 	e := s.entry(name)
@@ -230,6 +246,9 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 	e := s.entry(name)
 	if err := s.checkDir(true); err != nil {
 		return err
+	}
+	if st := s.clk.Load(); st == nil || !st.persist {
+		s.syncClock(true) // anchor this boot's clock in the directory
 	}
 	return s.locked(ctx, e, func() error {
 		cur, err := s.read(e, name)
