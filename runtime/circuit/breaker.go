@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -26,6 +27,34 @@ type Breaker struct {
 	storeClock Clock
 	clock      func() time.Time
 	observers  []Observer
+
+	refs sync.Map // circuit name → *ref
+}
+
+// ref is a circuit of the store, its name validated and bound once.
+type ref struct {
+	name  string
+	store BoundStore
+	open  atomic.Pointer[OpenError] // the latest rejection, for reuse
+}
+
+// ref returns the bound circuit name, validating the name the first time.
+// Names are fixed dependency names, a finite set: one ref each is kept.
+func (b *Breaker) ref(name string) (*ref, error) {
+	if r, ok := b.refs.Load(name); ok {
+		return r.(*ref), nil
+	}
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	r := &ref{name: name}
+	if binder, ok := b.store.(Binder); ok {
+		r.store = binder.Bind(name)
+	} else {
+		r.store = &named{store: b.store, name: name}
+	}
+	actual, _ := b.refs.LoadOrStore(name, r)
+	return actual.(*ref), nil
 }
 
 // Option configures a Breaker.
@@ -59,19 +88,30 @@ func New(store Store, opts ...Option) *Breaker {
 // every lock, with ctx; its Outcome settles the circuit. A panic in op
 // settles as Ignored and continues.
 func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
-	g, err := b.allow(ctx, name, p)
+	r, err := b.ref(name)
+	if err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return b.run(ctx, r, p, op)
+}
+
+func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Context) (Outcome, error)) error {
+	g, err := b.allow(ctx, r, p)
 	if err != nil {
 		return err
 	}
 	settled := false
 	defer func() {
 		if !settled { // op panicked: settle, then let the panic go on
-			_ = b.settle(ctx, name, p, g, Ignored)
+			_ = b.settle(ctx, r, p, g, Ignored)
 		}
 	}()
 	outcome, opErr := op(ctx)
 	settled = true
-	if err := b.settle(ctx, name, p, g, outcome); err != nil {
+	if err := b.settle(ctx, r, p, g, outcome); err != nil {
 		return ranError(err, opErr)
 	}
 	return opErr
@@ -106,7 +146,7 @@ func Call[T any](ctx context.Context, b *Breaker, name string, p Policy, classif
 type Ticket struct {
 	b      *Breaker
 	ctx    context.Context
-	name   string
+	ref    *ref
 	policy Policy
 	grant  Grant
 	done   atomic.Bool // set by the first Done; Done may race with itself
@@ -116,11 +156,18 @@ type Ticket struct {
 // same errors as Run does before the operation. Every Ticket must be settled
 // with Done; an unsettled probe holds its claim until its lease expires.
 func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
-	g, err := b.allow(ctx, name, p)
+	r, err := b.ref(name)
 	if err != nil {
 		return nil, err
 	}
-	return &Ticket{b: b, ctx: ctx, name: name, policy: p, grant: g}, nil
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	g, err := b.allow(ctx, r, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Ticket{b: b, ctx: ctx, ref: r, policy: p, grant: g}, nil
 }
 
 // Probe reports whether the ticket is the circuit's half-open probe.
@@ -132,7 +179,7 @@ func (t *Ticket) Done(o Outcome) error {
 	if !t.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	if err := t.b.settle(t.ctx, t.name, t.policy, t.grant, o); err != nil {
+	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, o); err != nil {
 		var se *StateError
 		if errors.As(err, &se) {
 			se.Ran = true
@@ -165,10 +212,11 @@ type Snapshot struct {
 // Snapshot reads the named circuit's state. It never claims a probe and
 // never writes.
 func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
-	if err := ValidateName(name); err != nil {
+	r, err := b.ref(name)
+	if err != nil {
 		return Snapshot{}, err
 	}
-	rec, _, err := b.store.Load(ctx, name)
+	rec, _, err := r.store.Load(ctx)
 	if err != nil {
 		return Snapshot{}, &StateError{Name: name, Op: "load", Err: err}
 	}
@@ -184,10 +232,11 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 // Clear removes the named circuit's record, even a corrupt one. The circuit
 // starts afresh, closed; no call admitted before the Clear can change it.
 func (b *Breaker) Clear(ctx context.Context, name string) error {
-	if err := ValidateName(name); err != nil {
+	r, err := b.ref(name)
+	if err != nil {
 		return err
 	}
-	if err := b.store.Delete(ctx, name); err != nil {
+	if err := r.store.Delete(ctx); err != nil {
 		return &StateError{Name: name, Op: "delete", Err: err}
 	}
 	return nil
@@ -195,10 +244,10 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 
 // load loads the circuit's record and the store's time (zero when the
 // store leaves the clock to the Breaker).
-func (b *Breaker) load(ctx context.Context, name string) (*Record, time.Time, error) {
-	rec, now, err := b.store.Load(ctx, name)
+func (b *Breaker) load(ctx context.Context, r *ref) (*Record, time.Time, error) {
+	rec, now, err := r.store.Load(ctx)
 	if err != nil {
-		return nil, now, &StateError{Name: name, Op: "load", Err: err}
+		return nil, now, &StateError{Name: r.name, Op: "load", Err: err}
 	}
 	return rec, now, nil
 }
@@ -218,8 +267,8 @@ func (b *Breaker) now(storeNow time.Time) time.Time {
 }
 
 // replace stores next over prev. It reports false on a conflict.
-func (b *Breaker) replace(ctx context.Context, name string, prev, next *Record) (bool, error) {
-	err := b.store.Replace(ctx, name, prev, next)
+func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *Record) (bool, error) {
+	err := r.store.Replace(ctx, prev, next)
 	switch {
 	case err == nil:
 		b.notify(prev, next)
@@ -227,21 +276,16 @@ func (b *Breaker) replace(ctx context.Context, name string, prev, next *Record) 
 	case errors.Is(err, ErrConflict):
 		return false, nil
 	}
-	return false, &StateError{Name: name, Op: "replace", Err: err}
+	return false, &StateError{Name: r.name, Op: "replace", Err: err}
 }
 
-func (b *Breaker) allow(ctx context.Context, name string, p Policy) (Grant, error) {
-	if err := ValidateName(name); err != nil {
-		return Grant{}, err
-	}
-	if err := p.Validate(); err != nil {
-		return Grant{}, err
-	}
+// allow admits a call, or says why not. name and policy are valid.
+func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil {
 			return Grant{}, err
 		}
-		rec, storeNow, err := b.load(ctx, name)
+		rec, storeNow, err := b.load(ctx, r)
 		if err != nil {
 			return Grant{}, err
 		}
@@ -250,21 +294,22 @@ func (b *Breaker) allow(ctx context.Context, name string, p Policy) (Grant, erro
 			return Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
 		}
 		now := b.now(storeNow)
-		a := Admit(rec, name, p, now, newID)
+		a := Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return Grant{}, newOpenError(name, a.State, a.Until, now)
+			return Grant{}, r.openError(a.State, a.Until, now)
 		}
 		if a.Next == nil {
 			return a.Grant, nil
 		}
-		if ok, err := b.replace(ctx, name, rec, a.Next); err != nil || ok {
+		if ok, err := b.replace(ctx, r, rec, a.Next); err != nil || ok {
 			return a.Grant, err
 		}
 	}
-	return Grant{}, &StateError{Name: name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+	return Grant{}, &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
-func (b *Breaker) settle(ctx context.Context, name string, p Policy, g Grant, o Outcome) error {
+// settle records a call's outcome.
+func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
@@ -274,7 +319,7 @@ func (b *Breaker) settle(ctx context.Context, name string, p Policy, g Grant, o 
 		defer cancel()
 	}
 	for range maxConflicts {
-		rec, storeNow, err := b.load(ctx, name)
+		rec, storeNow, err := b.load(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -284,11 +329,11 @@ func (b *Breaker) settle(ctx context.Context, name string, p Policy, g Grant, o 
 			return nil
 		}
 		next := Settle(rec, g, o, p, b.now(storeNow))
-		if ok, err := b.replace(ctx, name, rec, next); err != nil || ok {
+		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
 	}
-	return &StateError{Name: name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
 func (b *Breaker) notify(prev, next *Record) {

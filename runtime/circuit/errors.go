@@ -25,7 +25,9 @@ var ErrCorrupt = errors.New("corrupt circuit record")
 const retryAfterCap = MaxCooldown + MaxProbeLease
 
 // OpenError is returned, without running the operation, by a call to a circuit
-// that is open, or half-open with another caller's probe in flight.
+// that is open, or half-open with another caller's probe in flight. Calls
+// rejected within the same millisecond may share one OpenError: treat it as
+// read-only.
 type OpenError struct {
 	// Name is the circuit's name.
 	Name string
@@ -38,19 +40,29 @@ type OpenError struct {
 	retryAfter time.Duration
 }
 
-func newOpenError(name string, s State, until, now time.Time) *OpenError {
+// retryAfter is how long a call rejected at now should wait for until:
+// rounded up to the millisecond, at least one second, at most retryAfterCap.
+func retryAfter(until, now time.Time) time.Duration {
 	d := until.Sub(now)
-	if d < time.Second {
-		d = time.Second
-	}
-	if d > retryAfterCap {
-		d = retryAfterCap
-	}
-	return &OpenError{Name: name, State: s, Until: until, retryAfter: d}
+	d = (d + time.Millisecond - 1).Truncate(time.Millisecond)
+	return min(max(d, time.Second), retryAfterCap)
 }
 
-// RetryAfter is how long to wait before calling again: at least one second,
-// at most until the recorded deadline.
+// openError returns the OpenError for a call to r rejected at now. Calls
+// rejected within the same millisecond share one: rejecting must cost no
+// more than the call it replaces.
+func (r *ref) openError(s State, until, now time.Time) *OpenError {
+	d := retryAfter(until, now)
+	if e := r.open.Load(); e != nil && e.retryAfter == d && e.State == s && e.Until.Equal(until) {
+		return e
+	}
+	e := &OpenError{Name: r.name, State: s, Until: until, retryAfter: d}
+	r.open.Store(e)
+	return e
+}
+
+// RetryAfter is how long to wait before calling again: until the recorded
+// deadline, rounded up to the millisecond, and at least one second.
 func (e *OpenError) RetryAfter() time.Duration { return max(time.Second, e.retryAfter) }
 
 // RetryAfterSeconds is RetryAfter rounded up to whole seconds, at least 1, as

@@ -96,7 +96,7 @@ func TestOpenError(t *testing.T) {
 	}{
 		{"whole cooldown ahead", 30 * time.Second, 0, 30 * time.Second, 30},
 		{"fraction of a second rounds up", 30 * time.Second, 28500 * time.Millisecond, 1500 * time.Millisecond, 2},
-		{"one nanosecond over a second rounds up", 30 * time.Second, 29*time.Second - time.Nanosecond, time.Second + time.Nanosecond, 2},
+		{"one nanosecond over a second rounds up to the millisecond", 30 * time.Second, 29*time.Second - time.Nanosecond, time.Second + time.Millisecond, 2},
 		{"deadline under a second away: at least 1s", 30 * time.Second, 29700 * time.Millisecond, time.Second, 1},
 		{"deadline a nanosecond away: at least 1s", 30 * time.Second, 30*time.Second - time.Nanosecond, time.Second, 1},
 		{"longest cooldown", 24 * time.Hour, time.Second, 24*time.Hour - time.Second, 24*3600 - 1},

@@ -37,3 +37,33 @@ type Store interface {
 type Clock interface {
 	Now() time.Time
 }
+
+// Binder is implemented by a Store that can resolve a circuit once, so that
+// the Breaker does not look the name up again on every call (hashing it,
+// finding its files or keys). The Breaker binds each circuit name once.
+type Binder interface {
+	Bind(name string) BoundStore
+}
+
+// BoundStore is one circuit of a Store: Store's methods without the name.
+type BoundStore interface {
+	Load(ctx context.Context) (rec *Record, now time.Time, err error)
+	Replace(ctx context.Context, prev, next *Record) error
+	Delete(ctx context.Context) error
+}
+
+// named binds a circuit of a Store that is not a Binder.
+type named struct {
+	store Store
+	name  string
+}
+
+func (n *named) Load(ctx context.Context) (*Record, time.Time, error) {
+	return n.store.Load(ctx, n.name)
+}
+
+func (n *named) Replace(ctx context.Context, prev, next *Record) error {
+	return n.store.Replace(ctx, n.name, prev, next)
+}
+
+func (n *named) Delete(ctx context.Context) error { return n.store.Delete(ctx, n.name) }

@@ -44,6 +44,8 @@ func WithWallClock(now func() time.Time) Option { return func(s *Store) { s.wall
 
 // entry is what the store knows of one circuit.
 type entry struct {
+	s                  *Store
+	name               string
 	key                string
 	tag                uint64
 	recordPath, lockTo string
@@ -78,7 +80,11 @@ func (h held) same(st *syscall.Stat_t) bool {
 	return h.file != nil && h.ino == st.Ino && h.size == uint64(st.Size) && h.mtimeNanos == st.Mtim.Nano()
 }
 
-var _ circuit.Store = (*Store)(nil)
+var (
+	_ circuit.Store  = (*Store)(nil)
+	_ circuit.Binder = (*Store)(nil)
+	_ circuit.Clock  = (*Store)(nil)
+)
 
 // Open returns a store over dir. It creates nothing and does no I/O: the
 // directory is created, 0700, on the first write.
@@ -108,6 +114,8 @@ func (s *Store) entry(name string) *entry {
 	sum := sha256.Sum256([]byte(name))
 	key := hex.EncodeToString(sum[:])
 	e := &entry{
+		s:          s,
+		name:       name,
 		key:        key,
 		tag:        tagOf(sum),
 		recordPath: filepath.Join(s.dir, key+".json"),
@@ -117,18 +125,26 @@ func (s *Store) entry(name string) *entry {
 	return actual.(*entry)
 }
 
+// Bind returns the circuit name of the store, resolved once: its key, its
+// files and its slot in the change index.
+func (s *Store) Bind(name string) circuit.BoundStore { return s.entry(name) }
+
 // Load returns the circuit's record, or nil when it has none. Its time is
 // the zero Time: the Breaker reads the store's clock (Now) only when a
-// decision needs it. While the change index shows the record unchanged since this
-// process last read it, Load makes no system call.
+// decision needs it. While the change index shows the record unchanged
+// since this process last read it, Load makes no system call.
 func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
-	e := s.entry(name)
+	return s.entry(name).Load(ctx)
+}
+
+// Load is Store.Load for the bound circuit.
+func (e *entry) Load(context.Context) (*circuit.Record, time.Time, error) {
 	if sl := e.slot.Load(); sl != nil {
 		if k := e.fast.Load(); k != nil && k.seq == sl.ctr.Load() {
 			return k.rec, time.Time{}, nil
 		}
 	}
-	rec, err := s.loadSlow(e, name)
+	rec, err := e.s.loadSlow(e, e.name)
 	return rec, time.Time{}, err
 }
 
@@ -153,6 +169,9 @@ func (s *Store) loadSlow(e *entry, name string) (*circuit.Record, error) {
 // read reads the record without a lock, reusing the decoded record while
 // its file is unchanged.
 func (s *Store) read(e *entry, name string) (*circuit.Record, error) {
+	if err := fault("read", "lstat", e.recordPath); err != nil {
+		return nil, err
+	}
 	var st syscall.Stat_t
 	if err := syscall.Lstat(e.recordPath, &st); err != nil {
 		if errors.Is(err, syscall.ENOENT) {
@@ -237,13 +256,18 @@ func readRecord(path string) (_ *os.File, _ *circuit.Record, _ *syscall.Stat_t, 
 // Replace stores next as the circuit's record if the stored one is still
 // prev, under the circuit's lock.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+	return s.entry(name).Replace(ctx, prev, next)
+}
+
+// Replace is Store.Replace for the bound circuit.
+func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
+	s, name := e.s, e.name
 	if next == nil || next.Name != name {
 		return fmt.Errorf("replace %q: the new record must be that circuit's", name)
 	}
 	if err := next.Check(); err != nil {
 		return fmt.Errorf("replace %q: refusing to write an inconsistent record: %w", name, err)
 	}
-	e := s.entry(name)
 	if err := s.checkDir(true); err != nil {
 		return err
 	}
@@ -289,7 +313,12 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 // The lock file stays: deleting it would let two processes hold "the" lock
 // on different inodes.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	e := s.entry(name)
+	return s.entry(name).Delete(ctx)
+}
+
+// Delete is Store.Delete for the bound circuit.
+func (e *entry) Delete(ctx context.Context) error {
+	s := e.s
 	if err := s.checkDir(false); err != nil {
 		if errors.Is(err, errNoDir) {
 			return nil
@@ -302,7 +331,10 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 		if sl != nil {
 			seq = sl.begin()
 		}
-		err := os.Remove(e.recordPath)
+		err := fault("remove", "remove", e.recordPath)
+		if err == nil {
+			err = os.Remove(e.recordPath)
+		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("remove record: %w", err)
 		} else {
