@@ -5,6 +5,7 @@ go 1.26.0
 tool github.com/circuitgen/circuitgen/cmd/circuitgen
 
 require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dave/jennifer v1.7.1 // indirect

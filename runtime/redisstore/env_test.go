@@ -1,0 +1,103 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// redisURL returns the test server's URL from CIRCUITGEN_REDIS_URL. Without
+// it the test is skipped, or fails when CI=true: CI must test against a
+// real server (.ci/services.sh starts one).
+func redisURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("CIRCUITGEN_REDIS_URL")
+	if u == "" {
+		msg := "CIRCUITGEN_REDIS_URL is not set: no Redis server to test against (source .ci/services.sh and run start_redis)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return u
+}
+
+// newClient returns a client of url, closed when the test ends.
+func newClient(t testing.TB, url string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("parse %s: %v", url, err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("ping %s: %v", url, err)
+	}
+	return c
+}
+
+// testPrefix returns a key prefix of its own for one test, whose keys are
+// removed when the test ends.
+func testPrefix(t testing.TB, c *redis.Client) string {
+	t.Helper()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	prefix := "circuitgen-test:" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		keys, _ := c.Keys(ctx, prefix+"*").Result()
+		if len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+	})
+	return prefix
+}
+
+// newStore returns a store on the test server with a prefix of its own.
+func newStore(t testing.TB) (*redisstore.Store, *redis.Client) {
+	t.Helper()
+	c := newClient(t, redisURL(t))
+	return redisstore.New(c, testPrefix(t, c)), c
+}
+
+// counter is a go-redis hook that counts commands, each one round trip.
+type counter struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (h *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		h.names = append(h.names, cmd.Name())
+		h.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+func (h *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.mu.Lock()
+		h.names = append(h.names, "pipeline")
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// take returns the commands counted since the last take.
+func (h *counter) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.names
+	h.names = nil
+	return n
+}

@@ -1,0 +1,4 @@
+package redisstore
+
+// ReplaceWithWriteID is Replace with a chosen write id, for replay tests.
+var ReplaceWithWriteID = (*Store).replace

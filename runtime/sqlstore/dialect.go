@@ -1,0 +1,114 @@
+package sqlstore
+
+import (
+	"fmt"
+	"time"
+)
+
+// Dialect is the SQL dialect of a database.
+type Dialect int
+
+const (
+	// Postgres is PostgreSQL, through github.com/jackc/pgx/v5/stdlib.
+	Postgres Dialect = iota + 1
+	// SQLite is SQLite, through modernc.org/sqlite.
+	SQLite
+)
+
+// String returns "postgres" or "sqlite".
+func (d Dialect) String() string {
+	switch d {
+	case Postgres:
+		return "postgres"
+	case SQLite:
+		return "sqlite"
+	}
+	return fmt.Sprintf("Dialect(%d)", int(d))
+}
+
+// DialectOf returns the dialect of a database/sql driver name: "pgx" or
+// "postgres" for PostgreSQL, "sqlite" or "sqlite3" for SQLite.
+func DialectOf(driverName string) (Dialect, error) {
+	switch driverName {
+	case "pgx", "pgx/v5", "postgres", "postgresql":
+		return Postgres, nil
+	case "sqlite", "sqlite3":
+		return SQLite, nil
+	}
+	return 0, fmt.Errorf("sqlstore: unknown driver %q (want pgx or sqlite)", driverName)
+}
+
+// schema returns the statement that creates the circuits table.
+func (d Dialect) schema() string {
+	id, ts := "INTEGER PRIMARY KEY AUTOINCREMENT", "TEXT" // SQLite keeps times as RFC 3339 text
+	if d == Postgres {
+		id, ts = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "TIMESTAMPTZ"
+	}
+	return `CREATE TABLE IF NOT EXISTS circuits (
+	id            ` + id + `,
+	name          TEXT    NOT NULL UNIQUE,
+	state         TEXT    NOT NULL DEFAULT 'closed',
+	failure_count INTEGER NOT NULL DEFAULT 0,
+	generation    BIGINT  NOT NULL,
+	incarnation   TEXT    NOT NULL,
+	version       BIGINT  NOT NULL,
+	open_until    ` + ts + `,
+	probe_token   TEXT,
+	lease_until   ` + ts + `,
+	updated_at    ` + ts + ` NOT NULL
+)`
+}
+
+// columns are the record's columns, in the order of every statement.
+const columns = "c.name, c.state, c.failure_count, c.generation, c.incarnation, c.version, c.open_until, c.probe_token, c.lease_until, c.updated_at"
+
+// loadQuery selects the database's time (PostgreSQL; NULL on SQLite) and
+// the row, if any: the LEFT JOIN yields one row either way.
+func (d Dialect) loadQuery() string {
+	now := "NULL"
+	if d == Postgres {
+		now = "now()"
+	}
+	return "SELECT " + now + ", c.id, " + columns + " FROM (SELECT 1) AS one LEFT JOIN circuits AS c ON c.name = $1"
+}
+
+const insertStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, open_until, probe_token, lease_until, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (name) DO NOTHING`
+
+const updateStmt = `UPDATE circuits SET state = $4, failure_count = $5, generation = $6, incarnation = $7, version = $8,
+	open_until = $9, probe_token = $10, lease_until = $11, updated_at = $12
+WHERE name = $1 AND incarnation = $2 AND version = $3`
+
+const deleteStmt = `DELETE FROM circuits WHERE name = $1`
+
+// timeArg returns t as the dialect stores it; a zero time is NULL.
+func (d Dialect) timeArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	if d == Postgres {
+		return t.UTC()
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// parseTime converts a stored time (time.Time from PostgreSQL, RFC 3339
+// text from SQLite, nil for NULL) back.
+func parseTime(v any) (time.Time, error) {
+	switch v := v.(type) {
+	case nil:
+		return time.Time{}, nil
+	case time.Time:
+		return v.UTC(), nil
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil || t.UTC().Format(time.RFC3339Nano) != v {
+			return time.Time{}, fmt.Errorf("%q is not an RFC 3339 UTC time", v)
+		}
+		return t.UTC(), nil
+	case []byte:
+		return parseTime(string(v))
+	}
+	return time.Time{}, fmt.Errorf("a time of type %T", v)
+}

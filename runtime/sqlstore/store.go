@@ -1,0 +1,151 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// Store is a circuit.Store on the circuits table of a SQL database. It is
+// safe for concurrent use; every Breaker on the same database shares every
+// circuit in it.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+}
+
+var _ circuit.Store = (*Store)(nil)
+
+// New returns a store on db, whose dialect is d (see DialectOf). It does no
+// I/O and creates nothing: call Migrate once, at deployment or in setup.
+func New(db *sql.DB, d Dialect) (*Store, error) {
+	if d != Postgres && d != SQLite {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
+	}
+	return &Store{db: db, dialect: d}, nil
+}
+
+// Migrate creates the circuits table if it does not exist.
+func (s *Store) Migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, s.dialect.schema()); err != nil {
+		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	return nil
+}
+
+// Load returns the circuit's row, or nil when there is none, and the time:
+// the database's now() on PostgreSQL, read in the same statement; the local
+// clock on SQLite.
+func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+	var (
+		dbNow                             any
+		id, failures, generation, version sql.NullInt64
+		rname, state, incarnation, probe  sql.NullString
+		openUntil, leaseUntil, updatedAt  any
+	)
+	err := s.db.QueryRowContext(ctx, s.dialect.loadQuery(), name).Scan(&dbNow, &id,
+		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: %w", name, err)
+	}
+	now := time.Now()
+	if s.dialect == Postgres {
+		t, ok := dbNow.(time.Time)
+		if !ok {
+			return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: now() is a %T", name, dbNow)
+		}
+		now = t
+	}
+	if !id.Valid {
+		return nil, now, nil
+	}
+	rec, err := decode(rname, state, incarnation, probe, failures, generation, version, openUntil, leaseUntil, updatedAt)
+	if err == nil && rec.Name != name {
+		err = fmt.Errorf("it holds circuit %q", rec.Name)
+	}
+	if err != nil {
+		return nil, now, fmt.Errorf("sqlstore: circuit %s (row %d): %w: %v", name, id.Int64, circuit.ErrCorrupt, err)
+	}
+	return rec, now, nil
+}
+
+// decode builds a record from a row's columns and checks it.
+func decode(name, state, incarnation, probe sql.NullString, failures, generation, version sql.NullInt64, openUntil, leaseUntil, updatedAt any) (*circuit.Record, error) {
+	if !name.Valid || !state.Valid || !incarnation.Valid || !failures.Valid || !generation.Valid || !version.Valid {
+		return nil, fmt.Errorf("a required column is NULL")
+	}
+	st, err := circuit.ParseState(state.String)
+	if err != nil {
+		return nil, err
+	}
+	if failures.Int64 < 0 || failures.Int64 > circuit.MaxFailureThreshold {
+		return nil, fmt.Errorf("failure_count %d out of range", failures.Int64)
+	}
+	if generation.Int64 <= 0 || version.Int64 <= 0 {
+		return nil, fmt.Errorf("generation %d and version %d must be positive", generation.Int64, version.Int64)
+	}
+	r := &circuit.Record{Name: name.String, State: st, Failures: int(failures.Int64),
+		Generation: uint64(generation.Int64), Incarnation: incarnation.String, Version: uint64(version.Int64),
+		ProbeToken: probe.String}
+	for _, c := range []struct {
+		column string
+		v      any
+		dst    *time.Time
+	}{{"open_until", openUntil, &r.OpenUntil}, {"lease_until", leaseUntil, &r.LeaseUntil}, {"updated_at", updatedAt, &r.UpdatedAt}} {
+		if *c.dst, err = parseTime(c.v); err != nil {
+			return nil, fmt.Errorf("%s: %v", c.column, err)
+		}
+	}
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Replace stores next as the circuit's row if the stored row is still prev,
+// in one statement; otherwise it returns circuit.ErrConflict.
+func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+	if next.Generation > math.MaxInt64 || next.Version > math.MaxInt64 {
+		return fmt.Errorf("sqlstore: replace %s: generation or version beyond a BIGINT", name)
+	}
+	d := s.dialect
+	var probe any
+	if next.ProbeToken != "" {
+		probe = next.ProbeToken
+	}
+	fields := []any{next.State.String(), next.Failures, int64(next.Generation), next.Incarnation, int64(next.Version),
+		d.timeArg(next.OpenUntil), probe, d.timeArg(next.LeaseUntil), d.timeArg(next.UpdatedAt)}
+	var res sql.Result
+	var err error
+	if prev == nil {
+		res, err = s.db.ExecContext(ctx, insertStmt, append([]any{name}, fields...)...)
+	} else {
+		if prev.Version > math.MaxInt64 {
+			return circuit.ErrConflict
+		}
+		res, err = s.db.ExecContext(ctx, updateStmt, append([]any{name, prev.Incarnation, int64(prev.Version)}, fields...)...)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: replace %s: %w", name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: replace %s: %w", name, err)
+	}
+	if n == 0 {
+		return circuit.ErrConflict
+	}
+	return nil
+}
+
+// Delete deletes the circuit's row, even a corrupt one.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	if _, err := s.db.ExecContext(ctx, deleteStmt, name); err != nil {
+		return fmt.Errorf("sqlstore: delete %s: %w", name, err)
+	}
+	return nil
+}
