@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/circuitgen/circuitgen/generator"
+)
+
+// runGen generates (or with -check, checks) the guarded clients.
+func runGen(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("circuitgen gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	manifest := fs.String("manifest", "", "read interfaces from this circuitgen.yaml")
+	out := fs.String("out", "", "write the output to this file instead of "+generator.DefaultOutput)
+	check := fs.Bool("check", false, "write nothing; print a diff and exit 1 when the output is stale")
+	var tags tagsFlag
+	fs.Var(&tags, "tags", "comma-separated build tags")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: circuitgen [gen] [-manifest F] [-out F] [-tags T] [-check] [packages]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	cfg := generator.Config{
+		Patterns:  fs.Args(),
+		Manifest:  *manifest,
+		Out:       *out,
+		Tags:      tags,
+		GoPackage: os.Getenv("GOPACKAGE"),
+	}
+	outs, err := generator.Generate(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if *check {
+		wd, _ := os.Getwd()
+		stale, err := generator.Check(outs, wd, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		if stale {
+			fmt.Fprintln(stderr, "circuitgen: generated code is stale: run circuitgen")
+			return 1
+		}
+		return 0
+	}
+	if err := generator.Write(outs); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// chdir changes into dir for the test.
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	t.Chdir(dir)
+}
+
+// writePackage writes an annotated package into a directory of the module
+// (testdata is ignored by ./... but loads by its path) and returns it.
+func writePackage(t *testing.T, src string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("testdata", "case")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(dir)
+	t.Cleanup(func() { os.RemoveAll(abs) })
+	if err := os.WriteFile(filepath.Join(dir, "api.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+const apiSrc = `package clitest
+
+import "context"
+
+//circuitgen:guard circuit=api statuses=503
+type API interface {
+	Get(ctx context.Context) error
+}
+`
+
+func TestGenCheckAndErrors(t *testing.T) {
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("testdata")
+	t.Cleanup(func() { os.Remove(abs) }) // only when empty
+	dir := writePackage(t, apiSrc)
+	chdir(t, dir)
+	var stdout, stderr bytes.Buffer
+
+	if code := run([]string{"-check"}, &stdout, &stderr); code != 1 || !strings.Contains(stdout.String(), "+++ guarded_gen.go (generated)") {
+		t.Fatalf("-check before generating: exit %d, stdout %q, stderr %q; want 1 and a diff", code, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat("guarded_gen.go"); !os.IsNotExist(err) {
+		t.Fatal("-check wrote the output")
+	}
+	stdout.Reset()
+	if code := run(nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr.String())
+	}
+	if code := run([]string{"gen", "-check"}, &stdout, &stderr); code != 0 || stdout.Len() != 0 {
+		t.Fatalf("-check after generating: exit %d, diff %q", code, stdout.String())
+	}
+
+	// A broken input reports every error and writes nothing.
+	bad := strings.Replace(apiSrc, "statuses=503", "statuses=999 cooldown=x", 1)
+	if err := os.WriteFile("api.go", []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile("guarded_gen.go")
+	stderr.Reset()
+	if code := run(nil, &stdout, &stderr); code != 1 {
+		t.Fatalf("broken input: exit %d, want 1", code)
+	}
+	want := "api.go:5:41: status \"999\" is outside 100-599\napi.go:5:54: cooldown \"x\" is not a duration such as 30s or 1m30s\n"
+	if stderr.String() != want {
+		t.Fatalf("stderr = %q, want %q", stderr.String(), want)
+	}
+	if after, _ := os.ReadFile("guarded_gen.go"); !bytes.Equal(before, after) {
+		t.Fatal("a failed run changed the output")
+	}
+}
+
+func TestInit(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"init", "-source", "net/http.RoundTripper"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, stderr.String())
+	}
+	data, err := os.ReadFile("circuitgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"source: net/http.RoundTripper", "RoundTrip: {}", "circuit: round-tripper"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("scaffold lacks %q:\n%s", want, data)
+		}
+	}
+	if code := run([]string{"init", "-source", "net/http.RoundTripper"}, &stdout, &stderr); code != 1 {
+		t.Fatalf("init over an existing manifest: exit %d, want 1", code)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-nosuchflag"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("bad flag: exit %d, want 2", code)
+	}
+	if code := run([]string{"help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "init") {
+		t.Fatalf("help: exit %d, %q", code, stdout.String())
+	}
+}

@@ -1,0 +1,128 @@
+package generator
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
+
+// goldenDir holds one folder a case: an input package, an optional
+// circuitgen.yaml, and either <output>.golden or errors.golden.
+const goldenDir = "../testdata/golden"
+
+func TestGolden(t *testing.T) {
+	cases, err := os.ReadDir(goldenDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// overlay maps each case's output file to its golden, to compile and
+	// vet every golden output in one go vet run.
+	overlay := map[string]string{}
+	var vetDirs []string
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		dir, err := filepath.Abs(filepath.Join(goldenDir, c.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			cfg := Config{Dir: dir}
+			if _, err := os.Stat(filepath.Join(dir, "circuitgen.yaml")); err == nil {
+				cfg.Manifest = "circuitgen.yaml"
+			}
+			outs, err := Generate(cfg)
+			errFile := filepath.Join(dir, "errors.golden")
+			if err != nil {
+				var list ErrorList
+				if !errors.As(err, &list) {
+					t.Fatalf("Generate: %v", err)
+				}
+				compareGolden(t, errFile, []byte(err.Error()+"\n"))
+				return
+			}
+			if _, err := os.Stat(errFile); err == nil && !*update {
+				t.Fatalf("Generate succeeded, want the errors of %s", errFile)
+			}
+			for _, o := range outs {
+				golden := o.Path + ".golden"
+				compareGolden(t, golden, o.Content)
+				overlay[o.Path] = golden
+			}
+			vetDirs = append(vetDirs, "./"+filepath.ToSlash(filepath.Join("testdata/golden", c.Name())))
+		})
+	}
+	t.Run("vet", func(t *testing.T) {
+		if len(vetDirs) == 0 {
+			t.Skip("no golden output")
+		}
+		vetOverlay(t, "..", overlay, vetDirs)
+	})
+}
+
+// vetOverlay runs go vet on dirs, seen from dir, with files replaced as
+// overlay says, so that generated files need not be on disk.
+func vetOverlay(t *testing.T, dir string, overlay map[string]string, dirs []string) {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"Replace": overlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := filepath.Join(t.TempDir(), "overlay.json")
+	if err := os.WriteFile(ov, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", append([]string{"vet", "-overlay=" + ov}, dirs...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet of the golden outputs: %v\n%s", err, out)
+	}
+}
+
+// compareGolden compares got with the golden file, or rewrites it with
+// -update.
+func compareGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./generator -run TestGolden -update)", err)
+	}
+	if d := Diff(filepath.Base(golden), "got", want, got); d != "" {
+		t.Errorf("output differs from %s:\n%s", golden, strings.TrimRight(d, "\n"))
+	}
+}
+
+// TestCommittedOutputIsFresh checks the generated client the behaviour
+// tests drive, as circuitgen -check does in CI.
+func TestCommittedOutputIsFresh(t *testing.T) {
+	dir, err := filepath.Abs("internal/fakeclient")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := Generate(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff strings.Builder
+	stale, err := Check(outs, dir, &diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale {
+		t.Errorf("internal/fakeclient is stale: run go generate ./generator/internal/fakeclient\n%s", diff.String())
+	}
+}

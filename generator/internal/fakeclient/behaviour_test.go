@@ -1,0 +1,162 @@
+package fakeclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+)
+
+// fake is a Client whose results the test sets and whose calls it counts.
+type fake struct {
+	calls  int
+	status int
+	err    error
+}
+
+func (f *fake) Get(ctx context.Context, path string) (*http.Response, error) {
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &http.Response{StatusCode: f.status}, nil
+}
+
+func (f *fake) Post(ctx context.Context, body []byte) error {
+	f.calls++
+	return f.err
+}
+
+func (f *fake) Name() string { return "fake" }
+
+// newGuarded returns a guarded client over f and a breaker over a fresh
+// file store.
+func newGuarded(t *testing.T, f *fake) (*GuardedClient, *circuit.Breaker) {
+	t.Helper()
+	store, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(store)
+	return NewGuardedClient(f, b), b
+}
+
+func state(t *testing.T, b *circuit.Breaker, name string) string {
+	t.Helper()
+	snap, err := b.Snapshot(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.State.String()
+}
+
+func TestSelectedErrorsOpenTheCircuit(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"type", &ConnError{Addr: "svc:80"}},
+		{"wrapped type", errors.Join(errors.New("retrying"), &ConnError{Addr: "svc:80"})},
+		{"sentinel", context.DeadlineExceeded},
+		{"status on the error", &StatusError{Code: 503}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{err: tt.err}
+			g, b := newGuarded(t, f)
+			ctx := context.Background()
+			for range 2 {
+				if _, err := g.Get(ctx, "/"); err != tt.err {
+					t.Fatalf("Get: err = %v, want the inner error %v unchanged", err, tt.err)
+				}
+			}
+			if s := state(t, b, "svc"); s != "open" {
+				t.Fatalf("state = %s, want open", s)
+			}
+			_, err := g.Get(ctx, "/")
+			var open *circuit.OpenError
+			if !errors.As(err, &open) || open.Name != "svc" {
+				t.Fatalf("Get on an open circuit: err = %v, want *circuit.OpenError for svc", err)
+			}
+			if f.calls != 2 {
+				t.Fatalf("inner called %d times, want 2: an open circuit must not call it", f.calls)
+			}
+		})
+	}
+}
+
+func TestResponseStatusCounts(t *testing.T) {
+	f := &fake{status: http.StatusBadGateway}
+	g, b := newGuarded(t, f)
+	for range 2 {
+		resp, err := g.Get(context.Background(), "/")
+		if err != nil || resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("Get = %v, %v; want the 502 response", resp, err)
+		}
+	}
+	if s := state(t, b, "svc"); s != "open" {
+		t.Fatalf("state after two 502s = %s, want open", s)
+	}
+}
+
+func TestUnselectedOutcomesCountNothing(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		status int
+	}{
+		{"other error", io.ErrUnexpectedEOF, 0},
+		{"canceled", context.Canceled, 0},
+		{"unselected status on the error", &StatusError{Code: 500}, 0},
+		{"unselected response status", nil, http.StatusInternalServerError},
+		{"success", nil, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{err: tt.err, status: tt.status}
+			g, b := newGuarded(t, f)
+			for range 5 {
+				_, err := g.Get(context.Background(), "/")
+				if err != tt.err {
+					t.Fatalf("Get: err = %v, want %v unchanged", err, tt.err)
+				}
+			}
+			if f.calls != 5 {
+				t.Fatalf("inner called %d times, want 5", f.calls)
+			}
+			snap, err := b.Snapshot(context.Background(), "svc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snap.State != circuit.StateClosed || snap.Failures != 0 {
+				t.Fatalf("circuit = %s with %d failures, want closed with 0", snap.State, snap.Failures)
+			}
+		})
+	}
+}
+
+func TestMethodsHaveTheirOwnCircuit(t *testing.T) {
+	f := &fake{err: &ConnError{Addr: "svc:80"}}
+	g, b := newGuarded(t, f)
+	if err := g.Post(context.Background(), nil); !errors.As(err, new(*ConnError)) {
+		t.Fatalf("Post: %v, want the ConnError", err)
+	}
+	if s := state(t, b, "svc-post"); s != "open" {
+		t.Fatalf("svc-post = %s, want open after one failure (threshold=1)", s)
+	}
+	if s := state(t, b, "svc"); s != "closed" {
+		t.Fatalf("svc = %s, want closed", s)
+	}
+	// A status is not selected for Post: it passes through.
+	f.err = &StatusError{Code: 503}
+	if _, err := g.Get(context.Background(), "/"); err != f.err {
+		t.Fatalf("Get: %v", err)
+	}
+	if g.Name() != "fake" {
+		t.Fatal("Name does not pass through")
+	}
+}

@@ -1,0 +1,2 @@
+// Package errmanifest has a broken manifest.
+package errmanifest

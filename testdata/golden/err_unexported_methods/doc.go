@@ -1,0 +1,2 @@
+// Package errunexportedmethods lists an interface with unexported methods.
+package errunexportedmethods

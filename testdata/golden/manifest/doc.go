@@ -1,0 +1,2 @@
+// Package manifest guards net/http.RoundTripper, listed in circuitgen.yaml.
+package manifest
