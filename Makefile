@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check test demo bench fuzz
+.PHONY: all generate check test demo bench fuzz soak
 
 all: check test
 
@@ -38,3 +38,11 @@ fuzz:
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The crash soak (1,000 SIGKILLs of worker processes) and the linearizability
+# check at full size (8 processes, 10,000 operations); minutes. SOAK_KILLS
+# overrides the number of kills.
+SOAK_KILLS ?= 1000
+soak:
+	CIRCUITGEN_SOAK_KILLS=$(SOAK_KILLS) $(GO) test -count=1 -v -timeout 60m \
+	  -run '^(TestCrashSoak|TestLinearizability)$$' ./runtime/filestore/ -soak

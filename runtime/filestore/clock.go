@@ -140,11 +140,16 @@ func (s *Store) loadAnchor(boot time.Duration, persist bool) (anchor, bool) {
 }
 
 func readAnchor(path string) (anchor, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK and the check below: a FIFO planted as the clock file
+	// must not block every writer waiting for data.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return anchor{}, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return anchor{}, fmt.Errorf("clock file %s is not a regular file", path)
+	}
 	var c clockFile
 	dec := json.NewDecoder(f)
 	dec.DisallowUnknownFields()

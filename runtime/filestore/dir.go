@@ -20,11 +20,17 @@ func (s *Store) checkDir(create bool) error {
 		if !create {
 			return errNoDir
 		}
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return fmt.Errorf("create state directory: %w", err)
+		merr := fault("mkdir", "mkdir", s.dir)
+		if merr == nil {
+			merr = os.MkdirAll(s.dir, 0o700)
 		}
-		if err := os.Chmod(s.dir, 0o700); err != nil {
-			return fmt.Errorf("create state directory: %w", err)
+		if merr == nil {
+			if merr = fault("chmod", "chmod", s.dir); merr == nil {
+				merr = os.Chmod(s.dir, 0o700)
+			}
+		}
+		if merr != nil {
+			return fmt.Errorf("create state directory: %w", merr)
 		}
 		fi, err = os.Lstat(s.dir)
 	}
@@ -49,7 +55,10 @@ func (s *Store) syncDir() error {
 	if err != nil {
 		return fmt.Errorf("open state directory: %w", err)
 	}
-	err = d.Sync()
+	err = fault("dirsync", "sync", s.dir)
+	if err == nil {
+		err = d.Sync()
+	}
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

@@ -20,6 +20,9 @@ const lockRetry = time.Millisecond
 // other even within one process, where a shared *flock.Flock would not.
 func (s *Store) locked(ctx context.Context, e *entry, fn func() error) (err error) {
 	path := e.lockTo
+	if err := fault("lock", "open", path); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
 	ok, err := fl.TryLockContext(ctx, lockRetry)
 	if err != nil || !ok {

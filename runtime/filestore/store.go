@@ -217,7 +217,9 @@ func (e *entry) hold(h held) {
 // readRecord opens, stats and decodes the record at path, and returns it
 // with its still open file; all nil when absent.
 func readRecord(path string) (_ *os.File, _ *circuit.Record, _ *syscall.Stat_t, err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: opening a FIFO planted as a record must not wait for a
+	// writer; Fstat below refuses it. It changes nothing for regular files.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil, nil

@@ -29,7 +29,11 @@ func (s *Store) write(e *entry, data []byte) (*os.File, *syscall.Stat_t, error) 
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := e.recordPath + ".tmp-" + hex.EncodeToString(rnd[:])
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	var f *os.File
+	err := fault("create", "open", tmp)
+	if err == nil {
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("create temporary record: %w", err)
 	}
@@ -38,9 +42,15 @@ func (s *Store) write(e *entry, data []byte) (*os.File, *syscall.Stat_t, error) 
 	var held *os.File
 	if err == nil {
 		// Held open by the cache, so that its inode stays this record's.
-		held, err = os.OpenFile(tmp, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err = fault("reopen", "open", tmp); err == nil {
+			held, err = os.OpenFile(tmp, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		}
 	}
-	if cerr := f.Close(); err == nil && cerr != nil {
+	cerr := fault("close", "close", tmp)
+	if err := f.Close(); cerr == nil {
+		cerr = err
+	}
+	if err == nil && cerr != nil {
 		err = fmt.Errorf("close temporary record: %w", cerr)
 	}
 	fail := func(err error) (*os.File, *syscall.Stat_t, error) {
@@ -54,7 +64,11 @@ func (s *Store) write(e *entry, data []byte) (*os.File, *syscall.Stat_t, error) 
 		return fail(err)
 	}
 	step("close")
-	if err := os.Rename(tmp, e.recordPath); err != nil {
+	err = fault("rename", "rename", tmp)
+	if err == nil {
+		err = os.Rename(tmp, e.recordPath)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("rename record: %w", err))
 	}
 	step("rename")
@@ -69,14 +83,24 @@ func (s *Store) write(e *entry, data []byte) (*os.File, *syscall.Stat_t, error) 
 // writeSync writes data to f, sets 0600 whatever the umask, fsyncs, and
 // returns f's identity.
 func writeSync(f *os.File, data []byte) (*syscall.Stat_t, error) {
-	if err := f.Chmod(0o600); err != nil {
+	err := fault("chmod", "chmod", f.Name())
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("chmod temporary record: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if err = fault("write", "write", f.Name()); err == nil {
+		_, err = f.Write(data)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("write temporary record: %w", err)
 	}
 	step("write")
-	if err := f.Sync(); err != nil { // never retried: the page cache may have dropped the data
+	if err = fault("fsync", "sync", f.Name()); err == nil {
+		err = f.Sync()
+	}
+	if err != nil { // never retried: the page cache may have dropped the data
 		return nil, fmt.Errorf("fsync temporary record: %w", err)
 	}
 	step("fsync")

@@ -212,24 +212,28 @@ func describe(r Result) string {
 	case "ok":
 		return "ok"
 	case "rejected":
-		return fmt.Sprintf("rejected without calling the provider (OpenError, Retry-After %ds)", r.RetryAfter)
+		why := "open"
+		if r.HalfOpen {
+			why = "half-open, another process's probe in flight"
+		}
+		return fmt.Sprintf("rejected without calling the provider (OpenError: %s; Retry-After %ds)", why, r.RetryAfter)
 	}
 	return "failed: " + r.Error
 }
 
 func (s *story) table() {
 	fmt.Fprintf(s.w, "\nSummary\n")
-	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tprocesses\tcalls\tok\tfailed\trejected\tprovider hits\t")
+	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "   phase\tprocesses\tcalls\tok\tfailed\trejected\tprovider hits")
 	var t Phase
 	for _, p := range s.sum.Phases {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.Processes, p.Calls, p.OK, p.Failed, p.Rejected, p.ServerHits)
+		fmt.Fprintf(tw, "   %s\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, p.Processes, p.Calls, p.OK, p.Failed, p.Rejected, p.ServerHits)
 		t.Calls += p.Calls
 		t.OK += p.OK
 		t.Failed += p.Failed
 		t.Rejected += p.Rejected
 		t.ServerHits += p.ServerHits
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%d\t%d\t\n", t.Calls, t.OK, t.Failed, t.Rejected, t.ServerHits)
+	fmt.Fprintf(tw, "   total\t\t%d\t%d\t%d\t%d\t%d\n", t.Calls, t.OK, t.Failed, t.Rejected, t.ServerHits)
 	_ = tw.Flush()
 }

@@ -20,6 +20,7 @@ type Result struct {
 	PID         int      `json:"pid"`
 	Outcome     string   `json:"outcome"` // "ok", "rejected" or "failed"
 	RetryAfter  int      `json:"retry_after,omitempty"`
+	HalfOpen    bool     `json:"half_open,omitempty"` // rejected because a probe is in flight
 	Error       string   `json:"error,omitempty"`
 	Transitions []string `json:"transitions,omitempty"`
 }
@@ -68,6 +69,7 @@ func classify(r *Result, err error) {
 	case errors.As(err, &open):
 		r.Outcome = "rejected"
 		r.RetryAfter = open.RetryAfterSeconds()
+		r.HalfOpen = open.State == circuit.StateHalfOpen
 		r.Error = err.Error()
 	default:
 		r.Outcome = "failed"

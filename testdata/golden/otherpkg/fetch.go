@@ -16,5 +16,7 @@ import (
 type Fetcher interface {
 	Fetch(ctx context.Context, u *url.URL, addr net.Addr) (*url.URL, time.Duration, error)
 	Render(ctx context.Context, t *ttemplate.Template, h *htemplate.Template) (map[string][]*htemplate.Template, error)
-	Chans(ctx context.Context, in <-chan int, out chan<- int) (chan struct{ At time.Time `json:"at"` }, error)
+	Chans(ctx context.Context, in <-chan int, out chan<- int) (chan struct {
+		At time.Time `json:"at"`
+	}, error)
 }
