@@ -5,7 +5,6 @@ import (
 	"go/token"
 	"strings"
 	"time"
-	"unicode"
 )
 
 const directivePrefix = "//circuitgen:"
@@ -32,12 +31,12 @@ func splitDirective(fset *token.FileSet, c *ast.Comment) (directive, bool) {
 	var ws []word
 	text := c.Text
 	for i := len(directivePrefix); i < len(text); {
-		if unicode.IsSpace(rune(text[i])) {
+		if isSpace(text[i]) {
 			i++
 			continue
 		}
 		j := i
-		for j < len(text) && !unicode.IsSpace(rune(text[j])) {
+		for j < len(text) && !isSpace(text[j]) {
 			j++
 		}
 		p := base
@@ -53,6 +52,12 @@ func splitDirective(fset *token.FileSet, c *ast.Comment) (directive, bool) {
 		d.words = ws[1:]
 	}
 	return d, true
+}
+
+// isSpace reports whether b separates the words of a directive: ASCII
+// white space only, so that a word's UTF-8 bytes are never split.
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
 }
 
 // directives returns the //circuitgen: directives in a doc comment.
