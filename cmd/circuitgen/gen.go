@@ -6,9 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/circuitgen/circuitgen/generator"
 )
+
+// checkEnv, when set to a true value, has the effect of -check, so that
+// `CIRCUITGEN_CHECK=1 go generate ./...` checks every generated file with
+// exactly the arguments of its //go:generate line (.ci/stale does this).
+const checkEnv = "CIRCUITGEN_CHECK"
 
 // runGen generates (or with -check, checks) the guarded clients.
 func runGen(args []string, stdout, stderr io.Writer) int {
@@ -28,6 +34,14 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if v := os.Getenv(checkEnv); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "circuitgen: %s=%q is not a boolean\n", checkEnv, v)
+			return 2
+		}
+		*check = *check || on
 	}
 	cfg := generator.Config{
 		Patterns:  fs.Args(),
@@ -49,7 +63,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if stale {
-			fmt.Fprintln(stderr, "circuitgen: generated code is stale: run circuitgen")
+			fmt.Fprintf(stderr, "circuitgen: generated code in %s is stale: run go generate there\n", wd)
 			return 1
 		}
 		return 0

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/circuitgen/circuitgen/runtime/sqlstore"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/redis/go-redis/v9"
+	_ "modernc.org/sqlite"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds the circuitgen command once for the package's tests.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "circuitgen-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "circuitgen")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// result is what a run of the binary did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// circuitgen runs the built binary with args, standard input not a terminal
+// (empty) and the environment less CIRCUITGEN_STORE, plus env.
+func circuitgen(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, storeEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("circuitgen %v: %v", args, err)
+	}
+	return result{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+}
+
+// policy opens a circuit after three failures for ten minutes.
+var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 10 * time.Minute, ProbeLease: time.Minute}
+
+// populate records, through a real Breaker on s, circuit billing-api closed
+// with two failures, payments open and ledger closed (to be corrupted).
+func populate(t *testing.T, s circuit.Store) {
+	t.Helper()
+	b := circuit.New(s)
+	run := func(name string, o circuit.Outcome, n int) {
+		for range n {
+			err := b.Run(context.Background(), name, policy, func(context.Context) (circuit.Outcome, error) { return o, nil })
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+	run("billing-api", circuit.Failure, 2)
+	run("payments", circuit.Failure, 3)
+	run("ledger", circuit.Success, 1)
+}
+
+// backend is a store the operators' commands are tested on.
+type backend struct {
+	name string
+	// setup makes a fresh store with populate's circuits, ledger's record
+	// corrupted, and returns its URL, the text by which errors must name
+	// ledger's record, and a function that returns that record's raw
+	// content, to show it untouched.
+	setup func(t *testing.T) (url, record string, raw func() string)
+}
+
+var backends = []backend{
+	{"file", setupFile},
+	{"sqlite", setupSQLite},
+	{"redis", setupRedis},
+	{"postgres", setupPostgres},
+}
+
+func setupFile(t *testing.T) (string, string, func() string) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	populate(t, s)
+	path := filepath.Join(dir, circuit.Key("ledger")+".json")
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	raw := func() string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "(" + err.Error() + ")"
+		}
+		return string(data)
+	}
+	return "file://" + dir, path, raw
+}
+
+// rowOf returns ledger's row in db as text.
+func rowOf(t *testing.T, db *sql.DB) func() string {
+	return func() string {
+		var state string
+		if err := db.QueryRow("SELECT state FROM circuits WHERE name = 'ledger'").Scan(&state); err != nil {
+			return "(" + err.Error() + ")"
+		}
+		return state
+	}
+}
+
+func setupSQL(t *testing.T, db *sql.DB, d sqlstore.Dialect) func() string {
+	t.Helper()
+	s, err := sqlstore.New(db, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	populate(t, s)
+	if _, err := db.Exec("UPDATE circuits SET state = 'ajar' WHERE name = 'ledger'"); err != nil {
+		t.Fatal(err)
+	}
+	return rowOf(t, db)
+}
+
+func setupSQLite(t *testing.T) (string, string, func() string) {
+	path := filepath.Join(t.TempDir(), "circuits.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return "sqlite://" + path, "circuit ledger (row", setupSQL(t, db, sqlstore.SQLite)
+}
+
+// service returns the environment variable's value. Without it the test is
+// skipped, or fails when CI=true: CI tests against real servers, started by
+// .ci/services.sh.
+func service(t *testing.T, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		msg := env + " is not set: no server to test against (source .ci/services.sh and run start_redis and start_postgres)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return v
+}
+
+func randomHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func setupRedis(t *testing.T) (string, string, func() string) {
+	base := service(t, "CIRCUITGEN_REDIS_URL")
+	opt, err := redis.ParseURL(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	prefix := "circuitgen-cli-test:" + randomHex() + ":"
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if keys, _ := c.Keys(ctx, prefix+"*").Result(); len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+	})
+	s := redisstore.New(c, prefix)
+	populate(t, s)
+	key := s.Key("ledger")
+	if err := c.HSet(ctx, key, "state", "ajar").Err(); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("prefix", prefix)
+	u.RawQuery = q.Encode()
+	raw := func() string { return c.HGet(ctx, key, "state").Val() }
+	return u.String(), key, raw
+}
+
+func setupPostgres(t *testing.T) (string, string, func() string) {
+	dsn := service(t, "CIRCUITGEN_POSTGRES_DSN")
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { admin.Close() })
+	schema := "circuitgen_cli_" + randomHex()
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	// The same server as a postgres:// URL, in the schema of its own.
+	q := url.Values{}
+	q.Set("host", cfg.Host)
+	q.Set("port", fmt.Sprint(cfg.Port))
+	q.Set("sslmode", "disable")
+	q.Set("search_path", schema)
+	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Path: "/" + cfg.Database, RawQuery: q.Encode()}
+	scfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*scfg)
+	t.Cleanup(func() { db.Close() })
+	return u.String(), "circuit ledger (row", setupSQL(t, db, sqlstore.Postgres)
+}
+
+func TestStateAndClear(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			storeURL, record, raw := be.setup(t)
+			corrupt := raw()
+
+			// Every circuit, the corrupt one named in the error.
+			r := circuitgen(t, nil, "state", "-store", storeURL)
+			if r.code != 1 {
+				t.Fatalf("state: exit %d, want 1 for the corrupt record\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			for _, want := range []string{"CIRCUIT", "billing-api  closed  2", "payments     open    3"} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("state: stdout lacks %q:\n%s", want, r.stdout)
+				}
+			}
+			if !strings.Contains(r.stderr, record) || !strings.Contains(r.stderr, "corrupt") {
+				t.Errorf("state: stderr does not name the corrupt record %s:\n%s", record, r.stderr)
+			}
+
+			// JSON, the same.
+			r = circuitgen(t, []string{storeEnv + "=" + storeURL}, "state", "-json")
+			var rep stateReport
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 {
+				t.Fatalf("state -json: exit %d, %v:\n%s%s", r.code, err, r.stdout, r.stderr)
+			}
+			got := map[string]string{}
+			for _, c := range rep.Circuits {
+				got[c.Name] = c.State
+			}
+			if got["billing-api"] != "closed" || got["payments"] != "open" || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], record) {
+				t.Errorf("state -json: %+v", rep)
+			}
+			if rep.Circuits[len(rep.Circuits)-1].OpenUntil.IsZero() {
+				t.Errorf("state -json: payments has no open_until: %+v", rep.Circuits)
+			}
+
+			// Named circuits: the corrupt one is a row in error.
+			r = circuitgen(t, nil, "state", "-store", storeURL, "payments", "billing-api")
+			if r.code != 0 || strings.Contains(r.stdout, "ledger") {
+				t.Fatalf("state payments billing-api: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r = circuitgen(t, nil, "state", "-store", storeURL, "ledger")
+			if r.code != 1 || !strings.Contains(r.stdout, "ledger   error") || !strings.Contains(r.stderr, record) {
+				t.Fatalf("state ledger: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+
+			// Refused without -yes when standard input is not a terminal.
+			r = circuitgen(t, nil, "clear", "-store", storeURL, "ledger")
+			if r.code != 1 || !strings.Contains(r.stderr, "pass -yes") {
+				t.Fatalf("clear without -yes: exit %d\n%s", r.code, r.stderr)
+			}
+			if raw() != corrupt {
+				t.Fatal("a refused clear changed the record")
+			}
+			if r = circuitgen(t, nil, "clear", "-store", storeURL, "-yes", "no-such-circuit"); r.code != 1 || !strings.Contains(r.stderr, "no record") {
+				t.Fatalf("clear of an unknown circuit: exit %d\n%s", r.code, r.stderr)
+			}
+
+			// Cleared with -yes: the corrupt record, then an open circuit.
+			for _, name := range []string{"ledger", "payments"} {
+				if r = circuitgen(t, nil, "clear", "-store", storeURL, "-yes", name); r.code != 0 || !strings.Contains(r.stdout, "cleared circuit "+name) {
+					t.Fatalf("clear -yes %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+				}
+			}
+			if raw() == corrupt {
+				t.Fatal("clear -yes left the corrupt record")
+			}
+			r = circuitgen(t, nil, "state", "-store", storeURL)
+			if r.code != 0 || strings.Contains(r.stdout, "payments") || strings.Contains(r.stdout, "ledger") || !strings.Contains(r.stdout, "billing-api") {
+				t.Fatalf("state after clear: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestStateLeavesFilesAlone checks that reading a state directory, corrupt
+// record and all, and a refused clear create, change and remove nothing.
+func TestStateLeavesFilesAlone(t *testing.T) {
+	storeURL, _, _ := setupFile(t)
+	dir := strings.TrimPrefix(storeURL, "file://")
+	before := listing(t, dir)
+	circuitgen(t, nil, "state", "-store", storeURL)
+	circuitgen(t, nil, "state", "-store", storeURL, "-json", "ledger", "payments", "never-called")
+	circuitgen(t, nil, "clear", "-store", storeURL, "payments")
+	if after := listing(t, dir); after != before {
+		t.Fatalf("the state directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// listing describes every file of dir: name, size, modification time and
+// content.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s %d %s %x\n", e.Name(), fi.Size(), fi.ModTime().Format(time.RFC3339Nano), data)
+	}
+	return b.String()
+}
+
+func TestOperatorErrors(t *testing.T) {
+	storeURL, _, _ := setupFile(t)
+	missing := "file://" + filepath.Join(t.TempDir(), "missing")
+	tests := []struct {
+		name     string
+		env      []string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no store", nil, []string{"state"}, 2, "no store: pass -store URL or set CIRCUITGEN_STORE"},
+		{"no store to clear", nil, []string{"clear", "-yes", "payments"}, 2, "no store"},
+		{"missing directory", nil, []string{"state", "-store", missing}, 1, "state directory " + strings.TrimPrefix(missing, "file://") + " does not exist"},
+		{"missing directory from the environment", []string{storeEnv + "=" + missing}, []string{"clear", "-yes", "payments"}, 1, "does not exist"},
+		{"unknown scheme", nil, []string{"state", "-store", "ftp://example.com/x"}, 1, `unsupported scheme "ftp"`},
+		{"no scheme", nil, []string{"state", "-store", "/var/lib/circuits"}, 1, "has no scheme"},
+		{"relative file URL", nil, []string{"state", "-store", "file://var/lib/circuits"}, 1, "file:///absolute/path"},
+		{"unparsable URL", nil, []string{"state", "-store", "redis://[::1"}, 1, "store URL: missing ']'"},
+		{"password hidden", nil, []string{"state", "-store", "redis://u:hunter2@127.0.0.1:1/0?prefix=x"}, 1, "u:xxxxx@127.0.0.1:1"},
+		{"missing sqlite file", nil, []string{"state", "-store", "sqlite:///nonexistent/c.db"}, 1, "database file /nonexistent/c.db does not exist"},
+		{"invalid circuit name", nil, []string{"state", "-store", storeURL, "https://billing"}, 2, "invalid name"},
+		{"clear needs one name", nil, []string{"clear", "-store", storeURL, "a", "b"}, 2, "usage: circuitgen clear"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := circuitgen(t, tt.env, tt.args...)
+			if r.code != tt.wantCode || !strings.Contains(r.stderr, tt.wantErr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.wantCode, tt.wantErr)
+			}
+			if strings.Contains(r.stderr, "hunter2") {
+				t.Fatalf("the password leaked: %s", r.stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(strings.TrimPrefix(missing, "file://")); !os.IsNotExist(err) {
+		t.Fatal("a command created the missing state directory")
+	}
+	if _, err := os.Stat("/nonexistent/c.db"); !os.IsNotExist(err) {
+		t.Fatal("a command created the missing database")
+	}
+}
+
+// TestClearAsksOnTerminal runs clear on a pseudo-terminal (util-linux's
+// script, in every Debian) and answers its question.
+func TestClearAsksOnTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test on")
+	}
+	storeURL, _, _ := setupFile(t)
+	for _, tt := range []struct {
+		answer   string
+		wantCode int
+		wantOut  string
+	}{
+		{"\n", 1, "not cleared"},
+		{"n\n", 1, "not cleared"},
+		{"y\n", 0, "cleared circuit payments"},
+	} {
+		cmd := exec.Command(script, "-qec", binary(t)+" clear -store '"+storeURL+"' payments", "/dev/null")
+		cmd.Stdin = strings.NewReader(tt.answer)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != tt.wantCode ||
+			!strings.Contains(string(out), "clear circuit payments in "+storeURL+"? [y/N]") || !strings.Contains(string(out), tt.wantOut) {
+			t.Fatalf("answer %q: exit %d, output:\n%s", tt.answer, code, out)
+		}
+	}
+}

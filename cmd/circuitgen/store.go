@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/storeurl"
+)
+
+// storeEnv names the store when -store is not given.
+const storeEnv = "CIRCUITGEN_STORE"
+
+// errNoStore is the usage error when neither -store nor $CIRCUITGEN_STORE
+// names a store.
+var errNoStore = errors.New("no store: pass -store URL or set " + storeEnv + " (for example file:///var/lib/myapp/circuits)")
+
+// storeFlags are the flags of the commands that work on a store.
+type storeFlags struct {
+	url     *string
+	timeout *time.Duration
+}
+
+// addStoreFlags defines -store and -timeout on fs.
+func addStoreFlags(fs *flag.FlagSet) storeFlags {
+	return storeFlags{
+		url:     fs.String("store", "", "the store's URL: file:///dir, redis://…, unix://…, postgres://… or sqlite:///file.db (default $"+storeEnv+")"),
+		timeout: fs.Duration("timeout", 30*time.Second, "give up on the store after this long"),
+	}
+}
+
+// open opens the store the flags (or the environment) name, with a context
+// that ends at the timeout or on an interrupt. The caller calls done.
+func (f storeFlags) open() (st *storeurl.Store, ctx context.Context, done func(), err error) {
+	raw := *f.url
+	if raw == "" {
+		raw = os.Getenv(storeEnv)
+	}
+	if raw == "" {
+		return nil, nil, nil, errNoStore
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithTimeout(ctx, *f.timeout)
+	st, err = storeurl.Open(ctx, raw)
+	if err != nil {
+		cancel()
+		stop()
+		return nil, nil, nil, err
+	}
+	return st, ctx, func() { _ = st.Close(); cancel(); stop() }, nil
+}

@@ -1,0 +1,56 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
+)
+
+func TestNames(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	b := circuit.New(s)
+	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: time.Second}
+	for _, name := range []string{"billing-api", "payments", "ledger", "mail-api"} {
+		if err := b.Run(ctx, name, p, func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	corrupt := map[string]func() error{
+		"ledger":   func() error { return c.HSet(ctx, s.Key("ledger"), "state", "ajar").Err() },
+		"mail-api": func() error { return c.Set(ctx, s.Key("mail-api"), "not a hash", 0).Err() },
+	}
+	for _, f := range corrupt {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Not record keys: skipped. A store under another prefix: not seen.
+	prefix := strings.TrimSuffix(s.Key("x"), circuit.Key("x"))
+	if err := c.Set(ctx, prefix+"lock", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	other := redisstore.New(c, prefix+"other:")
+	if err := circuit.New(other).Run(ctx, "elsewhere", p, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	names, err := s.Names(ctx)
+	if want := []string{"billing-api", "payments"}; !slices.Equal(names, want) {
+		t.Errorf("Names = %q, want %q", names, want)
+	}
+	if !errors.Is(err, circuit.ErrCorrupt) {
+		t.Fatalf("Names error = %v, want the corrupt records", err)
+	}
+	for name := range corrupt {
+		if !strings.Contains(err.Error(), s.Key(name)) {
+			t.Errorf("Names error does not name %s's key %s: %v", name, s.Key(name), err)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+// Package storeurl opens the circuit store a URL names, for tools that are
+// told where circuit state lives rather than built against one store, such
+// as circuitgen's operators' commands:
+//
+//	file:///var/lib/myapp/circuits          runtime/filestore (the directory must exist)
+//	redis://user:pass@host:6379/0?prefix=P  runtime/redisstore (also rediss:// and
+//	unix:///run/redis.sock?db=0&prefix=P)   unix://; go-redis's URL syntax; prefix
+//	                                        defaults to redisstore.DefaultPrefix)
+//	postgres://user@host/db?sslmode=disable runtime/sqlstore on PostgreSQL (pgx's URL syntax;
+//	                                        also postgresql://)
+//	sqlite:///var/lib/myapp/circuits.db     runtime/sqlstore on SQLite (the file must exist)
+//
+// Opening checks that the store is there and reachable, and creates and
+// changes nothing: a mistyped directory or database file is reported, not
+// created. The URL's password never appears in errors or in String.
+package storeurl

@@ -1,0 +1,34 @@
+package storeurl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// openRedis opens redis://, rediss:// or unix:// in go-redis's URL syntax,
+// with the key prefix in the query parameter prefix.
+func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
+	q := u.Query()
+	prefix := redisstore.DefaultPrefix
+	if q.Has("prefix") {
+		prefix = q.Get("prefix")
+		q.Del("prefix")
+	}
+	v := *u
+	v.RawQuery = q.Encode()
+	opt, err := redis.ParseURL(v.String())
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	c := redis.NewClient(opt)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	rs := redisstore.New(c, prefix)
+	return &Store{Store: rs, names: rs.Names, close: c.Close}, nil
+}

@@ -1,0 +1,68 @@
+package storeurl
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/circuitgen/circuitgen/runtime/sqlstore"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// openPostgres opens postgres:// or postgresql:// in pgx's URL syntax.
+func openPostgres(ctx context.Context, u *url.URL) (*Store, error) {
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("postgres URL: %w", err)
+	}
+	return openSQL(ctx, stdlib.OpenDB(*cfg), sqlstore.Postgres)
+}
+
+// openSQLite opens sqlite:///abs/path.db: a database file that must exist.
+// It is opened read-write but never created.
+func openSQLite(ctx context.Context, u *url.URL) (*Store, error) {
+	if u.Opaque != "" || u.Host != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("a sqlite URL is sqlite:///absolute/path/to.db (three slashes, no host or query)")
+	}
+	path := filepath.FromSlash(u.Path)
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("path %q is not absolute", u.Path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("database file %s does not exist", path)
+	case err != nil:
+		return nil, fmt.Errorf("database file: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	// A URI filename: mode=rw fails rather than creates a missing file.
+	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: "mode=rw&_pragma=busy_timeout(10000)"}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return openSQL(ctx, db, sqlstore.SQLite)
+}
+
+// openSQL checks that db answers and wraps it in a store.
+func openSQL(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (*Store, error) {
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%v: %w", d, err)
+	}
+	ss, err := sqlstore.New(db, d)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{Store: ss, names: ss.Names, close: db.Close}, nil
+}

@@ -1,0 +1,74 @@
+package storeurl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// Store is an opened store: a circuit.Store that can list its circuits.
+type Store struct {
+	circuit.Store
+
+	location string
+	names    func(context.Context) ([]string, error)
+	close    func() error
+}
+
+// Names returns the names of the circuits with a record in the store.
+// Records that cannot be read are left out and reported in the error, one
+// joined error per record, each naming its record (file, key or row).
+func (s *Store) Names(ctx context.Context) ([]string, error) { return s.names(ctx) }
+
+// Close releases the store's connections.
+func (s *Store) Close() error {
+	if s.close == nil {
+		return nil
+	}
+	return s.close()
+}
+
+// String returns the store's URL, its password hidden.
+func (s *Store) String() string { return s.location }
+
+// Open opens the store raw names. See the package documentation for the
+// URLs it accepts. It checks that the store exists and answers (a directory
+// or database file exists, a server answers a ping); it writes nothing.
+func Open(ctx context.Context, raw string) (*Store, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("store URL: %w", redactErr(err, raw))
+	}
+	loc := u.Redacted()
+	var s *Store
+	switch u.Scheme {
+	case "file":
+		s, err = openFile(u)
+	case "redis", "rediss", "unix":
+		s, err = openRedis(ctx, u)
+	case "postgres", "postgresql":
+		s, err = openPostgres(ctx, u)
+	case "sqlite":
+		s, err = openSQLite(ctx, u)
+	case "":
+		return nil, fmt.Errorf("store URL %q has no scheme: want file:///path/to/dir, redis://, unix://, postgres:// or sqlite:///path/to.db", loc)
+	default:
+		return nil, fmt.Errorf("store URL %s: unsupported scheme %q: want file, redis, rediss, unix, postgres, postgresql or sqlite", loc, u.Scheme)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", loc, err)
+	}
+	s.location = loc
+	return s, nil
+}
+
+// redactErr replaces a *url.Error, which quotes the whole URL (password and
+// all), by its cause.
+func redactErr(err error, raw string) error {
+	if ue, ok := err.(*url.Error); ok && ue.URL == raw {
+		return ue.Err
+	}
+	return err
+}
