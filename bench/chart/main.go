@@ -1,0 +1,299 @@
+// Command chart reads the raw output of bench/'s benchmarks (go test -bench,
+// any number of rounds) and writes an SVG bar chart of each row's ns/op
+// relative to sony/gobreaker/v2, on a log scale, with the median of the
+// rounds. It prints the ratio table of BENCHMARKS.md, in Markdown, to
+// standard output.
+//
+// Usage:
+//
+//	go run ./bench/chart -in bench/out/raw.txt -svg bench/results.svg
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"html"
+	"io"
+	"log"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// rows are the benchmark rows, in the order they are shown, with their
+// labels and the issue's targets.
+var rows = []struct {
+	name, label, target string
+}{
+	{"ClosedSuccess", "closed, success", "≤1.0× gobreaker, 0 allocs/op"},
+	{"OpenRejection", "rejection while open", "≤1.0× gobreaker"},
+	{"MultiProcess", "4 procs × 2 goroutines, closed", "no flock, no write (TestHappyPathNoSyscalls); throughput reported"},
+	{"Snapshot", "Snapshot, unchanged record", "no file read (TestSnapshotNoRead)"},
+	{"FailureCounts", "failure that counts (1 write)", "≤1.3× rawreplace per write"},
+	{"FailureOpens", "failure that opens (1 write)", "≤1.3× rawreplace per write"},
+	{"HalfOpenCycle", "half-open cycle (3 writes)", "≤1.3× rawreplace per write"},
+}
+
+// impls are the implementations, in legend order, with their bar colours;
+// base is the one the chart divides by.
+var impls = []struct{ name, color string }{
+	{"circuitgen", "#1b7837"},
+	{"gobreaker", "#777777"},
+	{"failsafe", "#2166ac"},
+	{"naive", "#b2182b"},
+	{"rawreplace", "#e08214"},
+}
+
+const base = "gobreaker"
+
+// samples holds every measurement: row → impl → unit → values.
+type samples map[string]map[string]map[string][]float64
+
+// parse reads go test -bench output.
+func parse(r io.Reader) (samples, error) {
+	s := samples{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		name := strings.TrimPrefix(f[0], "Benchmark")
+		if i := strings.LastIndexByte(name, '-'); i > 0 { // the -GOMAXPROCS suffix
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		row, impl, ok := strings.Cut(name, "/impl=")
+		if !ok {
+			continue
+		}
+		if s[row] == nil {
+			s[row] = map[string]map[string][]float64{}
+		}
+		if s[row][impl] == nil {
+			s[row][impl] = map[string][]float64{}
+		}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %v", sc.Text(), err)
+			}
+			s[row][impl][f[i+1]] = append(s[row][impl][f[i+1]], v)
+		}
+	}
+	return s, sc.Err()
+}
+
+// median returns the median of row/impl's values in unit, and whether
+// there are any.
+func (s samples) median(row, impl, unit string) (float64, bool) {
+	v := slices.Clone(s[row][impl][unit])
+	if len(v) == 0 {
+		return 0, false
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2], true
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2, true
+}
+
+// ratio returns row's median ns/op of impl over that of other.
+func (s samples) ratio(row, impl, other string) (float64, bool) {
+	a, ok1 := s.median(row, impl, "ns/op")
+	b, ok2 := s.median(row, other, "ns/op")
+	if !ok1 || !ok2 || b == 0 {
+		return 0, false
+	}
+	return a / b, true
+}
+
+// table writes the Markdown ratio table.
+func table(w io.Writer, s samples) {
+	fmt.Fprintln(w, "| row | circuitgen ns/op | allocs/op | ÷ gobreaker | ÷ failsafe | ÷ naive | ÷ rawreplace (per write) | rounds | target |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	cell := func(v float64, ok bool) string {
+		if !ok {
+			return "–"
+		}
+		return fmt.Sprintf("%.3g×", v)
+	}
+	for _, r := range rows {
+		ns, ok := s.median(r.name, "circuitgen", "ns/op")
+		if !ok {
+			continue
+		}
+		allocs, _ := s.median(r.name, "circuitgen", "allocs/op")
+		extra := ""
+		if cps, ok := s.median(r.name, "circuitgen", "calls/s"); ok {
+			extra = fmt.Sprintf(" (%.3g calls/s)", cps)
+		}
+		fmt.Fprintf(w, "| %s | %s%s | %g | %s | %s | %s | %s | %d | %s |\n", r.label, human(ns), extra, allocs,
+			cell(s.ratio(r.name, "circuitgen", "gobreaker")), cell(s.ratio(r.name, "circuitgen", "failsafe")),
+			cell(s.ratio(r.name, "circuitgen", "naive")), cell(s.ratio(r.name, "circuitgen", "rawreplace")),
+			len(s[r.name]["circuitgen"]["ns/op"]), r.target)
+	}
+}
+
+// human formats nanoseconds.
+func human(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}
+
+// ratioLabel formats a ratio for the chart.
+func ratioLabel(v float64) string {
+	switch {
+	case v >= 1e3:
+		return fmt.Sprintf("%.0f×", v)
+	case v >= 10:
+		return fmt.Sprintf("%.0f×", v)
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+// tickLabel formats a decade for the axis.
+func tickLabel(e int) string {
+	switch {
+	case e < 0:
+		return strconv.FormatFloat(math.Pow(10, float64(e)), 'f', -e, 64) + "×"
+	case e < 3:
+		return strconv.Itoa(int(math.Pow(10, float64(e)))) + "×"
+	case e < 6:
+		return strconv.Itoa(int(math.Pow(10, float64(e-3)))) + "k×"
+	}
+	return strconv.Itoa(int(math.Pow(10, float64(e-6)))) + "M×"
+}
+
+// chart writes the SVG.
+func chart(w io.Writer, s samples, note string) {
+	const (
+		width, left, right, top = 960, 250, 70, 104
+		barH, barGap, groupGap  = 16, 3, 18
+	)
+	type bar struct {
+		impl, color string
+		v           float64
+	}
+	type group struct {
+		label string
+		bars  []bar
+	}
+	var groups []group
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		g := group{label: r.label}
+		for _, im := range impls {
+			if im.name == base {
+				continue
+			}
+			if v, ok := s.ratio(r.name, im.name, base); ok {
+				g.bars = append(g.bars, bar{im.name, im.color, v})
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		if len(g.bars) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		log.Fatal("chart: no rows with a gobreaker baseline in the input")
+	}
+	e0, e1 := int(math.Floor(math.Log10(min(lo, 1)))), int(math.Ceil(math.Log10(max(hi, 1))))
+	if e1 == e0 {
+		e1++
+	}
+	plotW := float64(width - left - right)
+	x := func(v float64) float64 {
+		return float64(left) + (math.Log10(v)-float64(e0))/float64(e1-e0)*plotW
+	}
+	h := top
+	for _, g := range groups {
+		h += len(g.bars)*(barH+barGap) + groupGap
+	}
+	plotBottom := h
+	height := h + 70
+
+	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="13">`, width, height, width, height)
+	p(`<rect width="100%%" height="100%%" fill="white"/>`)
+	p(`<text x="%d" y="26" font-size="17" font-weight="bold">Time per operation relative to sony/gobreaker/v2 (log scale; lower is better)</text>`, 16)
+	p(`<text x="%d" y="46" fill="#444">Median ns/op of each implementation ÷ gobreaker's in the same run; gobreaker = 1× (dashed line).</text>`, 16)
+	if note != "" {
+		p(`<text x="%d" y="64" font-size="11" fill="#444">%s</text>`, 16, html.EscapeString(note))
+	}
+	// Grid and axis.
+	for e := e0; e <= e1; e++ {
+		gx := x(math.Pow(10, float64(e)))
+		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`, gx, top-8, gx, plotBottom)
+		p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">%s</text>`, gx, plotBottom+18, tickLabel(e))
+		for k := 2; k < 10 && e < e1; k++ {
+			mx := x(float64(k) * math.Pow(10, float64(e)))
+			p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#f2f2f2"/>`, mx, top-8, mx, plotBottom)
+		}
+	}
+	one := x(1)
+	p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555" stroke-width="1.5" stroke-dasharray="5,3"/>`, one, top-14, one, plotBottom)
+	p(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="#555">gobreaker</text>`, one, top-18)
+	p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, plotBottom, width-right, plotBottom)
+	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">ns/op ÷ gobreaker ns/op</text>`, float64(left)+plotW/2, plotBottom+38)
+
+	y := top
+	for _, g := range groups {
+		gh := len(g.bars)*(barH+barGap) - barGap
+		p(`<text x="%d" y="%d" text-anchor="end" font-weight="bold" dominant-baseline="middle">%s</text>`, left-10, y+gh/2, html.EscapeString(g.label))
+		for _, b := range g.bars {
+			bx := x(math.Pow(10, float64(e0)))
+			p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`, bx, y, max(x(b.v)-bx, 1), barH, b.color, b.impl, ratioLabel(b.v))
+			p(`<text x="%.1f" y="%d" font-size="11" dominant-baseline="middle" fill="#222">%s</text>`, x(b.v)+4, y+barH/2, ratioLabel(b.v))
+			y += barH + barGap
+		}
+		y += groupGap
+	}
+	// Legend.
+	lx := 16
+	for _, im := range impls {
+		if im.name == base {
+			continue
+		}
+		p(`<rect x="%d" y="%d" width="14" height="14" fill="%s"/>`, lx, height-24, im.color)
+		p(`<text x="%d" y="%d">%s</text>`, lx+20, height-12, im.name)
+		lx += 40 + 9*len(im.name)
+	}
+	p(`</svg>`)
+}
+
+func main() {
+	in := flag.String("in", "bench/out/raw.txt", "raw go test -bench output")
+	out := flag.String("svg", "bench/results.svg", "the SVG chart to write")
+	note := flag.String("note", "", "a line under the title (machine, rounds)")
+	flag.Parse()
+	log.SetFlags(0)
+	f, err := os.Open(*in)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := parse(f)
+	f.Close()
+	if err != nil {
+		log.Fatal(err)
+	}
+	table(os.Stdout, s)
+	w, err := os.Create(*out)
+	if err != nil {
+		log.Fatal(err)
+	}
+	chart(w, s, *note)
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+}
