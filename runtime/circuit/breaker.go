@@ -28,14 +28,15 @@ type Breaker struct {
 	clock      func() time.Time
 	observers  []Observer
 
-	refs sync.Map // circuit name → *ref
+	refs  sync.Map  // circuit name → *ref
+	epoch time.Time // a monotonic reading, for rejections (reject.go)
 }
 
 // ref is a circuit of the store, its name validated and bound once.
 type ref struct {
 	name  string
 	store BoundStore
-	open  atomic.Pointer[OpenError] // the latest rejection, for reuse
+	open  atomic.Pointer[rejection] // the latest rejection, for reuse
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -72,7 +73,7 @@ func WithObserver(o Observer) Option {
 
 // New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
-	b := &Breaker{store: store}
+	b := &Breaker{store: store, epoch: time.Now()}
 	b.storeClock, _ = store.(Clock)
 	for _, o := range opts {
 		o(b)
@@ -293,10 +294,16 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 			// Admit's closed case, which needs no clock: the hot path.
 			return Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
 		}
+		local := storeNow.IsZero() && b.clock == nil
+		if local {
+			if e := r.rejected(rec, b.epoch); e != nil {
+				return Grant{}, e // Admit's rejection, as decided for this record
+			}
+		}
 		now := b.now(storeNow)
 		a := Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return Grant{}, r.openError(a.State, a.Until, now)
+			return Grant{}, r.reject(rec, a.State, a.Until, now, b.epoch, local)
 		}
 		if a.Next == nil {
 			return a.Grant, nil

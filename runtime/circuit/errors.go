@@ -40,27 +40,6 @@ type OpenError struct {
 	retryAfter time.Duration
 }
 
-// retryAfter is how long a call rejected at now should wait for until:
-// rounded up to the millisecond, at least one second, at most retryAfterCap.
-func retryAfter(until, now time.Time) time.Duration {
-	d := until.Sub(now)
-	d = (d + time.Millisecond - 1).Truncate(time.Millisecond)
-	return min(max(d, time.Second), retryAfterCap)
-}
-
-// openError returns the OpenError for a call to r rejected at now. Calls
-// rejected within the same millisecond share one: rejecting must cost no
-// more than the call it replaces.
-func (r *ref) openError(s State, until, now time.Time) *OpenError {
-	d := retryAfter(until, now)
-	if e := r.open.Load(); e != nil && e.retryAfter == d && e.State == s && e.Until.Equal(until) {
-		return e
-	}
-	e := &OpenError{Name: r.name, State: s, Until: until, retryAfter: d}
-	r.open.Store(e)
-	return e
-}
-
 // RetryAfter is how long to wait before calling again: until the recorded
 // deadline, rounded up to the millisecond, and at least one second.
 func (e *OpenError) RetryAfter() time.Duration { return max(time.Second, e.retryAfter) }
