@@ -155,11 +155,14 @@ func (x *index) find(tag uint64, claim bool) *slot {
 }
 
 // begin marks a change of the slot's record as under way: the counter
-// becomes odd and larger than any value seen before.
-func (s *slot) begin() uint64 {
-	c := (s.ctr.Load() | 1) + 2
+// becomes odd and larger than any value seen before. It reports whether
+// the counter was odd already: a writer died between its bumps, and may
+// have left a temporary file.
+func (s *slot) begin() (c uint64, interrupted bool) {
+	old := s.ctr.Load()
+	c = (old | 1) + 2
 	s.ctr.Store(c)
-	return c
+	return c, old&1 == 1
 }
 
 // end marks the change as complete: the counter becomes even.

@@ -50,8 +50,9 @@ type entry struct {
 	tag                uint64
 	recordPath, lockTo string
 
-	slot atomic.Pointer[slot]  // its slot in the change index, once found
-	fast atomic.Pointer[known] // the record as of an even change counter
+	slot  atomic.Pointer[slot]  // its slot in the change index, once found
+	fast  atomic.Pointer[known] // the record as of an even change counter
+	swept atomic.Bool           // this process swept the circuit's temporary files
 
 	mu   sync.Mutex
 	file held // the record file last read or written
@@ -290,8 +291,18 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 		}
 		sl := s.slotFor(e, true)
 		var seq uint64
+		// Temporary files of a writer that died are swept by the next: the
+		// first write of each circuit in a process, and any write that finds
+		// a change left half-way in the index.
+		sweep := sl == nil || !e.swept.Load()
 		if sl != nil {
-			seq = sl.begin()
+			var interrupted bool
+			seq, interrupted = sl.begin()
+			sweep = sweep || interrupted
+		}
+		if sweep {
+			s.sweep(e.key)
+			e.swept.Store(true)
 		}
 		f, st, err := s.write(e, data)
 		e.mu.Lock()
@@ -331,7 +342,7 @@ func (e *entry) Delete(ctx context.Context) error {
 		sl := s.slotFor(e, true)
 		var seq uint64
 		if sl != nil {
-			seq = sl.begin()
+			seq, _ = sl.begin()
 		}
 		err := fault("remove", "remove", e.recordPath)
 		if err == nil {

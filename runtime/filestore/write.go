@@ -25,7 +25,6 @@ func step(name string) {
 // record, and the directory is fsynced. The caller holds the lock. It returns
 // the new record file, open for reading, and its identity.
 func (s *Store) write(e *entry, data []byte) (*os.File, *syscall.Stat_t, error) {
-	s.sweep(e.key)
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := e.recordPath + ".tmp-" + hex.EncodeToString(rnd[:])
