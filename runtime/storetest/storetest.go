@@ -30,6 +30,29 @@
 // Corrupt hook it also checks that a corrupt record is reported as such,
 // fails closed, and is removed by Breaker.Clear.
 //
+// Processes checks the same breaker behaviour across real processes: helper
+// processes, re-executions of the test binary, race for one half-open probe,
+// and one of them is killed while it holds the probe. A store shared between
+// processes (a directory, a server) calls it with a ProcessConfig that says
+// how a helper process opens the same store, and calls HelperProcess from
+// its TestHelperProcess:
+//
+//	var processConfig = storetest.ProcessConfig{
+//		Env: func(t *testing.T) []string {
+//			return []string{"MYSTORE_TEST_DIR=" + t.TempDir()}
+//		},
+//		Open: func(t *testing.T) circuit.Store {
+//			s, err := mystore.Open(os.Getenv("MYSTORE_TEST_DIR"))
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return s
+//		},
+//	}
+//
+//	func TestProcesses(t *testing.T)     { storetest.Processes(t, processConfig) }
+//	func TestHelperProcess(t *testing.T) { storetest.HelperProcess(t, processConfig) }
+//
 // Records the suite stores are valid (circuit.Record.Check accepts them),
 // are stored under their own Name, and carry times in whole milliseconds in
 // UTC, so a store may keep times at millisecond precision.
