@@ -43,10 +43,16 @@ var errorType = types.Universe.Lookup("error").Type()
 
 // newBuilder starts the model of the output file at path for target.
 func newBuilder(l *loaded, errs *ErrorList, target *packages.Package, path string) *builder {
+	// The package's own names are taken too, so that the file's imports
+	// and locals are chosen around them (see prepare).
+	decls := map[string]bool{}
+	for _, n := range target.Types.Scope().Names() {
+		decls[n] = true
+	}
 	return &builder{
 		l: l, errs: errs, target: target, home: target.Types,
-		model: &Model{Path: path, PkgPath: target.PkgPath, PkgName: target.Name},
-		decls: map[string]bool{},
+		model: &Model{Path: path, PkgPath: target.PkgPath, PkgName: target.Name, Decls: decls},
+		decls: decls,
 	}
 }
 
@@ -107,6 +113,13 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 			b.errs.add(wpos, "wrapper %q is not a Go identifier", it.Wrapper)
 			return
 		}
+		// A type named like a predeclared identifier would hide it
+		// from the whole package (the generated code uses error, nil,
+		// int, ...); init and main cannot name a type.
+		if types.Universe.Lookup(it.Wrapper) != nil || it.Wrapper == "init" || it.Wrapper == "main" && b.home.Name() == "main" {
+			b.errs.add(wpos, "wrapper %q is a predeclared or reserved name: choose another wrapper= name", it.Wrapper)
+			return
+		}
 	}
 	it.Constructor = "new" + upperFirst(it.Wrapper)
 	if token.IsExported(it.Wrapper) {
@@ -137,6 +150,14 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	}
 	it.Next, it.Circuits = freeName("next", methodNames), freeName("circuits", methodNames)
 	opts := spec.Opts.over(defaults)
+	// The interface's circuit is checked even when every method is
+	// skipped or names its own; a method using it reports the same
+	// problem, which the list drops as a duplicate.
+	if c := spec.Opts.Circuit; c.Set {
+		if err := circuit.ValidateName(c.Val); err != nil {
+			b.errs.add(c.Pos, "invalid circuit name %q: %s", c.Val, reason(err))
+		}
+	}
 	for i := range iface.NumMethods() {
 		fn := iface.Method(i)
 		ms := spec.Methods[fn.Name()]

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,14 @@ var errorIface = errorType.Underlying().(*types.Interface)
 
 // classifier resolves the selected errors and statuses of method m.
 func (b *builder) classifier(spec *ifaceSpec, it *Interface, m *Method, o options, file *ast.File, where token.Position) *Classifier {
-	c := &Classifier{Result: -1, Statuses: o.Statuses.Val}
+	c := &Classifier{Result: -1}
+	// A status given twice (503,503 or 503,503-503) would render as
+	// code == 503 || code == 503, which go vet reports.
+	for _, s := range o.Statuses.Val {
+		if !slices.Contains(c.Statuses, s) {
+			c.Statuses = append(c.Statuses, s)
+		}
+	}
 	ok := true
 	for _, e := range o.Errors.Val {
 		match, resolved := b.resolveError(e, file)
@@ -64,7 +72,9 @@ func (c *Classifier) key() string {
 	}
 	fmt.Fprintf(&sb, "%v;", c.Statuses)
 	if c.Result >= 0 {
-		fmt.Fprintf(&sb, "%d %s", c.ResultKind, types.TypeString(c.ResultType, nil))
+		// The result's index is part of the call: methods whose status
+		// results are at different places cannot share the function.
+		fmt.Fprintf(&sb, "%d %d %s", c.Result, c.ResultKind, types.TypeString(c.ResultType, nil))
 	}
 	return sb.String()
 }

@@ -20,6 +20,9 @@ type Model struct {
 	// file; Aliased marks the paths imported under an alias.
 	Imports map[string]string
 	Aliased map[string]bool
+	// Decls are the package-level names of the package and of the file,
+	// which no import name or local may hide.
+	Decls map[string]bool
 }
 
 // Interface is one guarded interface and its wrapper.

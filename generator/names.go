@@ -2,6 +2,7 @@ package generator
 
 import (
 	"go/token"
+	"go/types"
 	"strconv"
 	"strings"
 	"unicode"
@@ -37,11 +38,17 @@ type namer struct {
 	// pkgs are the names of the packages the file uses; a local named like
 	// one would hide it.
 	pkgs map[string]bool
+	// decls are the package-level names, and the predeclared ones are
+	// checked too: a parameter named error, int or like a package-level
+	// type would hide the type a wrapper's body names.
+	decls map[string]bool
 }
 
-// clashes reports whether name is taken or would hide a package.
+// clashes reports whether name is taken or would hide a package, a
+// package-level or a predeclared name.
 func (n *namer) clashes(name string) bool {
-	return n.taken[name] || n.pkgs[name] || token.Lookup(name).IsKeyword() || name == "_"
+	return n.taken[name] || n.pkgs[name] || n.decls[name] || types.Universe.Lookup(name) != nil ||
+		token.Lookup(name).IsKeyword() || name == "_"
 }
 
 // name returns base, or base with a number appended, and takes it.

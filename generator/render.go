@@ -85,7 +85,7 @@ func prepare(m *Model) {
 	for _, path := range paths {
 		name := m.Imports[path]
 		alias := name
-		for i := 2; pkgs[alias]; i++ {
+		for i := 2; pkgs[alias] || m.Decls[alias]; i++ {
 			alias = name + strconv.Itoa(i)
 		}
 		if alias != name {
@@ -95,7 +95,7 @@ func prepare(m *Model) {
 	}
 	for _, it := range m.Interfaces {
 		for _, mt := range it.Methods {
-			n := &namer{taken: map[string]bool{}, pkgs: pkgs}
+			n := &namer{taken: map[string]bool{}, pkgs: pkgs, decls: m.Decls}
 			for _, tp := range it.TypeParams {
 				n.taken[tp.Obj().Name()] = true
 			}
@@ -316,7 +316,7 @@ func renderClassifier(f *jen.File, m *Model, c *Classifier) {
 	for _, name := range m.Imports {
 		pkgs[name] = true
 	}
-	n := &namer{taken: map[string]bool{}, pkgs: pkgs}
+	n := &namer{taken: map[string]bool{}, pkgs: pkgs, decls: m.Decls}
 	errName := n.name("err")
 	params := []jen.Code{jen.Id(errName).Error()}
 	var resName string

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"go/types"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -109,7 +110,13 @@ func typeCode(t types.Type) jen.Code {
 				c = jen.Id(f.Name()).Add(typeCode(f.Type()))
 			}
 			if tag := t.Tag(i); tag != "" {
-				c.Op("`" + tag + "`")
+				// A raw string cannot hold a backquote: such a tag
+				// would end the literal and run on as code.
+				if strconv.CanBackquote(tag) {
+					c.Op("`" + tag + "`")
+				} else {
+					c.Op(strconv.Quote(tag))
+				}
 			}
 			fields[i] = c
 		}
