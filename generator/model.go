@@ -63,8 +63,9 @@ type Method struct {
 	// Request is, when there is no Ctx, the index of a *net/http.Request
 	// parameter whose Context is passed to the breaker, or -1.
 	Request int
-	// Recv, Err, Run names the receiver and the locals of the body.
-	Recv, Err string
+	// Recv, Err and Ran name the receiver and the locals of the body; Ran,
+	// set only for methods with a Request, records that next was called.
+	Recv, Err, Ran string
 	// ResultNames name the locals that hold the results but the error.
 	ResultNames []string
 }

@@ -115,6 +115,9 @@ func prepare(m *Model) {
 			}
 			mt.Recv = n.name("g")
 			mt.Err = n.name("err")
+			if mt.Ctx < 0 && mt.Request >= 0 {
+				mt.Ran = n.name("ran")
+			}
 			mt.ResultNames = nil
 			for i := range len(mt.Results) - 1 {
 				mt.ResultNames = append(mt.ResultNames, n.name("r"+strconv.Itoa(i)))
@@ -285,11 +288,11 @@ func renderMethod(f *jen.File, it *Interface, mt *Method, slot int, wrapper *jen
 		return jen.Id(recv).Dot(it.Circuits).Index(jen.Lit(slot)).Dot("Run").Call(ctx, op(body...))
 	}
 	ret := jen.Return(jen.Id(mt.Classify.Name).Call(classifyArgs...), jen.Id(mt.Err))
-	if len(mt.ResultNames) == 0 {
+	if len(mt.ResultNames) == 0 && mt.Ran == "" {
 		decl.Block(jen.Return(run(jen.Id(mt.Err).Op(":=").Add(call), ret)))
 		return
 	}
-	var body []jen.Code
+	var body, inner []jen.Code
 	lhs := make([]jen.Code, 0, len(mt.Results))
 	out := make([]jen.Code, 0, len(mt.Results))
 	for i, name := range mt.ResultNames {
@@ -299,14 +302,21 @@ func renderMethod(f *jen.File, it *Interface, mt *Method, slot int, wrapper *jen
 	}
 	lhs = append(lhs, jen.Id(mt.Err))
 	out = append(out, jen.Id(mt.Err))
-	body = append(body,
-		jen.Id(mt.Err).Op(":=").Add(run(
-			jen.Var().Id(mt.Err).Error(),
-			jen.List(lhs...).Op("=").Add(call),
-			ret,
-		)),
-		jen.Return(out...),
-	)
+	if mt.Ran != "" {
+		body = append(body, jen.Var().Id(mt.Ran).Bool())
+		inner = append(inner, jen.Id(mt.Ran).Op("=").True())
+	}
+	inner = append(inner, jen.Var().Id(mt.Err).Error(), jen.List(lhs...).Op("=").Add(call), ret)
+	body = append(body, jen.Id(mt.Err).Op(":=").Add(run(inner...)))
+	if mt.Ran != "" {
+		// Like http.RoundTripper and http.Client.Do, close the request's
+		// body even when the call was rejected and next never saw it.
+		req := jen.Id(mt.Params[mt.Request].Name).Dot("Body")
+		body = append(body, jen.If(jen.Op("!").Id(mt.Ran).Op("&&").Add(req.Clone()).Op("!=").Nil()).Block(
+			jen.Id("_").Op("=").Add(req.Clone()).Dot("Close").Call(),
+		))
+	}
+	body = append(body, jen.Return(out...))
 	decl.Block(body...)
 }
 

@@ -34,11 +34,16 @@ var _ http.RoundTripper = (*GuardedTransport)(nil)
 // RoundTrip calls next.RoundTrip through circuit http-transport.
 func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	var r0 *http.Response
+	var ran bool
 	err := g.circuits[0].Run(p0.Context(), func(context.Context) (circuit.Outcome, error) {
+		ran = true
 		var err error
 		r0, err = g.next.RoundTrip(p0)
 		return classifyHTTPTransport(r0, err), err
 	})
+	if !ran && p0.Body != nil {
+		_ = p0.Body.Close()
+	}
 	return r0, err
 }
 

@@ -3,6 +3,7 @@ package httpguard_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -176,5 +177,43 @@ func TestGuardedTransportIgnoresCanceledRequests(t *testing.T) {
 	}
 	if snap.State != circuit.StateClosed || snap.Failures != 0 {
 		t.Fatalf("a canceled request changed the circuit: %s, %d failures", snap.State, snap.Failures)
+	}
+}
+
+// closeRecorder is a request body that records being closed.
+type closeRecorder struct {
+	closed atomic.Bool
+}
+
+func (c *closeRecorder) Read([]byte) (int, error) { return 0, io.EOF }
+func (c *closeRecorder) Close() error             { c.closed.Store(true); return nil }
+
+// TestRejectedRequestBodyIsClosed checks the RoundTripper contract on
+// rejection: http.Client relies on the transport to close a request's body
+// even when it is never sent.
+func TestRejectedRequestBodyIsClosed(t *testing.T) {
+	f := newFixture(t)
+	up := newUpstream(t)
+	up.status.Store(http.StatusServiceUnavailable)
+	rt := httpguard.NewTransport(nil, f.b.Circuit("upstream", policy))
+	for range policy.FailureThreshold {
+		req, _ := http.NewRequest(http.MethodPost, up.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	body := &closeRecorder{}
+	req, _ := http.NewRequest(http.MethodPost, up.URL, body)
+	before := up.hits.Load()
+	if _, err := rt.RoundTrip(req); !errors.Is(err, circuit.ErrOpen) {
+		t.Fatalf("err = %v, want the circuit's rejection", err)
+	}
+	if up.hits.Load() != before {
+		t.Fatal("a rejected request reached the server")
+	}
+	if !body.closed.Load() {
+		t.Fatal("the rejected request's body was not closed")
 	}
 }
