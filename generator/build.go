@@ -47,7 +47,9 @@ func newBuilder(l *loaded, errs *ErrorList, target *packages.Package, path strin
 	// and locals are chosen around them (see prepare).
 	decls := map[string]bool{}
 	for _, n := range target.Types.Scope().Names() {
-		decls[n] = true
+		if !l.inOurs(target.Types.Scope().Lookup(n).Pos()) {
+			decls[n] = true
+		}
 	}
 	return &builder{
 		l: l, errs: errs, target: target, home: target.Types,
@@ -60,11 +62,20 @@ func newBuilder(l *loaded, errs *ErrorList, target *packages.Package, path strin
 // and the file's own declarations.
 func (b *builder) declare(base string) string {
 	name := base
-	for i := 2; b.decls[name] || b.home.Scope().Lookup(name) != nil; i++ {
+	for i := 2; b.decls[name] || b.lookup(name) != nil; i++ {
 		name = base + itoa(i)
 	}
 	b.decls[name] = true
 	return name
+}
+
+// lookup returns the target package's object named name, leaving out
+// the declarations of a previous output of ours.
+func (b *builder) lookup(name string) types.Object {
+	if o := b.home.Scope().Lookup(name); o != nil && !b.l.inOurs(o.Pos()) {
+		return o
+	}
+	return nil
 }
 
 // position returns the position of a token.Pos.
@@ -127,7 +138,7 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	}
 	bad := false
 	for _, n := range []string{it.Wrapper, it.Constructor} {
-		if o := b.home.Scope().Lookup(n); o != nil {
+		if o := b.lookup(n); o != nil {
 			b.errs.add(wpos, "%s is already declared at %s: choose another wrapper= name", n, relPath(spec.Target, b.position(o.Pos()).String()))
 			bad = true
 		} else if b.decls[n] {

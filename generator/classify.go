@@ -100,6 +100,9 @@ func (b *builder) resolveError(e entry, file *ast.File) (ErrorMatch, bool) {
 		}
 	}
 	obj := pkg.Scope().Lookup(id)
+	if pkg == b.home {
+		obj = b.lookup(id)
+	}
 	if obj == nil {
 		b.errs.add(e.Pos, "%s is not declared in package %s", id, pkg.Path())
 		return ErrorMatch{}, false

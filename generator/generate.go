@@ -77,7 +77,7 @@ func Generate(cfg Config) ([]Output, error) {
 	}
 
 	patterns := slices.Clone(cfg.Patterns)
-	var dirs []string // target directories, for the overlay
+	var dirs []string // target directories, where a previous output may be
 	switch {
 	case len(patterns) == 0 && m != nil:
 	case len(patterns) == 0:
@@ -128,7 +128,7 @@ func Generate(cfg Config) ([]Output, error) {
 	for _, pkg := range l.roots {
 		if len(pkg.GoFiles) == 0 || pkg.Types == nil {
 			if !extra[pkg.PkgPath] && !extra[pkg.ID] {
-				reportLoadErrors(pkg, &errs, false)
+				reportLoadErrors(pkg, &errs, false, l.ours)
 				if len(pkg.Errors) == 0 {
 					errs.add(posOf(""), "%s: no Go files", pkg.ID)
 				}
@@ -139,7 +139,7 @@ func Generate(cfg Config) ([]Output, error) {
 		if extra[pkg.PkgPath] && !slices.Contains(dirs, pdir) {
 			continue
 		}
-		reportLoadErrors(pkg, &errs, true)
+		reportLoadErrors(pkg, &errs, true, l.ours)
 		t := &target{pkg: pkg, dir: pdir, out: filepath.Join(pdir, DefaultOutput)}
 		t.specs = readDirectives(l.fset, pkg.Syntax, pdir, &errs)
 		if m != nil && filepath.Dir(m.Output) == pdir {
@@ -205,8 +205,11 @@ func Generate(cfg Config) ([]Output, error) {
 // reportLoadErrors records a root package's list and parse errors. Type
 // errors are expected while a guarded client is missing; they are reported
 // only when a guarded signature is broken (see builder.checkType).
-func reportLoadErrors(pkg *packages.Package, errs *ErrorList, skipTypeErrors bool) {
+func reportLoadErrors(pkg *packages.Package, errs *ErrorList, skipTypeErrors bool, ours map[string]bool) {
 	for _, e := range pkg.Errors {
+		if ours[parsePos(e.Pos).Filename] {
+			continue // a previous output of ours, stale or broken: replaced
+		}
 		// Type errors, and the compiler's when go list builds export
 		// data, are expected while the guarded client does not exist yet.
 		if skipTypeErrors && (e.Kind == packages.TypeError || strings.HasPrefix(e.Msg, "# ")) {

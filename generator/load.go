@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
@@ -29,18 +28,25 @@ type loaded struct {
 	roots []*packages.Package
 	// byPath holds every type-checked package reachable from the roots.
 	byPath map[string]*types.Package
+	// ours are the files of ours in the target directories: a previous
+	// output, loaded with the package but otherwise ignored.
+	ours map[string]bool
 }
 
-// load loads patterns, run from dir, with one packages.Load. Files of ours
-// in the directories dirs are replaced by a bare package clause, so that a
-// stale or broken previous output cannot stop the load.
+// load loads patterns, run from dir, with one packages.Load.
+//
+// A previous output of ours in the directories dirs is loaded with its
+// package (an overlay hiding it would make go/packages type-check every
+// dependency from source, several times slower), and ignored: its
+// declarations do not count as the package's (see builder.lookup) and its
+// errors are not reported, so that a stale or broken output cannot stop
+// the run.
 func load(dir string, patterns, tags, dirs []string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
-		Mode:    loadMode,
-		Dir:     dir,
-		Fset:    fset,
-		Overlay: overlay(dirs),
+		Mode: loadMode,
+		Dir:  dir,
+		Fset: fset,
 	}
 	if len(tags) > 0 {
 		cfg.BuildFlags = []string{"-tags=" + strings.Join(tags, ",")}
@@ -49,7 +55,7 @@ func load(dir string, patterns, tags, dirs []string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load packages: %w", err)
 	}
-	l := &loaded{fset: fset, roots: roots, byPath: map[string]*types.Package{}}
+	l := &loaded{fset: fset, roots: roots, byPath: map[string]*types.Package{}, ours: oursIn(dirs)}
 	var walk func(p *types.Package)
 	walk = func(p *types.Package) {
 		if p == nil || l.byPath[p.Path()] != nil {
@@ -66,38 +72,27 @@ func load(dir string, patterns, tags, dirs []string) (*loaded, error) {
 	return l, nil
 }
 
-// overlay maps every file of ours in dirs to a bare package clause.
-func overlay(dirs []string) map[string][]byte {
-	ov := map[string][]byte{}
+// oursIn returns the files of ours in dirs.
+func oursIn(dirs []string) map[string]bool {
+	ours := map[string]bool{}
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
-		var ours []string
-		name := ""
 		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
-				continue
-			}
 			path := filepath.Join(dir, e.Name())
-			if isOurs(path) {
-				ours = append(ours, path)
-			} else if name == "" && !strings.HasSuffix(e.Name(), "_test.go") {
-				name = packageName(path)
-			}
-		}
-		for _, path := range ours {
-			n := name
-			if n == "" {
-				n = packageName(path)
-			}
-			if n != "" {
-				ov[path] = []byte(Header + "\n\npackage " + n + "\n")
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && isOurs(path) {
+				ours[path] = true
 			}
 		}
 	}
-	return ov
+	return ours
+}
+
+// inOurs reports whether pos lies in a file of ours.
+func (l *loaded) inOurs(pos token.Pos) bool {
+	return pos.IsValid() && l.ours[l.fset.Position(pos).Filename]
 }
 
 // isOurs reports whether the file at path starts with Header.
@@ -110,15 +105,6 @@ func isOurs(path string) bool {
 	buf := make([]byte, len(Header)+1)
 	n, _ := f.Read(buf)
 	return bytes.HasPrefix(buf[:n], []byte(Header))
-}
-
-// packageName returns the package clause's name of a Go file, or "".
-func packageName(path string) string {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
-	if err != nil || f.Name == nil {
-		return ""
-	}
-	return f.Name.Name
 }
 
 // loadError returns ": " and the load errors of the package at path, or "".
