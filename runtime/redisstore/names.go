@@ -105,27 +105,12 @@ func globEscape(s string) string {
 // readKey reads and strictly decodes the record at key, checking that it is
 // the record of the circuit it names; nil when the key is gone.
 func (s *Store) readKey(ctx context.Context, key string) (*circuit.Record, error) {
-	res, err := loadScript.Run(ctx, s.client, []string{key}).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: load %s: %w", key, err)
-	}
-	_, kind, h, err := parseLoad(res)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: load %s: unexpected reply: %w", key, err)
-	}
-	switch kind {
-	case "none":
-		return nil, nil
-	case "hash":
-	default:
-		return nil, fmt.Errorf("redisstore: record %s: %w: a %s, not a hash", key, circuit.ErrCorrupt, kind)
-	}
-	rec, err := decode(h)
-	if err == nil && s.Key(rec.Name) != key {
-		err = fmt.Errorf("it holds circuit %q", rec.Name)
+	rec, _, err := s.load(ctx, key)
+	if err == nil && rec != nil && s.Key(rec.Name) != key {
+		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", key, circuit.ErrCorrupt, rec.Name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: record %s: %w: %v", key, circuit.ErrCorrupt, err)
+		return nil, err
 	}
 	return rec, nil
 }

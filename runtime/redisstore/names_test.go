@@ -23,8 +23,10 @@ func TestNames(t *testing.T) {
 		}
 	}
 	corrupt := map[string]func() error{
-		"ledger":   func() error { return c.HSet(ctx, s.Key("ledger"), "state", "ajar").Err() },
-		"mail-api": func() error { return c.Set(ctx, s.Key("mail-api"), "not a hash", 0).Err() },
+		"ledger": func() error { return setField(fieldState, "ajar")(ctx, c, s.Key("ledger")) },
+		"mail-api": func() error {
+			return errors.Join(c.Del(ctx, s.Key("mail-api")).Err(), c.HSet(ctx, s.Key("mail-api"), "state", "open").Err())
+		},
 	}
 	for _, f := range corrupt {
 		if err := f(); err != nil {

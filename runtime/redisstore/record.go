@@ -3,85 +3,139 @@ package redisstore
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// formatVersion is the record format this package reads and writes, kept in
-// the hash's "v" field.
-const formatVersion = "1"
+// A record is stored as one string value: numFields fields in a fixed order,
+// each separated by one space (sep), none of which may contain a space:
+//
+//	2 <incarnation> <version> <write id> <name> <state> <failures> <generation> <open_until> <probe_token> <lease_until> <updated_at>
+//
+// The format version comes first and the revision (incarnation, version)
+// right after it, so that replaceScript compares a revision with one prefix
+// comparison. Integers are canonical decimals (no sign, no leading zeros);
+// times are UTC RFC 3339 with nanoseconds as time.RFC3339Nano writes them;
+// a zero time or an absent probe token is an empty field. For example:
+//
+//	2 d0230f7fbdae3eac630d6c4ea69245f6 1 851fda4d060fd750a2f7e5c63637f186 billing-api closed 0 1    2026-11-30T09:50:23.267875Z
+const (
+	// formatVersion is the record format this package reads and writes.
+	// (Format 1 was a hash of the same fields; a hash is now corrupt.)
+	formatVersion = "2"
+	sep           = ' '
+	numFields     = 12
+)
 
-// fields are the hash fields of a record, besides the write id "w".
-var fields = []string{"v", "name", "state", "failures", "generation", "incarnation", "version",
-	"open_until", "probe_token", "lease_until", "updated_at"}
-
-// encode returns r as hash field/value pairs, every field present; a zero
-// time or an empty token is an empty string.
-func encode(r *circuit.Record) []any {
-	return []any{
-		"v", formatVersion,
-		"name", r.Name,
-		"state", r.State.String(),
-		"failures", strconv.Itoa(r.Failures),
-		"generation", strconv.FormatUint(r.Generation, 10),
-		"incarnation", r.Incarnation,
-		"version", strconv.FormatUint(r.Version, 10),
-		"open_until", formatTime(r.OpenUntil),
-		"probe_token", r.ProbeToken,
-		"lease_until", formatTime(r.LeaseUntil),
-		"updated_at", formatTime(r.UpdatedAt),
-	}
+// revisionPrefix returns the start of the stored value of a record whose
+// revision is r's: format version, incarnation and version, each followed
+// by the separator.
+func revisionPrefix(r *circuit.Record) string {
+	b := make([]byte, 0, len(formatVersion)+len(r.Incarnation)+24)
+	b = append(b, formatVersion...)
+	b = append(b, sep)
+	b = append(b, r.Incarnation...)
+	b = append(b, sep)
+	b = strconv.AppendUint(b, r.Version, 10)
+	b = append(b, sep)
+	return string(b)
 }
 
-func formatTime(t time.Time) string {
+// encode returns r's stored value, marked with the write id. r must pass
+// Check; the write id must not be empty; neither it nor r's probe token may
+// contain the separator.
+func encode(r *circuit.Record, writeID string) (string, error) {
+	if err := r.Check(); err != nil {
+		return "", fmt.Errorf("refusing to write an inconsistent record: %w", err)
+	}
+	if writeID == "" || strings.IndexByte(writeID, sep) >= 0 || strings.IndexByte(r.ProbeToken, sep) >= 0 {
+		return "", fmt.Errorf("the write id must not be empty, and neither it nor the probe token may contain a space")
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, formatVersion...)
+	b = append(b, sep)
+	b = append(b, r.Incarnation...)
+	b = append(b, sep)
+	b = strconv.AppendUint(b, r.Version, 10)
+	b = append(b, sep)
+	b = append(b, writeID...)
+	b = append(b, sep)
+	b = append(b, r.Name...)
+	b = append(b, sep)
+	b = append(b, r.State.String()...)
+	b = append(b, sep)
+	b = strconv.AppendUint(b, uint64(r.Failures), 10)
+	b = append(b, sep)
+	b = strconv.AppendUint(b, r.Generation, 10)
+	b = append(b, sep)
+	b = appendTime(b, r.OpenUntil)
+	b = append(b, sep)
+	b = append(b, r.ProbeToken...)
+	b = append(b, sep)
+	b = appendTime(b, r.LeaseUntil)
+	b = append(b, sep)
+	b = appendTime(b, r.UpdatedAt)
+	return string(b), nil
+}
+
+// appendTime appends t in UTC RFC 3339 with nanoseconds; nothing for a zero
+// time.
+func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
-		return ""
+		return b
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().AppendFormat(b, time.RFC3339Nano)
 }
 
-// decode parses a hash strictly: exactly the known fields, canonical values,
-// a consistent record. The error describes what is wrong; callers wrap it
-// with circuit.ErrCorrupt.
-func decode(h map[string]string) (*circuit.Record, error) {
-	if _, ok := h["w"]; !ok {
-		return nil, fmt.Errorf("write id field is missing")
-	}
-	for _, f := range fields {
-		if _, ok := h[f]; !ok {
-			return nil, fmt.Errorf("field %q is missing", f)
+// decode parses a stored value strictly: exactly numFields fields, the
+// known format version, a write id, canonical values, a consistent record.
+// The record's strings share v's memory. The error describes what is wrong;
+// callers wrap it with circuit.ErrCorrupt.
+func decode(v string) (*circuit.Record, error) {
+	var f [numFields]string
+	rest := v
+	for i := range numFields - 1 {
+		var ok bool
+		if f[i], rest, ok = strings.Cut(rest, string(sep)); !ok {
+			return nil, fmt.Errorf("%d fields, want %d", i+1, numFields)
 		}
 	}
-	if len(h) != len(fields)+1 {
-		return nil, fmt.Errorf("unknown fields (%d fields)", len(h))
+	if strings.IndexByte(rest, sep) >= 0 {
+		return nil, fmt.Errorf("more than %d fields", numFields)
 	}
-	if h["v"] != formatVersion {
-		return nil, fmt.Errorf("unknown format version %q", h["v"])
+	f[numFields-1] = rest
+	if f[0] != formatVersion {
+		return nil, fmt.Errorf("unknown format version %q", f[0])
 	}
-	state, err := circuit.ParseState(h["state"])
+	if f[3] == "" {
+		return nil, fmt.Errorf("the write id is missing")
+	}
+	state, err := circuit.ParseState(f[5])
 	if err != nil {
 		return nil, err
 	}
-	failures, err := parseUint(h, "failures")
+	r := &circuit.Record{Incarnation: f[1], Name: f[4], State: state, ProbeToken: f[9]}
+	if r.Version, err = parseUint("version", f[2]); err != nil {
+		return nil, err
+	}
+	failures, err := parseUint("failures", f[6])
 	if err != nil {
 		return nil, err
 	}
-	r := &circuit.Record{Name: h["name"], State: state, Failures: int(min(failures, 1<<31)),
-		Incarnation: h["incarnation"], ProbeToken: h["probe_token"]}
-	if r.Generation, err = parseUint(h, "generation"); err != nil {
+	r.Failures = int(min(failures, 1<<31)) // Check rejects it beyond the largest threshold
+	if r.Generation, err = parseUint("generation", f[7]); err != nil {
 		return nil, err
 	}
-	if r.Version, err = parseUint(h, "version"); err != nil {
+	if r.OpenUntil, err = parseTime("open_until", f[8]); err != nil {
 		return nil, err
 	}
-	for _, t := range []struct {
-		field string
-		dst   *time.Time
-	}{{"open_until", &r.OpenUntil}, {"lease_until", &r.LeaseUntil}, {"updated_at", &r.UpdatedAt}} {
-		if *t.dst, err = parseTime(h, t.field); err != nil {
-			return nil, err
-		}
+	if r.LeaseUntil, err = parseTime("lease_until", f[10]); err != nil {
+		return nil, err
+	}
+	if r.UpdatedAt, err = parseTime("updated_at", f[11]); err != nil {
+		return nil, err
 	}
 	if err := r.Check(); err != nil {
 		return nil, err
@@ -89,24 +143,24 @@ func decode(h map[string]string) (*circuit.Record, error) {
 	return r, nil
 }
 
-// parseUint parses a canonical decimal: no sign, no leading zeros.
-func parseUint(h map[string]string, field string) (uint64, error) {
-	n, err := strconv.ParseUint(h[field], 10, 64)
-	if err != nil || strconv.FormatUint(n, 10) != h[field] {
-		return 0, fmt.Errorf("field %q: %q is not a canonical unsigned integer", field, h[field])
+// parseUint parses a canonical decimal: digits only, no leading zeros.
+func parseUint(field, s string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || s[0] == '0' && len(s) > 1 {
+		return 0, fmt.Errorf("%s: %q is not a canonical unsigned integer", field, s)
 	}
 	return n, nil
 }
 
-// parseTime parses a UTC RFC 3339 time as formatTime writes it; "" is zero.
-func parseTime(h map[string]string, field string) (time.Time, error) {
-	s := h[field]
+// parseTime parses a time as appendTime writes it; "" is the zero time.
+func parseTime(field, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || formatTime(t) != s {
-		return time.Time{}, fmt.Errorf("field %q: %q is not a canonical UTC time", field, s)
+	var buf [48]byte
+	if err != nil || string(appendTime(buf[:0], t)) != s {
+		return time.Time{}, fmt.Errorf("%s: %q is not a canonical UTC time", field, s)
 	}
 	return t.UTC(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -41,25 +42,35 @@ func (s *Store) Key(name string) string { return s.prefix + circuit.Key(name) }
 // server's time, read in the same script.
 func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
 	key := s.Key(name)
-	res, err := loadScript.Run(ctx, s.client, []string{key}).Slice()
+	rec, now, err := s.load(ctx, key)
+	if err == nil && rec != nil && rec.Name != name {
+		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", key, circuit.ErrCorrupt, rec.Name)
+	}
+	if err != nil {
+		return nil, now, err
+	}
+	return rec, now, nil
+}
+
+// load runs loadScript on key and decodes its reply: the record (nil when
+// there is none) and the server's time.
+func (s *Store) load(ctx context.Context, key string) (*circuit.Record, time.Time, error) {
+	res, err := loadScript.Run(ctx, s.client, []string{key}).Text()
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: %w", key, err)
 	}
-	now, kind, h, err := parseLoad(res)
+	now, kind, value, err := parseLoad(res)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: unexpected reply: %w", key, err)
+		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: unexpected reply %q", key, res)
 	}
 	switch kind {
 	case "none":
 		return nil, now, nil
-	case "hash":
+	case "string":
 	default:
-		return nil, now, fmt.Errorf("redisstore: record %s: %w: a %s, not a hash", key, circuit.ErrCorrupt, kind)
+		return nil, now, fmt.Errorf("redisstore: record %s: %w: a %s, not a string", key, circuit.ErrCorrupt, kind)
 	}
-	rec, err := decode(h)
-	if err == nil && rec.Name != name {
-		err = fmt.Errorf("it holds circuit %q", rec.Name)
-	}
+	rec, err := decode(value)
 	if err != nil {
 		return nil, now, fmt.Errorf("redisstore: record %s: %w: %v", key, circuit.ErrCorrupt, err)
 	}
@@ -67,39 +78,26 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 }
 
 // parseLoad splits loadScript's reply into the server time, the key's type
-// and, for a hash, its fields.
-func parseLoad(res []any) (time.Time, string, map[string]string, error) {
-	if len(res) < 3 {
-		return time.Time{}, "", nil, fmt.Errorf("%d elements", len(res))
+// and, for a string, its value.
+func parseLoad(res string) (now time.Time, kind, value string, err error) {
+	sec, rest, ok1 := strings.Cut(res, " ")
+	usec, rest, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return time.Time{}, "", "", errBadReply
 	}
-	sec, err1 := strconv.ParseInt(fmt.Sprint(res[0]), 10, 64)
-	usec, err2 := strconv.ParseInt(fmt.Sprint(res[1]), 10, 64)
-	kind, ok := res[2].(string)
-	if err := errors.Join(err1, err2); err != nil || !ok {
-		return time.Time{}, "", nil, fmt.Errorf("bad time or type: %v", res)
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	u, err2 := strconv.ParseInt(usec, 10, 64)
+	if err1 != nil || err2 != nil || u < 0 || u >= 1e6 {
+		return time.Time{}, "", "", errBadReply
 	}
-	now := time.Unix(sec, usec*1000)
-	if kind != "hash" {
-		return now, kind, nil, nil
+	kind, value, _ = strings.Cut(rest, " ")
+	if kind != "string" && value != "" {
+		return time.Time{}, "", "", errBadReply
 	}
-	if len(res) != 4 {
-		return time.Time{}, "", nil, fmt.Errorf("%d elements for a hash", len(res))
-	}
-	flat, ok := res[3].([]any)
-	if !ok || len(flat)%2 != 0 {
-		return time.Time{}, "", nil, fmt.Errorf("bad hash reply %T", res[3])
-	}
-	h := make(map[string]string, len(flat)/2)
-	for i := 0; i < len(flat); i += 2 {
-		k, ok1 := flat[i].(string)
-		v, ok2 := flat[i+1].(string)
-		if !ok1 || !ok2 {
-			return time.Time{}, "", nil, fmt.Errorf("bad hash entry")
-		}
-		h[k] = v
-	}
-	return now, kind, h, nil
+	return time.Unix(s, u*1000), kind, value, nil
 }
+
+var errBadReply = errors.New("unexpected reply")
 
 // Replace stores next as the circuit's record if the stored one is still
 // prev, in one script; otherwise it returns circuit.ErrConflict.
@@ -110,15 +108,18 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 // replace is Replace with the write id given.
 func (s *Store) replace(ctx context.Context, name string, prev, next *circuit.Record, id string) error {
 	key := s.Key(name)
-	args := make([]any, 0, 3+2*len(fields))
-	if prev == nil {
-		args = append(args, "", "")
-	} else {
-		args = append(args, prev.Incarnation, strconv.FormatUint(prev.Version, 10))
+	if next == nil || next.Name != name {
+		return fmt.Errorf("redisstore: replace %s: the new record must be circuit %q's", key, name)
 	}
-	args = append(args, id)
-	args = append(args, encode(next)...)
-	n, err := replaceScript.Run(ctx, s.client, []string{key}, args...).Int()
+	value, err := encode(next, id)
+	if err != nil {
+		return fmt.Errorf("redisstore: replace %s: %w", key, err)
+	}
+	var rev string
+	if prev != nil {
+		rev = revisionPrefix(prev)
+	}
+	n, err := replaceScript.Run(ctx, s.client, []string{key}, rev, value).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: replace %s: %w", key, err)
 	}
@@ -127,8 +128,8 @@ func (s *Store) replace(ctx context.Context, name string, prev, next *circuit.Re
 		return nil
 	case conflict:
 		return circuit.ErrConflict
-	case notHash:
-		return fmt.Errorf("redisstore: record %s: %w: not a hash", key, circuit.ErrCorrupt)
+	case notString:
+		return fmt.Errorf("redisstore: record %s: %w: not a string", key, circuit.ErrCorrupt)
 	}
 	return fmt.Errorf("redisstore: replace %s: unexpected reply %d", key, n)
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ func TestConformance(t *testing.T) {
 		},
 		Corrupt: func(t *testing.T, s circuit.Store, name string) {
 			c := newClient(t, redisURL(t))
-			if err := c.HSet(t.Context(), s.(*redisstore.Store).Key(name), "state", "ajar").Err(); err != nil {
+			if err := setField(fieldState, "ajar")(t.Context(), c, s.(*redisstore.Store).Key(name)); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -45,39 +47,73 @@ func validRecord(t *testing.T, s *redisstore.Store, name string) *circuit.Record
 
 var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 
+// The positions of a stored record's fields (see record.go).
+const (
+	fieldFormat = iota
+	fieldIncarnation
+	fieldVersion
+	fieldWriteID
+	fieldName
+	fieldState
+	fieldFailures
+	fieldGeneration
+	fieldOpenUntil
+	fieldProbeToken
+	fieldLeaseUntil
+	fieldUpdatedAt
+	numFields
+)
+
 func TestCorruptRecords(t *testing.T) {
 	const name = "billing-api"
 	tests := []struct {
 		name  string
 		spoil func(ctx context.Context, c *redis.Client, key string) error
 	}{
-		{"NotAHash", nil},
-		{"UnknownState", hset("state", "ajar")},
-		{"UnknownVersion", hset("v", "2")},
-		{"MissingField", hdel("generation")},
-		{"MissingWriteID", hdel("w")},
-		{"UnknownField", hset("colour", "red")},
-		{"SignedInteger", hset("failures", "+1")},
-		{"LeadingZero", hset("version", "01")},
-		{"NegativeInteger", hset("generation", "-1")},
-		{"BadTime", hset("updated_at", "yesterday")},
-		{"NonUTCTime", hset("updated_at", "2030-01-02T03:04:05+01:00")},
-		{"Inconsistent", hset("probe_token", "abc")},
-		{"OtherCircuit", hset("name", "payments")},
-		{"FailuresOutOfRange", hset("failures", "1001")},
+		{"Hash", func(ctx context.Context, c *redis.Client, key string) error {
+			return errors.Join(c.Del(ctx, key).Err(), c.HSet(ctx, key, "state", "closed").Err())
+		}},
+		{"List", func(ctx context.Context, c *redis.Client, key string) error {
+			return errors.Join(c.Del(ctx, key).Err(), c.RPush(ctx, key, "x").Err())
+		}},
+		{"Empty", setValue("")},
+		{"Garbage", setValue("not a record")},
+		{"JSON", setValue(`{"v":1,"name":"billing-api","state":"closed"}`)},
+		{"UnknownState", setField(fieldState, "ajar")},
+		{"UnknownFormat", setField(fieldFormat, "1")},
+		{"MissingField", editFields(func(f []string) []string { return append(f[:fieldGeneration], f[fieldGeneration+1:]...) })},
+		{"ExtraField", editFields(func(f []string) []string { return append(f, "red") })},
+		{"TrailingSpace", editFields(func(f []string) []string { return append(f, "") })},
+		{"TabSeparated", func(ctx context.Context, c *redis.Client, key string) error {
+			v, err := c.Get(ctx, key).Result()
+			if err != nil {
+				return err
+			}
+			return c.Set(ctx, key, strings.Replace(v, " ", "\t", 1), 0).Err()
+		}},
+		{"MissingWriteID", setField(fieldWriteID, "")},
+		{"MissingIncarnation", setField(fieldIncarnation, "")},
+		{"MissingUpdatedAt", setField(fieldUpdatedAt, "")},
+		{"SignedInteger", setField(fieldFailures, "+1")},
+		{"LeadingZero", setField(fieldVersion, "01")},
+		{"NegativeInteger", setField(fieldGeneration, "-1")},
+		{"ZeroVersion", setField(fieldVersion, "0")},
+		{"HugeInteger", setField(fieldGeneration, "18446744073709551616")},
+		{"BadTime", setField(fieldUpdatedAt, "yesterday")},
+		{"NonUTCTime", setField(fieldUpdatedAt, "2030-01-02T03:04:05+01:00")},
+		{"NonCanonicalTime", setField(fieldUpdatedAt, "2030-01-02T03:04:05.100Z")},
+		{"Inconsistent", setField(fieldProbeToken, "abc")},
+		{"ClosedWithDeadline", setField(fieldOpenUntil, "2030-01-02T03:04:05Z")},
+		{"OtherCircuit", setField(fieldName, "payments")},
+		{"BadName", setField(fieldName, "1billing")},
+		{"FailuresOutOfRange", setField(fieldFailures, "1001")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, c := newStore(t)
 			ctx := t.Context()
 			validRecord(t, s, name)
-			var err error
-			if tt.spoil == nil {
-				err = c.Set(ctx, s.Key(name), "not a hash", 0).Err()
-			} else {
-				err = tt.spoil(ctx, c, s.Key(name))
-			}
-			if err != nil {
+			if err := tt.spoil(ctx, c, s.Key(name)); err != nil {
 				t.Fatal(err)
 			}
 			rec, _, err := s.Load(ctx, name)
@@ -101,16 +137,121 @@ func TestCorruptRecords(t *testing.T) {
 	}
 }
 
-func hset(field, value string) func(context.Context, *redis.Client, string) error {
-	return func(ctx context.Context, c *redis.Client, key string) error {
-		return c.HSet(ctx, key, field, value).Err()
+// TestRecordLayout checks the stored value field by field, and that every
+// record a Breaker writes decodes back to itself.
+func TestRecordLayout(t *testing.T) {
+	s, c := newStore(t)
+	ctx := t.Context()
+	const name = "billing-api"
+	rec := validRecord(t, s, name)
+	v, err := c.Get(ctx, s.Key(name)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stored: %q (%d bytes)", v, len(v))
+	f := strings.Split(v, " ")
+	if len(f) != numFields {
+		t.Fatalf("%d fields, want %d", len(f), numFields)
+	}
+	want := map[int]string{
+		fieldFormat: "2", fieldIncarnation: rec.Incarnation, fieldVersion: "1", fieldName: name,
+		fieldState: "closed", fieldFailures: "0", fieldGeneration: "1", fieldOpenUntil: "",
+		fieldProbeToken: "", fieldLeaseUntil: "", fieldUpdatedAt: rec.UpdatedAt.UTC().Format(time.RFC3339Nano),
+	}
+	for i, w := range want {
+		if f[i] != w {
+			t.Errorf("field %d = %q, want %q", i, f[i], w)
+		}
+	}
+	if len(f[fieldWriteID]) != 32 {
+		t.Errorf("write id %q, want 32 hex digits", f[fieldWriteID])
+	}
+	// Every state round-trips.
+	open := *rec
+	open.Version, open.State, open.Failures, open.OpenUntil = 2, circuit.StateOpen, 3, rec.UpdatedAt.Add(time.Minute+123*time.Nanosecond)
+	half := open
+	half.Version, half.State, half.OpenUntil, half.ProbeToken, half.LeaseUntil = 3, circuit.StateHalfOpen, time.Time{}, newID(), open.OpenUntil.Add(time.Second)
+	prev := rec
+	for _, next := range []*circuit.Record{&open, &half} {
+		if err := s.Replace(ctx, name, prev, next); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.Load(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, normalized(next)) {
+			t.Errorf("Load = %+v, want %+v", got, next)
+		}
+		prev = next
 	}
 }
 
-func hdel(field string) func(context.Context, *redis.Client, string) error {
-	return func(ctx context.Context, c *redis.Client, key string) error {
-		return c.HDel(ctx, key, field).Err()
+// normalized returns r with its times in UTC, as stores return them.
+func normalized(r *circuit.Record) *circuit.Record {
+	n := *r
+	utc := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return time.Time{}
+		}
+		return t.UTC()
 	}
+	n.OpenUntil, n.LeaseUntil, n.UpdatedAt = utc(n.OpenUntil), utc(n.LeaseUntil), utc(n.UpdatedAt)
+	return &n
+}
+
+// TestReplaceRefusesUnreadableRecords checks that Replace writes nothing
+// that Load could not read back.
+func TestReplaceRefusesUnreadableRecords(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	const name = "billing-api"
+	rec := validRecord(t, s, name)
+	spaced := *rec
+	spaced.Version, spaced.State, spaced.ProbeToken, spaced.LeaseUntil = 2, circuit.StateHalfOpen, "a b", rec.UpdatedAt.Add(time.Second)
+	inconsistent := *rec
+	inconsistent.Version, inconsistent.ProbeToken = 2, "abc"
+	other := *rec
+	other.Version, other.Name = 2, "payments"
+	for _, next := range []*circuit.Record{&spaced, &inconsistent, &other} {
+		if err := s.Replace(ctx, name, rec, next); err == nil || errors.Is(err, circuit.ErrConflict) {
+			t.Errorf("Replace(%+v) = %v, want a refusal", next, err)
+		}
+	}
+	valid := *rec
+	valid.Version = 2
+	for _, id := range []string{"a b", ""} {
+		if err := redisstore.ReplaceWithWriteID(s, ctx, name, rec, &valid, id); err == nil {
+			t.Errorf("Replace with write id %q succeeded", id)
+		}
+	}
+	got, _, err := s.Load(ctx, name)
+	if err != nil || got.Version != 1 {
+		t.Fatalf("after refused writes: %+v, %v; want version 1 intact", got, err)
+	}
+}
+
+// setValue stores v as the record's value.
+func setValue(v string) func(context.Context, *redis.Client, string) error {
+	return func(ctx context.Context, c *redis.Client, key string) error {
+		return c.Set(ctx, key, v, 0).Err()
+	}
+}
+
+// editFields rewrites the stored record's fields with edit.
+func editFields(edit func([]string) []string) func(context.Context, *redis.Client, string) error {
+	return func(ctx context.Context, c *redis.Client, key string) error {
+		v, err := c.Get(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		return c.Set(ctx, key, strings.Join(edit(strings.Split(v, " ")), " "), 0).Err()
+	}
+}
+
+// setField sets field i of the stored record to v.
+func setField(i int, v string) func(context.Context, *redis.Client, string) error {
+	return editFields(func(f []string) []string { f[i] = v; return f })
 }
 
 // newID returns a random 32-hex-digit id, as circuit's ids are.
@@ -155,15 +296,15 @@ func TestReplayedReplace(t *testing.T) {
 	}
 }
 
-func TestReplaceNotAHashIsCorrupt(t *testing.T) {
+func TestReplaceOverAnotherTypeIsCorrupt(t *testing.T) {
 	s, c := newStore(t)
 	const name = "billing-api"
-	if err := c.Set(t.Context(), s.Key(name), "x", 0).Err(); err != nil {
+	if err := c.HSet(t.Context(), s.Key(name), "state", "closed").Err(); err != nil {
 		t.Fatal(err)
 	}
 	a := circuit.Admit(nil, name, policy, time.Now(), newID)
 	if err := s.Replace(t.Context(), name, nil, a.Next); !errors.Is(err, circuit.ErrCorrupt) {
-		t.Fatalf("Replace over a string = %v, want an error matching circuit.ErrCorrupt", err)
+		t.Fatalf("Replace over a hash = %v, want an error matching circuit.ErrCorrupt", err)
 	}
 }
 

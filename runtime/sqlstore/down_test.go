@@ -39,3 +39,106 @@ func TestServerDown(t *testing.T) {
 		t.Fatalf("%d calls admitted with no server, want 0", calls)
 	}
 }
+
+// TestServerStopped runs guarded calls on a PostgreSQL server of the
+// test's own and stops it mid-run (an immediate stop, or a SIGKILL of the
+// postmaster, as a crash would):
+// the call whose settlement meets the stopped server fails with a
+// StateError after the operation ran (taking precedence over, and
+// wrapping, the operation's error), and every call after it fails closed
+// with a StateError without running. Once the server is back, with its
+// records intact, calls work again.
+func TestServerStopped(t *testing.T) {
+	t.Run("Immediate", func(t *testing.T) { testServerStopped(t, (*pgServer).stop) })
+	t.Run("Killed", func(t *testing.T) { testServerStopped(t, (*pgServer).kill) })
+}
+
+func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
+	start := time.Now()
+	srv := startThrowawayPostgres(t)
+	t.Logf("throwaway PostgreSQL up in %v", time.Since(start).Round(time.Millisecond))
+	db := openPostgres(t, srv.DSN(), nil)
+	s, err := sqlstore.New(db, sqlstore.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every store round trip below is bounded by a context.
+	bounded := func() context.Context {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	if err := s.Migrate(bounded()); err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(s)
+	const name = "billing-api"
+	if err := b.Run(bounded(), name, policy, op(circuit.Success)); err != nil {
+		t.Fatalf("Run with the server up: %v", err)
+	}
+	if err := b.Run(bounded(), name, policy, op(circuit.Failure)); !errors.Is(err, errDown) {
+		t.Fatalf("failing Run with the server up = %v, want its own error", err)
+	}
+	before, err := b.Snapshot(bounded(), name)
+	if err != nil || before.State != circuit.StateClosed || before.Failures != 1 {
+		t.Fatalf("Snapshot = %+v, %v; want closed with 1 failure", before, err)
+	}
+
+	// The server stops while an operation runs: its settlement (a failure
+	// to count) meets the outage after the operation ran.
+	ran := 0
+	err = b.Run(bounded(), name, policy, func(context.Context) (circuit.Outcome, error) {
+		ran++
+		stop(srv, t)
+		return circuit.Failure, errDown
+	})
+	var se *circuit.StateError
+	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, errDown) || ran != 1 {
+		t.Fatalf("Run whose settlement meets the stopped server = %v (ran %d), want a StateError with Ran, wrapping the call's error", err, ran)
+	}
+	t.Logf("settlement with the server stopped: %v", err)
+
+	calls := 0
+	for i, outcome := range []circuit.Outcome{circuit.Success, circuit.Failure, circuit.Ignored, circuit.Success, circuit.Success} {
+		callStart := time.Now()
+		err := b.Run(bounded(), name, policy, func(context.Context) (circuit.Outcome, error) {
+			calls++
+			return outcome, nil
+		})
+		if !errors.As(err, &se) || se.Ran {
+			t.Fatalf("call %d with the server stopped = %v, want a StateError before the call", i, err)
+		}
+		if d := time.Since(callStart); d > 5*time.Second {
+			t.Errorf("call %d took %v to fail", i, d)
+		}
+		if i == 0 {
+			t.Logf("with the server stopped: %v (in %v)", err, time.Since(callStart).Round(time.Millisecond))
+		}
+	}
+	if calls != 0 {
+		t.Fatalf("%d calls admitted with the server stopped, want 0", calls)
+	}
+	if _, err := b.Snapshot(bounded(), name); err == nil {
+		t.Fatal("Snapshot with the server stopped succeeded")
+	}
+
+	// Back up: the record is as it was before the outage (the failed
+	// settlement wrote nothing), and calls are admitted again.
+	restart := time.Now()
+	srv.start(t)
+	t.Logf("restarted (crash recovery) in %v", time.Since(restart).Round(time.Millisecond))
+	after, err := b.Snapshot(bounded(), name)
+	if err != nil || after != before {
+		t.Fatalf("Snapshot after the restart = %+v, %v; want %+v", after, err, before)
+	}
+	ran = 0
+	if err := b.Run(bounded(), name, policy, func(context.Context) (circuit.Outcome, error) {
+		ran++
+		return circuit.Success, nil
+	}); err != nil || ran != 1 {
+		t.Fatalf("Run after the restart = %v (ran %d), want it admitted and settled", err, ran)
+	}
+	if snap, err := b.Snapshot(bounded(), name); err != nil || snap.Failures != 0 || snap.Generation != before.Generation {
+		t.Fatalf("Snapshot after a success = %+v, %v; want the count reset in the same generation", snap, err)
+	}
+}
