@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -265,7 +264,7 @@ func linRecEqual(a, b *circuit.Record) bool {
 		a.LeaseUntil.Equal(b.LeaseUntil)
 }
 
-var linModel = porcupine.Model{
+var linModel = (&porcupine.NondeterministicModel{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
 		by := map[string][]porcupine.Operation{}
 		for _, op := range history {
@@ -280,56 +279,19 @@ var linModel = porcupine.Model{
 		}
 		return parts
 	},
-	Init: func() any { return linState{} },
-	Step: func(state, input, output any) (bool, any) {
-		st, in, out := state.(linState), input.(linInput), output.(linOutput)
-		switch in.kind {
-		case "allow":
-			fresh := func() string { return fmt.Sprintf("%032x", fnv64(in.op)) }
-			a := circuit.Admit(st.rec, in.circuit, linPolicy, in.now, fresh)
-			if !out.unknown {
-				if a.Admitted != out.admitted {
-					return false, nil
-				}
-				if a.Admitted && a.Grant.Probe != out.probe {
-					return false, nil
-				}
-				if !a.Admitted && (a.State != out.state || !a.Until.Equal(out.until)) {
-					return false, nil
-				}
-			}
-			next := st
-			if a.Next != nil {
-				next.rec = a.Next
-			}
-			if a.Admitted {
-				next = next.withGrants(func(g map[string]circuit.Grant) { g[in.ticket] = a.Grant })
-			}
-			return true, next
-		case "done":
-			g, ok := st.grants[in.ticket]
-			if !ok {
-				return false, nil
-			}
-			next := st.withGrants(func(g map[string]circuit.Grant) { delete(g, in.ticket) })
-			if rec := circuit.Settle(st.rec, g, in.outcome, linPolicy, in.now); rec != nil {
-				next.rec = rec
-			}
-			return true, next
-		case "snap":
-			if out.unknown {
-				return true, st
-			}
-			if st.rec == nil {
-				return !out.exists && out.state == circuit.StateClosed && out.gen == 0, st
-			}
-			r := st.rec
-			return out.exists && out.state == r.State && out.failures == r.Failures && out.gen == r.Generation &&
-				out.openUntil.Equal(r.OpenUntil) && out.leaseUntil.Equal(r.LeaseUntil), st
-		case "clear":
-			return true, linState{grants: st.grants}
+	Init: func() []any { return []any{linState{}} },
+	Step: func(state, input, output any) []any {
+		ok, next := linStep(state, input, output)
+		switch {
+		case output.(linOutput).unknown && ok:
+			// The worker died during the operation: it took effect, or not.
+			return []any{state, next}
+		case output.(linOutput).unknown:
+			return []any{state}
+		case ok:
+			return []any{next}
 		}
-		return false, nil
+		return nil
 	},
 	Equal: func(a, b any) bool {
 		x, y := a.(linState), b.(linState)
@@ -368,6 +330,59 @@ var linModel = porcupine.Model{
 		return fmt.Sprintf("%v f=%d g=%d open_until=%s lease_until=%s, %d tickets", r.State, r.Failures, r.Generation,
 			r.OpenUntil.Format(time.TimeOnly), r.LeaseUntil.Format(time.TimeOnly), len(st.grants))
 	},
+}).ToModel()
+
+// linStep is the model's deterministic step: what the operation does
+// when it completes.
+func linStep(state, input, output any) (bool, any) {
+	st, in, out := state.(linState), input.(linInput), output.(linOutput)
+	switch in.kind {
+	case "allow":
+		fresh := func() string { return fmt.Sprintf("%032x", fnv64(in.op)) }
+		a := circuit.Admit(st.rec, in.circuit, linPolicy, in.now, fresh)
+		if !out.unknown {
+			if a.Admitted != out.admitted {
+				return false, nil
+			}
+			if a.Admitted && a.Grant.Probe != out.probe {
+				return false, nil
+			}
+			if !a.Admitted && (a.State != out.state || !a.Until.Equal(out.until)) {
+				return false, nil
+			}
+		}
+		next := st
+		if a.Next != nil {
+			next.rec = a.Next
+		}
+		if a.Admitted {
+			next = next.withGrants(func(g map[string]circuit.Grant) { g[in.ticket] = a.Grant })
+		}
+		return true, next
+	case "done":
+		g, ok := st.grants[in.ticket]
+		if !ok {
+			return false, nil
+		}
+		next := st.withGrants(func(g map[string]circuit.Grant) { delete(g, in.ticket) })
+		if rec := circuit.Settle(st.rec, g, in.outcome, linPolicy, in.now); rec != nil {
+			next.rec = rec
+		}
+		return true, next
+	case "snap":
+		if out.unknown {
+			return true, st
+		}
+		if st.rec == nil {
+			return !out.exists && out.state == circuit.StateClosed && out.gen == 0, st
+		}
+		r := st.rec
+		return out.exists && out.state == r.State && out.failures == r.Failures && out.gen == r.Generation &&
+			out.openUntil.Equal(r.OpenUntil) && out.leaseUntil.Equal(r.LeaseUntil), st
+	case "clear":
+		return true, linState{grants: st.grants}
+	}
+	return false, nil
 }
 
 func fnv64(s string) uint64 {
@@ -388,6 +403,9 @@ type linChild struct {
 	mu      sync.Mutex
 	ops     []porcupine.Operation
 	pending map[string]*porcupine.Operation
+	// diedAt is when the parent saw the worker dead (monotonic): whatever
+	// its last operation did, it did before then.
+	diedAt int64
 }
 
 func startLinChild(t *testing.T, dir string, client int, seed uint64) *linChild {
@@ -481,7 +499,10 @@ func (c *linChild) parse(f []string) error {
 }
 
 // history returns the worker's operations; with killed, its operation in
-// flight is included with an unknown outcome and no return.
+// flight is included with an unknown outcome, returning when the worker was
+// seen dead: a dead process changes nothing, so the operation's effect, if
+// any, lies between its call and then. (An unbounded return would let it
+// take effect at any later point, and the search would blow up.)
 func (c *linChild) history(now time.Time, killed bool) []porcupine.Operation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -494,14 +515,14 @@ func (c *linChild) history(now time.Time, killed bool) []porcupine.Operation {
 		in.now = now
 		op.Input = in
 		op.Output = linOutput{unknown: true}
-		op.Return = math.MaxInt64
+		op.Return = c.diedAt
 		ops = append(ops, *op)
 	}
 	return ops
 }
 
 func TestLinearizability(t *testing.T) {
-	workers, target, opsPerPhase := 8, 10_000, 25
+	workers, target, opsPerPhase := 8, 10_000, 15
 	if testing.Short() && !soakMode() {
 		target, opsPerPhase = 3000, 15
 	}
@@ -564,6 +585,9 @@ func TestLinearizability(t *testing.T) {
 			_ = live[victim].cmd.Process.Signal(syscall.SIGKILL)
 			_ = live[victim].cmd.Wait()
 			<-live[victim].eof
+			live[victim].mu.Lock()
+			live[victim].diedAt = monotonic()
+			live[victim].mu.Unlock()
 			kills++
 		}
 		for i, c := range live {
