@@ -1,0 +1,56 @@
+package circuit
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+)
+
+// Ticket is an admitted call in the two-step form, for code that cannot wrap
+// the operation in a closure: Allow admits, the caller runs the operation,
+// and Done settles it exactly once.
+type Ticket struct {
+	b      *Breaker
+	ctx    context.Context
+	ref    *ref
+	policy Policy
+	grant  Grant
+	done   atomic.Bool // set by the first Done; Done may race with itself
+}
+
+// Allow admits one call to the named circuit under policy p, or returns the
+// same errors as Run does before the operation. Every Ticket must be settled
+// with Done; an unsettled probe holds its claim until its lease expires.
+func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
+	r, err := b.ref(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	g, err := b.allow(ctx, r, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Ticket{b: b, ctx: ctx, ref: r, policy: p, grant: g}, nil
+}
+
+// Probe reports whether the ticket is the circuit's half-open probe.
+func (t *Ticket) Probe() bool { return t.grant.Probe }
+
+// Done settles the call with its outcome. Only the first call has an effect.
+// A *StateError means the circuit could not record it.
+func (t *Ticket) Done(o Outcome) error {
+	if !t.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, o); err != nil {
+		var se *StateError
+		if errors.As(err, &se) {
+			se.Ran = true
+		}
+		return err
+	}
+	return nil
+}
