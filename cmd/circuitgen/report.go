@@ -11,49 +11,38 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/httpguard"
 )
 
 // stateReport is what `circuitgen state -json` prints.
 type stateReport struct {
 	// Store is the store's URL, its password hidden.
 	Store string `json:"store"`
-	// Circuits are the circuits read, sorted by name.
-	Circuits []circuitState `json:"circuits"`
+	// Circuits are the circuits read, sorted by name, in the form of
+	// httpguard's status handler; Error holds the whole error, for
+	// operators.
+	Circuits []httpguard.CircuitStatus `json:"circuits"`
 	// Errors are the records that could not be read, each naming its record.
 	Errors []string `json:"errors,omitempty"`
-}
-
-// circuitState is one circuit, with the field names of httpguard's status
-// handler.
-type circuitState struct {
-	Name       string    `json:"name"`
-	State      string    `json:"state"`
-	Failures   int       `json:"failures"`
-	Generation uint64    `json:"generation"`
-	OpenUntil  time.Time `json:"open_until,omitzero"`
-	LeaseUntil time.Time `json:"lease_until,omitzero"`
-	UpdatedAt  time.Time `json:"updated_at,omitzero"`
-	Recorded   bool      `json:"recorded"`
-	Error      string    `json:"error,omitempty"`
 }
 
 // readStates reads the named circuits with b.Snapshot, which never changes
 // them. A circuit that cannot be read is reported with state "error" and
 // its error; the others are read all the same.
-func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]circuitState, []error) {
+func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]httpguard.CircuitStatus, []error) {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	states := make([]circuitState, 0, len(names))
+	states := make([]httpguard.CircuitStatus, 0, len(names))
 	var errs []error
 	for _, name := range names {
 		snap, err := b.Snapshot(ctx, name)
 		if err != nil {
-			states = append(states, circuitState{Name: name, State: "error", Error: err.Error()})
+			states = append(states, httpguard.CircuitStatus{Name: name, State: httpguard.StateError, Error: err.Error()})
 			errs = append(errs, err)
 			continue
 		}
-		states = append(states, circuitState{
+		states = append(states, httpguard.CircuitStatus{
 			Name: name, State: snap.State.String(), Failures: snap.Failures, Generation: snap.Generation,
 			OpenUntil: utc(snap.OpenUntil), LeaseUntil: utc(snap.LeaseUntil), UpdatedAt: utc(snap.UpdatedAt),
 			Recorded: snap.Exists,
