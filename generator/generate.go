@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,6 +187,13 @@ func Generate(cfg Config) ([]Output, error) {
 				errs.add(posOf(""), "-out %s is not in the directory of package %s", cfg.Out, models[0].PkgName)
 			}
 			models[0].Path = out
+		}
+	}
+	for _, md := range models {
+		if _, err := os.Lstat(md.Path); err == nil && !isOurs(md.Path) {
+			errs.add(token.Position{Filename: md.Path, Line: 1, Column: 1},
+				"%s exists and was not written by circuitgen (it lacks the header %q): refusing to overwrite it; rename it, or write elsewhere with -out or the manifest's output",
+				filepath.Base(md.Path), Header)
 		}
 	}
 	if err := errs.err(dir); err != nil {

@@ -63,7 +63,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if stale {
-			fmt.Fprintf(stderr, "circuitgen: generated code in %s is stale: run go generate there\n", wd)
+			fmt.Fprintln(stderr, "circuitgen: the generated code above is stale: run go generate")
 			return 1
 		}
 		return 0
