@@ -45,7 +45,7 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	return r0, err
 }
 
-// classifyBenchCount classifies the outcome of a call to circuit bench-count.
+// classifyBenchCount classifies the outcome of a call to circuits bench-count, bench-cycle, bench-closed, bench-trip.
 func classifyBenchCount(err error) circuit.Outcome {
 	if err != nil {
 		if errors.Is(err, ErrDown) {

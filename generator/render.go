@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dave/jennifer/jen"
@@ -370,7 +371,19 @@ func renderClassifier(f *jen.File, m *Model, c *Classifier) {
 	}
 	body = append(body, jen.Return(jen.Qual(circuitPath, "Success")))
 	f.Line()
-	f.Commentf("%s classifies the outcome of a call to circuit %s.", c.Name, c.Circuit)
+	var circuits []string
+	for _, it := range m.Interfaces {
+		for _, mt := range it.Methods {
+			if mt.Classify == c && !slices.Contains(circuits, mt.Circuit) {
+				circuits = append(circuits, mt.Circuit)
+			}
+		}
+	}
+	if len(circuits) > 1 {
+		f.Commentf("%s classifies the outcome of a call to circuits %s.", c.Name, strings.Join(circuits, ", "))
+	} else {
+		f.Commentf("%s classifies the outcome of a call to circuit %s.", c.Name, c.Circuit)
+	}
 	f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(body...)
 }
 

@@ -46,7 +46,7 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 	return r0, err
 }
 
-// classifyBillingAPICharge classifies the outcome of a call to circuit billing-api:charge.
+// classifyBillingAPICharge classifies the outcome of a call to circuits billing-api:charge, billing-api:invoices, billing-api:refund.
 func classifyBillingAPICharge(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError

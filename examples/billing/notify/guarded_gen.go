@@ -47,7 +47,7 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	return r0, err
 }
 
-// classifyMailAPIQuota classifies the outcome of a call to circuit mail-api:quota.
+// classifyMailAPIQuota classifies the outcome of a call to circuits mail-api:quota, mail-api.
 func classifyMailAPIQuota(err error) circuit.Outcome {
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
