@@ -90,14 +90,24 @@ func New(store Store, opts ...Option) *Breaker {
 // every lock, with ctx; its Outcome settles the circuit. A panic in op
 // settles as Ignored and continues.
 func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
-	r, err := b.ref(name)
+	r, err := b.bind(name, p)
 	if err != nil {
 		return err
 	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
 	return b.run(ctx, r, p, op)
+}
+
+// bind returns the named circuit's ref after validating name and p: the
+// configuration errors of Run, Allow and Circuit, before any I/O.
+func (b *Breaker) bind(name string, p Policy) (*ref, error) {
+	r, err := b.ref(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Context) (Outcome, error)) error {

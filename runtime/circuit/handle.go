@@ -6,30 +6,23 @@ import "context"
 // store once: the prepared form of Breaker.Run for code that calls the same
 // circuit again and again, such as generated guarded clients.
 type Circuit struct {
-	b   *Breaker
-	r   *ref
-	p   Policy
-	err error
+	b    *Breaker
+	name string
+	r    *ref
+	p    Policy
+	err  error
 }
 
 // Circuit returns the named circuit under policy p. An invalid name or
 // policy is reported, as a *ConfigError, by every call of the Circuit.
 func (b *Breaker) Circuit(name string, p Policy) *Circuit {
-	c := &Circuit{b: b, p: p}
-	c.r, c.err = b.ref(name)
-	if c.err == nil {
-		c.err = p.Validate()
-	}
+	c := &Circuit{b: b, name: name, p: p}
+	c.r, c.err = b.bind(name, p)
 	return c
 }
 
 // Name returns the circuit's name.
-func (c *Circuit) Name() string {
-	if c.r == nil {
-		return ""
-	}
-	return c.r.name
-}
+func (c *Circuit) Name() string { return c.name }
 
 // Run runs op through the circuit, exactly as Breaker.Run does.
 func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, error)) error {

@@ -2,7 +2,6 @@ package circuit
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 )
 
@@ -22,11 +21,8 @@ type Ticket struct {
 // same errors as Run does before the operation. Every Ticket must be settled
 // with Done; an unsettled probe holds its claim until its lease expires.
 func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
-	r, err := b.ref(name)
+	r, err := b.bind(name, p)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	g, err := b.allow(ctx, r, p)
@@ -46,11 +42,7 @@ func (t *Ticket) Done(o Outcome) error {
 		return nil
 	}
 	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, o); err != nil {
-		var se *StateError
-		if errors.As(err, &se) {
-			se.Ran = true
-		}
-		return err
+		return ranError(err, nil)
 	}
 	return nil
 }
