@@ -169,25 +169,11 @@ func writeAnchor(dir, path string, a anchor) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".clock-*")
+	tmp, err := writeWhole(dir, ".clock-*", append(data, '\n'))
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
 	err = os.Link(tmp, path)
 	if errors.Is(err, fs.ErrExist) {
 		if cur, rerr := readAnchor(path); rerr == nil && cur.BootID == a.BootID {

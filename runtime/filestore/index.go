@@ -101,27 +101,13 @@ func openIndex(dir string, create bool) (*index, error) {
 // createIndex writes a zeroed index to a temporary file and links it into
 // place; when another process linked one first, that one stands.
 func createIndex(dir, path string) error {
-	f, err := os.CreateTemp(dir, ".index-*")
-	if err != nil {
-		return fmt.Errorf("create index: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
 	buf := make([]byte, indexSize)
 	copy(buf, indexMagic)
-	_, err = f.Write(buf)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	tmp, err := writeWhole(dir, ".index-*", buf)
 	if err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}
+	defer os.Remove(tmp)
 	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create index: %w", err)
 	}
