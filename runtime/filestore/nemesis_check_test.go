@@ -1,0 +1,320 @@
+//go:build linux
+
+package filestore
+
+// The nemesis checker: it reads the histories the nemesis workers wrote and
+// finds the calls the store must never have admitted. Every time in a
+// history is the kernel's boot clock (CLOCK_BOOTTIME), which every process
+// on the server reads alike and which no fault of the nemesis can move; the
+// store's own clock is that clock plus an anchor kept in the state directory,
+// which the nemesis tampers with, so the checker judges by the boot clock.
+//
+// A history is a sequence of lines, one write(2) each, appended to the
+// worker's own file (so a SIGKILL leaves every line whole):
+//
+//	C <op> <kind> <circuit> <boot>                  a call starts: allow, snap or clear
+//	A <op> <boot> <probe 0|1> <store now>           allow admitted it (store now: Store.Now after it)
+//	E <op> <boot> <outcome>                         its operation ended; Done starts
+//	D <op> <boot> <result> <message>                Done, or Clear, returned
+//	R <op> <boot> <result> <message>                allow or snap failed or was rejected
+//	N <op> <boot> <state> <gen> <failures> <exists> a snapshot
+//	T <op> <circuit> <from> <to> <gen> <failures> <at> <boot>
+//	                                                a transition this op committed (an Observer)
+//
+// A result is "ok", "open:<state>", "state:<op>[:ran][:corrupt]", "ctx" or
+// "other"; a message is a quoted string.
+//
+// Each judgement is conservative: an event counts as inside an interval only
+// when every instant at which it may have happened lies inside it, so a
+// process stopped or slow between two readings of the clock widens the
+// uncertainty, never a violation.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// nemesisSlack absorbs the difference between two anchors of the store's
+// clock taken from the wall clock at different moments of one boot (the
+// wall clock is slewed by NTP, microseconds); a deadline a process applies
+// up to this much early is not reported.
+const nemesisSlack = 2 * time.Millisecond
+
+// nOp is one call in a history. Times are boot-clock nanoseconds; zero is
+// unknown (the worker died first).
+type nOp struct {
+	id, kind, circuit string
+	call, admit, end  int64 // call start; admitted; operation ended (Done starts)
+	ret               int64 // the call, or Done, returned
+	admitted, probe   bool
+	result, msg       string // of the admission, or of Done when admitted
+	storeNow          int64  // Store.Now at admission, Unix nanoseconds
+	snap              nSnap
+	trans             []nTrans
+}
+
+// nSnap is what a snapshot read.
+type nSnap struct {
+	state    circuit.State
+	gen      uint64
+	failures int
+	exists   bool
+}
+
+// nTrans is a transition an op committed, heard by its Breaker's Observer.
+type nTrans struct {
+	from, to circuit.State
+	gen      uint64
+	at       int64 // the store's time of the decision, Unix nanoseconds
+	boot     int64 // when the Observer heard it: after the commit
+}
+
+// nReset is something that removed a circuit's record while [start, end]
+// (end 0: unknown): a Clear, or the nemesis removing record files. After it
+// the circuit starts afresh, and admitting calls is legal again.
+type nReset struct {
+	circuit    string // "" for every circuit
+	start, end int64
+}
+
+// nViolation is a broken guarantee.
+type nViolation struct {
+	kind, detail string
+}
+
+func (v nViolation) String() string { return v.kind + ": " + v.detail }
+
+// parseHistory reads a worker's history. A last line cut short (the worker
+// was killed mid-write) cannot happen with one write(2) per line, but is
+// ignored all the same.
+func parseHistory(r io.Reader) ([]*nOp, error) {
+	ops := map[string]*nOp{}
+	var order []*nOp
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	ln := 0
+	for sc.Scan() {
+		ln++
+		line := sc.Text()
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			return nil, fmt.Errorf("line %d: %q: too short", ln, line)
+		}
+		num := func(i int) int64 {
+			if i >= len(f) {
+				return 0
+			}
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			return n
+		}
+		quoted := func(i int) string {
+			rest := strings.SplitN(line, " ", i+1)
+			if len(rest) <= i {
+				return ""
+			}
+			s, err := strconv.Unquote(rest[i])
+			if err != nil {
+				return rest[i]
+			}
+			return s
+		}
+		if f[0] == "C" {
+			if len(f) != 5 {
+				return nil, fmt.Errorf("line %d: %q: malformed call", ln, line)
+			}
+			op := &nOp{id: f[1], kind: f[2], circuit: f[3], call: num(4)}
+			ops[op.id] = op
+			order = append(order, op)
+			continue
+		}
+		op := ops[f[1]]
+		if op == nil {
+			return nil, fmt.Errorf("line %d: %q: no call %s before it", ln, line, f[1])
+		}
+		switch f[0] {
+		case "A":
+			op.admit, op.admitted, op.probe, op.storeNow = num(2), true, f[3] == "1", num(4)
+		case "E":
+			op.end = num(2)
+		case "D", "R":
+			op.ret, op.result, op.msg = num(2), f[3], quoted(4)
+		case "N":
+			op.ret, op.result = num(2), "ok"
+			op.snap = nSnap{state: circuit.State(num(3)), gen: uint64(num(4)), failures: int(num(5)), exists: f[6] == "1"}
+		case "T":
+			if len(f) != 9 {
+				return nil, fmt.Errorf("line %d: %q: malformed transition", ln, line)
+			}
+			op.trans = append(op.trans, nTrans{from: circuit.State(num(3)), to: circuit.State(num(4)), gen: uint64(num(5)), at: num(7), boot: num(8)})
+		default:
+			return nil, fmt.Errorf("line %d: %q: unknown event", ln, line)
+		}
+	}
+	return order, sc.Err()
+}
+
+// nInterval is a span of boot time during which a circuit must admit no
+// call but, for a probe window, its own probe.
+type nInterval struct {
+	start, end int64
+	why        string
+	owner      *nOp // the probe whose claim it is, or the op that opened
+}
+
+// checkHistory finds, in the ops of every worker, the calls admitted on a
+// circuit that was durably open or whose probe claim was held, given the
+// resets (clears and removals) and the policy every worker used:
+//
+//   - open: an op's Observer heard the circuit open at boot time h, after
+//     the commit; the decision was taken after the op's operation ended
+//     (e), so the record says open until at least e+Cooldown. Any call
+//     admitted entirely within [h, e+Cooldown) was admitted on a durably
+//     open circuit, a probe included (its cooldown was not over).
+//   - probe: a probe admitted by time a, whose call started at c, holds its
+//     claim from a until its operation ended (Done starts) or, at the
+//     latest, c+ProbeLease, when its lease ends whatever happened to its
+//     process. Any other call admitted entirely within that window is a
+//     second probe in flight, or a call admitted on a half-open circuit.
+//
+// A reset that may have happened after an interval began ends it where the
+// reset began.
+func checkHistory(ops []*nOp, resets []nReset, p circuit.Policy) []nViolation {
+	slack := int64(nemesisSlack)
+	byCircuit := map[string][]*nOp{} // admitted calls, by call start
+	var intervals []struct {
+		circuit string
+		nInterval
+	}
+	add := func(c string, iv nInterval) {
+		for _, r := range resets {
+			if (r.circuit == "" || r.circuit == c) && (r.end == 0 || r.end >= iv.start) {
+				iv.end = min(iv.end, r.start)
+			}
+		}
+		if iv.end > iv.start {
+			intervals = append(intervals, struct {
+				circuit string
+				nInterval
+			}{c, iv})
+		}
+	}
+	for _, op := range ops {
+		if op.kind == "clear" {
+			resets = append(resets, nReset{circuit: op.circuit, start: op.call, end: op.ret})
+		}
+	}
+	for _, op := range ops {
+		if op.admitted {
+			byCircuit[op.circuit] = append(byCircuit[op.circuit], op)
+		}
+		for _, tr := range op.trans {
+			if tr.to == circuit.StateOpen && op.end != 0 {
+				add(op.circuit, nInterval{start: tr.boot, end: op.end + int64(p.Cooldown) - slack, why: "open", owner: op})
+			}
+		}
+		if op.admitted && op.probe {
+			end := op.call + int64(p.ProbeLease) - slack
+			if op.end != 0 {
+				end = min(end, op.end)
+			}
+			add(op.circuit, nInterval{start: op.admit, end: end, why: "probe", owner: op})
+		}
+	}
+	for _, list := range byCircuit {
+		sort.Slice(list, func(i, j int) bool { return list[i].call < list[j].call })
+	}
+	var out []nViolation
+	for _, iv := range intervals {
+		list := byCircuit[iv.circuit]
+		i := sort.Search(len(list), func(i int) bool { return list[i].call >= iv.start })
+		for ; i < len(list) && list[i].call < iv.end; i++ {
+			x := list[i]
+			if x == iv.owner || x.admit >= iv.end {
+				continue
+			}
+			what := "a call"
+			if x.probe {
+				what = "a probe"
+			}
+			switch iv.why {
+			case "open":
+				out = append(out, nViolation{"admitted while open", fmt.Sprintf(
+					"%s: %s (op %s) admitted %v after %s opened it (heard at boot %v), %v before its cooldown could end",
+					iv.circuit, what, x.id, time.Duration(x.admit-iv.start), iv.owner.id, time.Duration(iv.start),
+					time.Duration(iv.end-x.admit))})
+			case "probe":
+				kind := "admitted while half-open"
+				if x.probe {
+					kind = "two probes in flight"
+				}
+				out = append(out, nViolation{kind, fmt.Sprintf(
+					"%s: %s (op %s) admitted %v after probe %s was, while its claim held (%v before its lease or its end)",
+					iv.circuit, what, x.id, time.Duration(x.admit-iv.start), iv.owner.id, time.Duration(iv.end-x.admit))})
+			}
+		}
+	}
+	for _, op := range ops {
+		switch {
+		case strings.HasPrefix(op.result, "state:") && strings.Contains(op.msg, "concurrent changes"):
+			out = append(out, nViolation{"livelock", fmt.Sprintf("%s: op %s (%s): %s", op.circuit, op.id, op.kind, op.msg)})
+		case op.result == "other":
+			out = append(out, nViolation{"untyped error", fmt.Sprintf("%s: op %s (%s): %s", op.circuit, op.id, op.kind, op.msg)})
+		}
+	}
+	slices.SortFunc(out, func(a, b nViolation) int { return strings.Compare(a.kind+a.detail, b.kind+b.detail) })
+	return out
+}
+
+// nStats are the figures of a history.
+type nStats struct {
+	calls, admitted, probes, rejected, stateErrors, ctxErrors, snapshots, clears, transitions int
+	anchors                                                                                   int64 // the spread of the store's clock anchors seen, ns
+}
+
+func historyStats(ops []*nOp) nStats {
+	var st nStats
+	lo, hi := int64(0), int64(0)
+	for _, op := range ops {
+		st.transitions += len(op.trans)
+		switch op.kind {
+		case "snap":
+			st.snapshots++
+			continue
+		case "clear":
+			st.clears++
+			continue
+		}
+		st.calls++
+		switch {
+		case op.admitted:
+			st.admitted++
+			if op.probe {
+				st.probes++
+			}
+			if a := op.storeNow - op.admit; op.storeNow != 0 {
+				if lo == 0 || a < lo {
+					lo = a
+				}
+				hi = max(hi, a)
+			}
+		case strings.HasPrefix(op.result, "open:"):
+			st.rejected++
+		}
+		switch {
+		case strings.HasPrefix(op.result, "state:"):
+			st.stateErrors++
+		case op.result == "ctx":
+			st.ctxErrors++
+		}
+	}
+	st.anchors = hi - lo
+	return st
+}
