@@ -33,10 +33,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -317,4 +319,124 @@ func historyStats(ops []*nOp) nStats {
 	}
 	st.anchors = hi - lo
 	return st
+}
+
+// TestNemesisCheckerCatches gives the nemesis checker hand-made histories,
+// each with one of the violations it must find, or with a legal run that
+// comes close to one. Times are milliseconds of the boot clock; the policy
+// is nemPolicy's (1s cooldown, 1s lease).
+func TestNemesisCheckerCatches(t *testing.T) {
+	const ms = 1_000_000
+	// Shorthands for history lines.
+	call := func(op, kind, c string, at int) string { return fmt.Sprintf("C %s %s %s %d", op, kind, c, at*ms) }
+	admit := func(op string, at int, probe bool) string {
+		p := 0
+		if probe {
+			p = 1
+		}
+		return fmt.Sprintf("A %s %d %d %d", op, at*ms, p, 1_700_000_000_000*ms+at*ms)
+	}
+	end := func(op string, at int, o int) string { return fmt.Sprintf("E %s %d %d", op, at*ms, o) }
+	done := func(op string, at int) string { return fmt.Sprintf(`D %s %d ok ""`, op, at*ms) }
+	opened := func(op, c string, at int) string { return fmt.Sprintf("T %s %s 0 1 1 2 0 %d", op, c, at*ms) }
+	// w1.1 fails at 100 ms and opens nem-a (heard at 150 ms) until at least 1.1 s.
+	openA := []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), opened("w1.1", "nem-a", 150), done("w1.1", 160)}
+	// w1.2 is a probe of nem-a admitted at 2 s, whose operation ends at 3.5 s:
+	// its claim holds until its lease ends, 1 s after its call.
+	probeA := []string{call("w1.2", "allow", "nem-a", 1990), admit("w1.2", 2000, true), end("w1.2", 3500, 1), done("w1.2", 3510)}
+
+	tests := []struct {
+		name   string
+		w1, w2 []string
+		resets []nReset
+		want   []string // violation kinds
+	}{
+		{name: "call admitted while open", w1: openA,
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}, want: []string{"admitted while open"}},
+		{name: "probe before the cooldown ended", w1: openA,
+			w2: []string{call("w2.1", "allow", "nem-a", 1000), admit("w2.1", 1050, true)}, want: []string{"admitted while open"}},
+		{name: "probe after the cooldown", w1: openA,
+			w2: []string{call("w2.1", "allow", "nem-a", 1100), admit("w2.1", 1110, true)}},
+		{name: "call admitted before the open was heard", w1: openA,
+			w2: []string{call("w2.1", "allow", "nem-a", 140), admit("w2.1", 200, false)}},
+		{name: "another circuit", w1: openA,
+			w2: []string{call("w2.1", "allow", "nem-b", 300), admit("w2.1", 310, false)}},
+		{name: "after the record was removed", w1: openA, resets: []nReset{{circuit: "nem-a", start: 250 * ms, end: 251 * ms}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}},
+		{name: "after every record was removed", w1: openA, resets: []nReset{{start: 250 * ms, end: 251 * ms}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}},
+		{name: "after a Clear", w1: openA,
+			w2: []string{call("w2.1", "clear", "nem-a", 200), done("w2.1", 210), call("w2.2", "allow", "nem-a", 300), admit("w2.2", 310, false)}},
+		{name: "two probes in flight", w1: probeA,
+			w2: []string{call("w2.1", "allow", "nem-a", 2500), admit("w2.1", 2600, true)}, want: []string{"two probes in flight"}},
+		{name: "a probe of a killed worker still holds its claim", w1: probeA[:2],
+			w2: []string{call("w2.1", "allow", "nem-a", 2500), admit("w2.1", 2600, true)}, want: []string{"two probes in flight"}},
+		{name: "a new probe once the lease ended", w1: probeA,
+			w2: []string{call("w2.1", "allow", "nem-a", 2990), admit("w2.1", 3000, true)}},
+		{name: "a call admitted while half-open", w1: probeA,
+			w2: []string{call("w2.1", "allow", "nem-a", 2100), admit("w2.1", 2200, false)}, want: []string{"admitted while half-open"}},
+		{name: "a call admitted once the probe closed the circuit",
+			w1: []string{call("w1.2", "allow", "nem-a", 1990), admit("w1.2", 2000, true), end("w1.2", 2100, 1), done("w1.2", 2110)},
+			w2: []string{call("w2.1", "allow", "nem-a", 2105), admit("w2.1", 2200, false)}},
+		{name: "livelock",
+			w1:   []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 state:replace "circuit nem-a: state replace: gave up after 1000 concurrent changes"`},
+			want: []string{"livelock"}},
+		{name: "untyped error",
+			w1: []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 other "boom"`}, want: []string{"untyped error"}},
+		{name: "fail closed",
+			w1: []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 state:load "circuit nem-a: state load: EMFILE"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ops []*nOp
+			for _, h := range [][]string{tt.w1, tt.w2} {
+				if len(h) == 0 {
+					continue
+				}
+				got, err := parseHistory(strings.NewReader(strings.Join(h, "\n") + "\n"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ops = append(ops, got...)
+			}
+			var kinds []string
+			vs := checkHistory(ops, tt.resets, nemPolicy)
+			for _, v := range vs {
+				kinds = append(kinds, v.kind)
+			}
+			if !slices.Equal(kinds, tt.want) {
+				t.Errorf("violations %q, want kinds %q", vs, tt.want)
+			}
+		})
+	}
+}
+
+// TestNemesisDeathJudged checks how the nemesis judges the end of a
+// worker: only the nemesis's own SIGKILL, or a clean exit once told to,
+// is not a violation.
+func TestNemesisDeathJudged(t *testing.T) {
+	tests := []struct {
+		name            string
+		script          string
+		killed, closing bool
+		want            bool // a violation
+	}{
+		{name: "SIGKILL from the nemesis", script: "kill -KILL $$", killed: true},
+		{name: "SIGKILL from elsewhere", script: "kill -KILL $$", want: true},
+		{name: "SIGBUS", script: "kill -BUS $$", want: true},
+		{name: "SIGSEGV after the nemesis's kill was sent", script: "kill -SEGV $$", killed: true, want: true},
+		{name: "a Go fatal error (status 2)", script: "echo 'fatal error: fault' >&2; exit 2", closing: true, want: true},
+		{name: "clean exit when told", script: "exit 0", closing: true},
+		{name: "clean exit before being told", script: "exit 0", want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &nemChild{id: "w1", killed: tt.killed, closing: tt.closing, cmd: exec.Command("/bin/sh", "-c", tt.script)}
+			c.cmd.Stderr = &c.stderr
+			c.waitErr = c.cmd.Run()
+			if v := c.deathViolation(); (v != nil) != tt.want {
+				t.Errorf("deathViolation = %v, want a violation: %v", v, tt.want)
+			}
+		})
+	}
 }

@@ -23,7 +23,10 @@ package filestore
 //	go test ./runtime/filestore/ -run TestNemesis -v            30s of faults (10s with -short)
 //	make nemesis                                                 10 minutes (NEMESIS=5m to change)
 //
-// CIRCUITGEN_NEMESIS=<duration> sets how long the faults go on.
+// CIRCUITGEN_NEMESIS=<duration> sets how long the faults go on, and
+// CIRCUITGEN_NEMESIS_FAULTS=kind,... limits them to some kinds (sigkill,
+// sigstop, nofile, full, index, clock, records, perm, owner; "none" for a
+// run without faults), to find which fault causes a violation.
 
 import (
 	"bufio"
@@ -42,7 +45,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // nemesisWorkers is how many worker processes run at once.
@@ -64,6 +66,27 @@ func nemesisDuration(t *testing.T) time.Duration {
 		return 10 * time.Second
 	}
 	return 30 * time.Second
+}
+
+// nemesisKinds returns the fault kinds to inject: every kind, or those of
+// CIRCUITGEN_NEMESIS_FAULTS.
+func nemesisKinds(t *testing.T) map[string]bool {
+	kinds := map[string]bool{}
+	for _, f := range nemFaults {
+		kinds[f.kind] = true
+	}
+	v := os.Getenv("CIRCUITGEN_NEMESIS_FAULTS")
+	if v == "" {
+		return kinds
+	}
+	only := map[string]bool{}
+	for _, k := range strings.Split(v, ",") {
+		if k != "none" && !kinds[k] {
+			t.Fatalf("CIRCUITGEN_NEMESIS_FAULTS: unknown fault kind %q", k)
+		}
+		only[k] = k != "none"
+	}
+	return only
 }
 
 // nemChild is a worker process.
@@ -298,12 +321,13 @@ func TestNemesis(t *testing.T) {
 	t.Logf("seed %d: %d workers, %v of faults; state directory %s (tmpfs: %v, workers' user: %v)",
 		seed, nemesisWorkers, duration, env.state, env.tmpfs, env.cred != nil)
 	n := newNemesis(t, env, seed)
+	n.kinds = nemesisKinds(t)
 	defer n.cleanup()
 
 	for range nemesisWorkers {
 		n.live = append(n.live, n.spawn(""))
 	}
-	if env.tmpfs {
+	if env.tmpfs && n.kinds["full"] {
 		// The first records are written into a filesystem with room for them
 		// but not for the change index.
 		n.fill(32 << 10)
@@ -370,7 +394,8 @@ type nemesis struct {
 	faults     map[string]int  // faults injected, by kind
 	resets     []nReset
 	violations []nViolation
-	quiet      int64 // boot time from which no fault is in force and every deadline has passed
+	kinds      map[string]bool // fault kinds to inject
+	quiet      int64           // boot time from which no fault is in force and every deadline has passed
 }
 
 // nemUndo ends a fault at a time.
@@ -453,7 +478,7 @@ func (n *nemesis) run(d time.Duration) {
 		n.endFaults(false)
 		n.reap()
 		f := nemFaults[n.rng.IntN(len(nemFaults))]
-		if n.active[f.kind] || (f.needsRoot && n.env.cred == nil) || (f.kind == "full" && !n.env.tmpfs) {
+		if !n.kinds[f.kind] || n.active[f.kind] || (f.needsRoot && n.env.cred == nil) || (f.kind == "full" && !n.env.tmpfs) {
 			continue
 		}
 		f.inject(n)

@@ -233,7 +233,7 @@ func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
 		name := nemCircuits[rng.IntN(len(nemCircuits))]
 		switch r := rng.IntN(200); {
 		case r < 168:
-			o := []circuit.Outcome{circuit.Failure, circuit.Failure, circuit.Failure, circuit.Success, circuit.Success, circuit.Ignored}[rng.IntN(6)]
+			o := []circuit.Outcome{circuit.Failure, circuit.Failure, circuit.Success, circuit.Success, circuit.Success, circuit.Ignored}[rng.IntN(6)]
 			var pause time.Duration
 			switch q := rng.IntN(100); {
 			case q < 70:
