@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -58,33 +59,14 @@ func (n *nemesis) victim(any bool) *nemChild {
 	return cands[n.rng.IntN(len(cands))]
 }
 
-// sigkill kills a worker and starts another in its place; a third of the
-// new ones start with their fd limit at what they have open, so that their
-// first touch of the store fails with EMFILE.
+// sigkill kills a worker and starts another in its place.
 func (n *nemesis) sigkill() {
 	c := n.victim(true)
 	c.killed = true
 	_ = c.cmd.Process.Signal(syscall.SIGKILL)
 	<-c.exited
-	if v := c.deathViolation(); v != nil {
-		n.violations = append(n.violations, *v)
-	}
 	n.count("sigkill")
-	limit := ""
-	if n.rng.IntN(3) == 0 {
-		limit = "0"
-		n.count("nofile at start")
-	}
-	r := n.spawn(limit)
-	for i := range n.live {
-		if n.live[i] == c {
-			n.live[i] = r
-		}
-	}
-	r.send("go")
-	if limit != "" {
-		time.AfterFunc(n.span(200*time.Millisecond, 2*time.Second), func() { r.send("limit restore") })
-	}
+	n.reap()
 }
 
 // sigstop stops a worker for up to two and a half seconds: longer than a
@@ -105,12 +87,24 @@ func (n *nemesis) sigstop() {
 
 // nofile has a worker lower its RLIMIT_NOFILE soft limit to what it has
 // open, or to zero, so that every descriptor it opens fails with EMFILE,
-// then restores it. The worker does it itself (setrlimit): prlimit(2) on
-// another user's process needs CAP_SYS_RESOURCE, which root in a
-// container may lack.
+// then restores it. Half the time the worker is a new one, limited before
+// it first touches the store, that takes the place of one told to exit.
+// The worker sets the limit itself (setrlimit): prlimit(2) on another
+// user's process needs CAP_SYS_RESOURCE, which root in a container may
+// lack.
 func (n *nemesis) nofile() {
 	c := n.victim(false)
 	if c == nil {
+		return
+	}
+	if n.rng.IntN(2) == 0 {
+		r := n.spawn("0")
+		r.send("go")
+		n.live[slices.Index(n.live, c)] = r
+		c.closing = true
+		_ = c.in.Close()
+		n.count("nofile at start")
+		n.later(n.span(200*time.Millisecond, 2*time.Second), "nofile", func() { r.send("limit restore") })
 		return
 	}
 	limit := 0

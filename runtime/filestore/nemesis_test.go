@@ -103,6 +103,7 @@ type nemChild struct {
 	stopped bool // SIGSTOPped and not yet continued
 	killed  bool // the nemesis sent it SIGKILL
 	quit    bool // it hung and was sent SIGQUIT, already a violation
+	judged  bool // its end was judged
 	closing bool // its stdin was closed: it must exit 0
 }
 
@@ -395,7 +396,8 @@ type nemesis struct {
 	resets     []nReset
 	violations []nViolation
 	kinds      map[string]bool // fault kinds to inject
-	quiet      int64           // boot time from which no fault is in force and every deadline has passed
+	enabled    []nemFault
+	quiet      int64 // boot time from which no fault is in force and every deadline has passed
 }
 
 // nemUndo ends a fault at a time.
@@ -453,32 +455,46 @@ func (n *nemesis) endFaults(all bool) {
 	}
 }
 
-// reap finds the workers that ended without the nemesis killing them,
-// records each as a violation, and replaces them.
+// reap judges how each worker that ended did (nemChild.deathViolation),
+// once, and starts a new worker in the place of each live one that ended.
 func (n *nemesis) reap() {
-	for i, c := range n.live {
+	for _, c := range n.all {
 		select {
 		case <-c.exited:
 		default:
 			continue
 		}
-		if v := c.deathViolation(); v != nil {
-			n.violations = append(n.violations, *v)
+		if !c.judged {
+			c.judged = true
+			if v := c.deathViolation(); v != nil {
+				n.violations = append(n.violations, *v)
+			}
 		}
-		n.live[i] = n.spawn("")
-		n.live[i].send("go")
+		if i := slices.Index(n.live, c); i >= 0 {
+			n.live[i] = n.spawn("")
+			n.live[i].send("go")
+		}
 	}
 }
 
 // run injects faults at random for d.
 func (n *nemesis) run(d time.Duration) {
+	for _, f := range nemFaults {
+		if n.kinds[f.kind] {
+			n.enabled = append(n.enabled, f)
+		}
+	}
+	if len(n.enabled) == 0 {
+		time.Sleep(d)
+		return
+	}
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
 		time.Sleep(time.Duration(50+n.rng.IntN(250)) * time.Millisecond)
 		n.endFaults(false)
 		n.reap()
-		f := nemFaults[n.rng.IntN(len(nemFaults))]
-		if !n.kinds[f.kind] || n.active[f.kind] || (f.needsRoot && n.env.cred == nil) || (f.kind == "full" && !n.env.tmpfs) {
+		f := n.enabled[n.rng.IntN(len(n.enabled))]
+		if n.active[f.kind] || (f.needsRoot && n.env.cred == nil) || (f.kind == "full" && !n.env.tmpfs) {
 			continue
 		}
 		f.inject(n)
@@ -552,10 +568,9 @@ func (n *nemesis) final() {
 			c.quit = true
 			<-c.exited
 		}
-		if v := c.deathViolation(); v != nil {
-			n.violations = append(n.violations, *v)
-		}
 	}
+	n.live = nil
+	n.reap()
 	// The final calls' own results are in the histories: any but success,
 	// once no fault is in force and every deadline has passed, is a store
 	// that did not recover.
