@@ -79,12 +79,23 @@ type nTrans struct {
 	boot     int64 // when the Observer heard it: after the commit
 }
 
-// nReset is something that removed a circuit's record while [start, end]
-// (end 0: unknown): a Clear, or the nemesis removing record files. After it
-// the circuit starts afresh, and admitting calls is legal again.
-type nReset struct {
-	circuit    string // "" for every circuit
+// nSpan is a span of boot time [start, end] (end 0: unknown) during which
+// something happened to a circuit ("" for every circuit).
+type nSpan struct {
+	circuit    string
 	start, end int64
+}
+
+// nFaultLog is what the nemesis did that the checker must know of.
+type nFaultLog struct {
+	// resets removed records: a Clear, or the nemesis removing record
+	// files. After one the circuit starts afresh, and admitting calls is
+	// legal again.
+	resets []nSpan
+	// unwritable are spans during which no write could succeed: the state
+	// directory read-only to the workers (no temporary record can be
+	// created, nothing renamed).
+	unwritable []nSpan
 }
 
 // nViolation is a broken guarantee.
@@ -173,7 +184,7 @@ type nInterval struct {
 
 // checkHistory finds, in the ops of every worker, the calls admitted on a
 // circuit that was durably open or whose probe claim was held, given the
-// resets (clears and removals) and the policy every worker used:
+// nemesis's log and the policy every worker used:
 //
 //   - open: an op's Observer heard the circuit open at boot time h, after
 //     the commit; the decision was taken after the op's operation ended
@@ -188,8 +199,16 @@ type nInterval struct {
 //
 // A reset that may have happened after an interval began ends it where the
 // reset began.
-func checkHistory(ops []*nOp, resets []nReset, p circuit.Policy) []nViolation {
+//
+// And the rule that an unwritable store fails closed: once a write for a
+// circuit failed in a process (a StateError from a replace or a delete), that
+// process admits no call on it until a write succeeds. No write can succeed
+// while the state directory is unwritable, so any call the process admitted
+// on that circuit entirely after the failure and before the directory became
+// writable again breaks it.
+func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 	slack := int64(nemesisSlack)
+	resets := slices.Clone(log.resets)
 	byCircuit := map[string][]*nOp{} // admitted calls, by call start
 	var intervals []struct {
 		circuit string
@@ -210,7 +229,7 @@ func checkHistory(ops []*nOp, resets []nReset, p circuit.Policy) []nViolation {
 	}
 	for _, op := range ops {
 		if op.kind == "clear" {
-			resets = append(resets, nReset{circuit: op.circuit, start: op.call, end: op.ret})
+			resets = append(resets, nSpan{circuit: op.circuit, start: op.call, end: op.ret})
 		}
 	}
 	for _, op := range ops {
@@ -263,6 +282,7 @@ func checkHistory(ops []*nOp, resets []nReset, p circuit.Policy) []nViolation {
 			}
 		}
 	}
+	out = append(out, failClosed(ops, log.unwritable)...)
 	for _, op := range ops {
 		switch {
 		case strings.HasPrefix(op.result, "state:") && strings.Contains(op.msg, "concurrent changes"):
@@ -272,6 +292,42 @@ func checkHistory(ops []*nOp, resets []nReset, p circuit.Policy) []nViolation {
 		}
 	}
 	slices.SortFunc(out, func(a, b nViolation) int { return strings.Compare(a.kind+a.detail, b.kind+b.detail) })
+	return out
+}
+
+// failClosed finds the calls a process admitted on a circuit after a
+// write for it failed in that process, while no write could succeed.
+func failClosed(ops []*nOp, unwritable []nSpan) []nViolation {
+	var out []nViolation
+	later := map[string][]*nOp{} // worker and circuit → its admitted calls
+	key := func(op *nOp) string {
+		w, _, _ := strings.Cut(op.id, ".")
+		return w + " " + op.circuit
+	}
+	for _, op := range ops {
+		if op.admitted {
+			later[key(op)] = append(later[key(op)], op)
+		}
+	}
+	for _, f := range ops {
+		if !strings.HasPrefix(f.result, "state:replace") && !strings.HasPrefix(f.result, "state:delete") {
+			continue
+		}
+	spans:
+		for _, u := range unwritable {
+			if (u.circuit != "" && u.circuit != f.circuit) || f.ret < u.start || u.end == 0 || f.ret > u.end {
+				continue
+			}
+			for _, x := range later[key(f)] {
+				if x.call >= f.ret && x.admit <= u.end {
+					out = append(out, nViolation{"admitted after a failed write", fmt.Sprintf(
+						"%s: op %s admitted %v after op %s's write failed (%s), while the directory was unwritable",
+						f.circuit, x.id, time.Duration(x.admit-f.ret), f.id, f.msg)})
+					break spans // the first is enough for this failure
+				}
+			}
+		}
+	}
 	return out
 }
 
@@ -348,7 +404,7 @@ func TestNemesisCheckerCatches(t *testing.T) {
 	tests := []struct {
 		name   string
 		w1, w2 []string
-		resets []nReset
+		log    nFaultLog
 		want   []string // violation kinds
 	}{
 		{name: "call admitted while open", w1: openA,
@@ -361,9 +417,9 @@ func TestNemesisCheckerCatches(t *testing.T) {
 			w2: []string{call("w2.1", "allow", "nem-a", 140), admit("w2.1", 200, false)}},
 		{name: "another circuit", w1: openA,
 			w2: []string{call("w2.1", "allow", "nem-b", 300), admit("w2.1", 310, false)}},
-		{name: "after the record was removed", w1: openA, resets: []nReset{{circuit: "nem-a", start: 250 * ms, end: 251 * ms}},
+		{name: "after the record was removed", w1: openA, log: nFaultLog{resets: []nSpan{{circuit: "nem-a", start: 250 * ms, end: 251 * ms}}},
 			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}},
-		{name: "after every record was removed", w1: openA, resets: []nReset{{start: 250 * ms, end: 251 * ms}},
+		{name: "after every record was removed", w1: openA, log: nFaultLog{resets: []nSpan{{start: 250 * ms, end: 251 * ms}}},
 			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}},
 		{name: "after a Clear", w1: openA,
 			w2: []string{call("w2.1", "clear", "nem-a", 200), done("w2.1", 210), call("w2.2", "allow", "nem-a", 300), admit("w2.2", 310, false)}},
@@ -385,6 +441,16 @@ func TestNemesisCheckerCatches(t *testing.T) {
 			w1: []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 other "boom"`}, want: []string{"untyped error"}},
 		{name: "fail closed",
 			w1: []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 state:load "circuit nem-a: state load: EMFILE"`}},
+		{name: "a call admitted after a failed write", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}}},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
+				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)},
+			want: []string{"admitted after a failed write"}},
+		{name: "a call admitted by another process after a failed write", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}}},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`},
+			w2: []string{call("w2.2", "allow", "nem-a", 200), admit("w2.2", 210, false)}},
+		{name: "a call admitted once the directory was writable", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 150 * ms}}},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
+				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -400,7 +466,7 @@ func TestNemesisCheckerCatches(t *testing.T) {
 				ops = append(ops, got...)
 			}
 			var kinds []string
-			vs := checkHistory(ops, tt.resets, nemPolicy)
+			vs := checkHistory(ops, tt.log, nemPolicy)
 			for _, v := range vs {
 				kinds = append(kinds, v.kind)
 			}

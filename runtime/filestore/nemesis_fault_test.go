@@ -245,10 +245,10 @@ func (n *nemesis) removeRecords() {
 	}
 	end := bootNanos()
 	if len(paths) == 1 {
-		n.resets = append(n.resets, nReset{circuit: n.circuitOf(paths[0]), start: start, end: end})
+		n.log.resets = append(n.log.resets, nSpan{circuit: n.circuitOf(paths[0]), start: start, end: end})
 		n.count("record removed")
 	} else {
-		n.resets = append(n.resets, nReset{start: start, end: end})
+		n.log.resets = append(n.log.resets, nSpan{start: start, end: end})
 		n.count("all records removed")
 	}
 }
@@ -275,8 +275,12 @@ func (n *nemesis) flipPermission() {
 	switch n.rng.IntN(4) {
 	case 0:
 		if os.Chmod(n.env.state, 0o500) == nil {
+			start := bootNanos()
 			n.count("directory 0500")
-			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() { _ = os.Chmod(n.env.state, 0o700) })
+			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() {
+				n.log.unwritable = append(n.log.unwritable, nSpan{start: start, end: bootNanos()})
+				_ = os.Chmod(n.env.state, 0o700)
+			})
 		}
 	case 1:
 		paths := n.records()

@@ -353,7 +353,7 @@ func TestNemesis(t *testing.T) {
 		}
 		ops = append(ops, got...)
 	}
-	violations := append(n.violations, checkHistory(ops, n.resets, nemPolicy)...)
+	violations := append(n.violations, checkHistory(ops, n.log, nemPolicy)...)
 	st := historyStats(ops)
 
 	kinds := slices.Sorted(maps.Keys(n.faults))
@@ -393,7 +393,7 @@ type nemesis struct {
 	undo       []nemUndo
 	active     map[string]bool // fault kinds in force
 	faults     map[string]int  // faults injected, by kind
-	resets     []nReset
+	log        nFaultLog
 	violations []nViolation
 	kinds      map[string]bool // fault kinds to inject
 	enabled    []nemFault
