@@ -298,7 +298,15 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 // failClosed finds the calls a process admitted on a circuit after a
 // write for it failed in that process, while no write could succeed.
 func failClosed(ops []*nOp, unwritable []nSpan) []nViolation {
+	out, _ := failedWrites(ops, unwritable)
+	return out
+}
+
+// failedWrites returns failClosed's violations and how many writes failed
+// while the directory was unwritable.
+func failedWrites(ops []*nOp, unwritable []nSpan) ([]nViolation, int) {
 	var out []nViolation
+	failed := 0
 	later := map[string][]*nOp{} // worker and circuit → its admitted calls
 	key := func(op *nOp) string {
 		w, _, _ := strings.Cut(op.id, ".")
@@ -318,6 +326,7 @@ func failClosed(ops []*nOp, unwritable []nSpan) []nViolation {
 			if (u.circuit != "" && u.circuit != f.circuit) || f.ret < u.start || u.end == 0 || f.ret > u.end {
 				continue
 			}
+			failed++
 			for _, x := range later[key(f)] {
 				if x.call >= f.ret && x.admit <= u.end {
 					out = append(out, nViolation{"admitted after a failed write", fmt.Sprintf(
@@ -328,7 +337,7 @@ func failClosed(ops []*nOp, unwritable []nSpan) []nViolation {
 			}
 		}
 	}
-	return out
+	return out, failed
 }
 
 // nStats are the figures of a history.

@@ -372,6 +372,8 @@ func TestNemesis(t *testing.T) {
 		"%d StateErrors, %d timeouts), %d snapshots, %d clears, %d transitions; anchors of the store's clock seen %v apart",
 		st.calls, len(n.all), st.admitted, st.probes, st.rejected, st.stateErrors, st.ctxErrors, st.snapshots, st.clears,
 		st.transitions, time.Duration(st.anchors))
+	_, failed := failedWrites(ops, n.log.unwritable)
+	t.Logf("%d writes failed while the directory was unwritable (%d spans)", failed, len(n.log.unwritable))
 	t.Logf("violations: %d %v", len(violations), byKind)
 	for i, v := range violations {
 		if i == 20 {
