@@ -13,7 +13,8 @@ package filestore
 // worker's own file (so a SIGKILL leaves every line whole):
 //
 //	C <op> <kind> <circuit> <boot>                  a call starts: allow, snap or clear
-//	A <op> <boot> <probe 0|1> <store now>           allow admitted it (store now: Store.Now after it)
+//	A <op> <boot> <probe 0|1|2> <store now>         admitted (2: by Run, probe unless heard claiming one;
+//	                                                store now: Store.Now after it)
 //	E <op> <boot> <outcome>                         its operation ended; Done starts
 //	D <op> <boot> <result> <message>                Done, or Clear, returned
 //	R <op> <boot> <result> <message>                allow or snap failed or was rejected
@@ -155,6 +156,9 @@ func parseHistory(r io.Reader) ([]*nOp, error) {
 		switch f[0] {
 		case "A":
 			op.admit, op.admitted, op.probe, op.storeNow = num(2), true, f[3] == "1", num(4)
+			if f[3] == "2" { // Run: a probe when its Observer heard it claim one
+				op.probe = slices.ContainsFunc(op.trans, func(tr nTrans) bool { return tr.to == circuit.StateHalfOpen })
+			}
 		case "E":
 			op.end = num(2)
 		case "D", "R":

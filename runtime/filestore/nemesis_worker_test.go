@@ -54,7 +54,7 @@ var nemCircuits = []string{"nem-a", "nem-b", "nem-c"}
 var nemPolicy = circuit.Policy{FailureThreshold: 2, Cooldown: time.Second, ProbeLease: time.Second}
 
 // nemesisGoroutines is how many loops of calls a worker runs at once.
-const nemesisGoroutines = 2
+const nemesisGoroutines = 3
 
 // nemCallTimeout bounds each call's wait for a lock (a stopped worker may
 // hold one for seconds).
@@ -163,9 +163,7 @@ func (w *nemWorker) breaker(cur *string) *circuit.Breaker {
 	})))
 }
 
-// call makes one guarded call: Allow, the operation, Done. Allow rather
-// than Run, because the history needs to know whether the call was the
-// probe (Run is Allow, the operation and Done).
+// call makes one guarded call: Allow, the operation, Done.
 func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit.Outcome, pause time.Duration) {
 	op := w.nextOp()
 	*cur = op
@@ -186,6 +184,33 @@ func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit
 	w.h.add("E %s %d %d", op, bootNanos(), o)
 	err = tk.Done(o)
 	w.h.add("D %s %d %s %s", op, bootNanos(), resultOf(err), quoteErr(err))
+}
+
+// run makes one guarded call with Run. Run does not tell whether its call
+// was the probe: the history says so when the Observer heard it claim one,
+// and otherwise that it does not know (2).
+func (w *nemWorker) run(b *circuit.Breaker, cur *string, name string, o circuit.Outcome, pause time.Duration) {
+	op := w.nextOp()
+	*cur = op
+	ctx, cancel := context.WithTimeout(context.Background(), nemCallTimeout)
+	defer cancel()
+	w.h.add("C %s allow %s %d", op, name, bootNanos())
+	ran := false
+	err := b.Run(ctx, name, nemPolicy, func(context.Context) (circuit.Outcome, error) {
+		ran = true
+		w.h.add("A %s %d 2 %d", op, bootNanos(), w.s.Now().UnixNano())
+		time.Sleep(pause)
+		w.h.add("E %s %d %d", op, bootNanos(), o)
+		return o, errNemesisOp
+	})
+	if errors.Is(err, errNemesisOp) && !errors.As(err, new(*circuit.StateError)) {
+		err = nil // the operation's own error: it ran and settled
+	}
+	line := "R"
+	if ran {
+		line = "D"
+	}
+	w.h.add("%s %s %d %s %s", line, op, bootNanos(), resultOf(err), quoteErr(err))
 }
 
 func (w *nemWorker) snapshot(b *circuit.Breaker, cur *string, name string) (circuit.Snapshot, error) {
@@ -217,7 +242,8 @@ func (w *nemWorker) clear(b *circuit.Breaker, cur *string, name string) {
 	w.h.add("D %s %d %s %s", op, bootNanos(), resultOf(err), quoteErr(err))
 }
 
-// loop makes random calls until stop is closed: mostly guarded calls whose
+// loop makes random calls until stop is closed: mostly guarded calls (Run,
+// or Allow and Done) whose
 // operation fails, succeeds or is ignored at random, a few of them slower
 // than a probe's lease; snapshots; now and then a Clear.
 func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
@@ -233,17 +259,21 @@ func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
 		name := nemCircuits[rng.IntN(len(nemCircuits))]
 		switch r := rng.IntN(200); {
 		case r < 168:
-			o := []circuit.Outcome{circuit.Failure, circuit.Failure, circuit.Success, circuit.Success, circuit.Success, circuit.Ignored}[rng.IntN(6)]
+			o := []circuit.Outcome{circuit.Failure, circuit.Failure, circuit.Success, circuit.Success, circuit.Success, circuit.Success, circuit.Success, circuit.Ignored}[rng.IntN(8)]
 			var pause time.Duration
 			switch q := rng.IntN(100); {
-			case q < 70:
-				pause = time.Duration(rng.IntN(30)) * time.Millisecond
+			case q < 75:
+				pause = time.Duration(rng.IntN(20)) * time.Millisecond
 			case q < 95:
-				pause = time.Duration(30+rng.IntN(400)) * time.Millisecond
+				pause = time.Duration(20+rng.IntN(300)) * time.Millisecond
 			default:
 				pause = time.Duration(1000+rng.IntN(600)) * time.Millisecond // outlives the lease
 			}
-			w.call(b, &cur, name, o, pause)
+			if rng.IntN(2) == 0 {
+				w.call(b, &cur, name, o, pause)
+			} else {
+				w.run(b, &cur, name, o, pause)
+			}
 		case r < 199:
 			_, _ = w.snapshot(b, &cur, name)
 		default:
