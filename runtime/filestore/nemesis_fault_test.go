@@ -6,6 +6,8 @@ package filestore
 // the store vulnerable to, and schedules its end where a fault has one.
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -147,14 +149,21 @@ func (n *nemesis) fill(leave int64) {
 	n.later(n.span(300*time.Millisecond, 3*time.Second), "full", func() { _ = os.Remove(path) })
 }
 
-// truncateIndex cuts the change index short; half the time it is
-// extended back to its size later (its counters then read zero).
+// truncateIndex cuts the change index short (half the time extending it
+// back to its size later, its counters and header then zero), or removes
+// it.
 func (n *nemesis) truncateIndex() {
 	path := filepath.Join(n.env.state, indexName)
 	if _, err := os.Lstat(path); err != nil {
 		return
 	}
-	size := []int64{0, indexHeader, 4096, indexSize - slotSize, n.rng.Int64N(indexSize)}[n.rng.IntN(5)]
+	if n.rng.IntN(4) == 0 {
+		if os.Remove(path) == nil {
+			n.count("index removed")
+		}
+		return
+	}
+	size := []int64{0, 64, 4096, indexSize - 16, n.rng.Int64N(indexSize)}[n.rng.IntN(5)]
 	if err := os.Truncate(path, size); err != nil {
 		n.t.Logf("truncate index: %v", err)
 		return
@@ -167,34 +176,51 @@ func (n *nemesis) truncateIndex() {
 	n.later(n.span(200*time.Millisecond, 2*time.Second), "index", func() { _ = os.Truncate(path, indexSize) })
 }
 
-// tamperClock removes the clock file, replaces it with another anchor an
-// hour off (put back later), or plants a directory in its place (removed
-// later).
+// tamperClock attacks the store's clock anchor, an hour off: it replaces
+// the change index, whose header holds the anchor, with a copy whose anchor
+// is an hour earlier or later; or it removes the clock file that earlier
+// versions of the store kept the anchor in, replaces it with another
+// anchor, or plants a directory in its place (each undone later).
 func (n *nemesis) tamperClock() {
-	path := filepath.Join(n.env.state, clockName)
-	switch n.rng.IntN(3) {
+	shift := time.Hour
+	if n.rng.IntN(2) == 0 {
+		shift = -shift
+	}
+	path := filepath.Join(n.env.state, "clock")
+	switch n.rng.IntN(4) {
 	case 0:
-		if err := os.Remove(path); err == nil {
-			n.count("clock removed")
+		index := filepath.Join(n.env.state, indexName)
+		data, err := os.ReadFile(index)
+		if err != nil || len(data) != indexSize {
+			return
+		}
+		a := binary.NativeEndian.Uint64(data[hdrAnchor:])
+		binary.NativeEndian.PutUint64(data[hdrAnchor:], uint64(int64(a)+int64(shift)))
+		if n.writeFile(index, data) == nil {
+			n.count("index replaced (anchor an hour off)")
 		}
 	case 1:
-		a, err := readAnchor(path)
-		if err != nil {
-			return
+		if err := os.Remove(path); err == nil {
+			n.count("clock file removed")
 		}
-		orig, _ := os.ReadFile(path)
-		shift := time.Hour
-		if n.rng.IntN(2) == 0 {
-			shift = -shift
-		}
-		a.Wall = a.Wall.Add(shift)
-		data := fmt.Appendf(nil, `{"v":1,"boot_id":%q,"wall_at_boot":%q}`+"\n", a.BootID, a.Wall.Format(time.RFC3339Nano))
-		if n.writeFile(path, data) != nil {
-			return
-		}
-		n.count("clock replaced (another anchor)")
-		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = n.writeFile(path, orig) })
 	case 2:
+		orig, err := os.ReadFile(path)
+		var c struct {
+			V      int       `json:"v"`
+			BootID string    `json:"boot_id"`
+			Wall   time.Time `json:"wall_at_boot"`
+		}
+		if err != nil || json.Unmarshal(orig, &c) != nil {
+			return
+		}
+		c.Wall = c.Wall.Add(shift)
+		data, _ := json.Marshal(c)
+		if n.writeFile(path, append(data, '\n')) != nil {
+			return
+		}
+		n.count("clock file replaced (anchor an hour off)")
+		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = n.writeFile(path, orig) })
+	case 3:
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return
 		}
@@ -202,7 +228,7 @@ func (n *nemesis) tamperClock() {
 			return
 		}
 		n.chown(path)
-		n.count("clock planted as a directory")
+		n.count("clock file planted as a directory")
 		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = os.Remove(path) })
 	}
 }
