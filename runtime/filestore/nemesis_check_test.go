@@ -102,6 +102,7 @@ type nFaultLog struct {
 // nViolation is a broken guarantee.
 type nViolation struct {
 	kind, detail string
+	at           int64 // when, by the boot clock, if known: the admission, or the failure
 }
 
 func (v nViolation) String() string { return v.kind + ": " + v.detail }
@@ -271,7 +272,7 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 			}
 			switch iv.why {
 			case "open":
-				out = append(out, nViolation{"admitted while open", fmt.Sprintf(
+				out = append(out, nViolation{kind: "admitted while open", at: x.admit, detail: fmt.Sprintf(
 					"%s: %s (op %s) admitted %v after %s opened it (heard at boot %v), %v before its cooldown could end",
 					iv.circuit, what, x.id, time.Duration(x.admit-iv.start), iv.owner.id, time.Duration(iv.start),
 					time.Duration(iv.end-x.admit))})
@@ -280,7 +281,7 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 				if x.probe {
 					kind = "two probes in flight"
 				}
-				out = append(out, nViolation{kind, fmt.Sprintf(
+				out = append(out, nViolation{kind: kind, at: x.admit, detail: fmt.Sprintf(
 					"%s: %s (op %s) admitted %v after probe %s was, while its claim held (%v before its lease or its end)",
 					iv.circuit, what, x.id, time.Duration(x.admit-iv.start), iv.owner.id, time.Duration(iv.end-x.admit))})
 			}
@@ -290,9 +291,9 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 	for _, op := range ops {
 		switch {
 		case strings.HasPrefix(op.result, "state:") && strings.Contains(op.msg, "concurrent changes"):
-			out = append(out, nViolation{"livelock", fmt.Sprintf("%s: op %s (%s): %s", op.circuit, op.id, op.kind, op.msg)})
+			out = append(out, nViolation{kind: "livelock", at: op.ret, detail: fmt.Sprintf("%s: op %s (%s): %s", op.circuit, op.id, op.kind, op.msg)})
 		case op.result == "other":
-			out = append(out, nViolation{"untyped error", fmt.Sprintf("%s: op %s (%s): %s", op.circuit, op.id, op.kind, op.msg)})
+			out = append(out, nViolation{kind: "untyped error", detail: fmt.Sprintf("%s: op %s (%s): %s", op.circuit, op.id, op.kind, op.msg)})
 		}
 	}
 	slices.SortFunc(out, func(a, b nViolation) int { return strings.Compare(a.kind+a.detail, b.kind+b.detail) })
@@ -333,7 +334,7 @@ func failedWrites(ops []*nOp, unwritable []nSpan) ([]nViolation, int) {
 			failed++
 			for _, x := range later[key(f)] {
 				if x.call >= f.ret && x.admit <= u.end {
-					out = append(out, nViolation{"admitted after a failed write", fmt.Sprintf(
+					out = append(out, nViolation{kind: "admitted after a failed write", at: x.admit, detail: fmt.Sprintf(
 						"%s: op %s admitted %v after op %s's write failed (%s), while the directory was unwritable",
 						f.circuit, x.id, time.Duration(x.admit-f.ret), f.id, f.msg)})
 					break spans // the first is enough for this failure

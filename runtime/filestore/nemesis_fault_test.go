@@ -45,7 +45,11 @@ func (n *nemesis) span(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(n.rng.Int64N(int64(hi-lo)))
 }
 
-func (n *nemesis) count(kind string) { n.faults[kind]++ }
+// count records a fault injected now.
+func (n *nemesis) count(kind string) {
+	n.faults[kind]++
+	n.events = append(n.events, nemEvent{boot: bootNanos(), kind: kind})
+}
 
 // victim returns a random live worker, not a stopped one unless any.
 func (n *nemesis) victim(any bool) *nemChild {

@@ -307,9 +307,9 @@ func (c *nemChild) deathViolation() *nViolation {
 	case c.closing && !c.killed && sig == 0 && code == 0:
 		return nil
 	case sig != 0:
-		return &nViolation{"died", fmt.Sprintf("worker %s died of %v, which the nemesis did not send: %s", c.id, sig, c.excerpt())}
+		return &nViolation{kind: "died", detail: fmt.Sprintf("worker %s died of %v, which the nemesis did not send: %s", c.id, sig, c.excerpt())}
 	}
-	return &nViolation{"died", fmt.Sprintf("worker %s exited with status %d: %s", c.id, code, c.excerpt())}
+	return &nViolation{kind: "died", detail: fmt.Sprintf("worker %s exited with status %d: %s", c.id, code, c.excerpt())}
 }
 
 func TestNemesis(t *testing.T) {
@@ -380,7 +380,11 @@ func TestNemesis(t *testing.T) {
 			t.Errorf("... and %d more", len(violations)-i)
 			break
 		}
-		t.Errorf("%v", v)
+		if v.at != 0 {
+			t.Errorf("%v\n\tfaults injected in the 3s before: %s", v, n.before(v.at, 3*time.Second))
+		} else {
+			t.Errorf("%v", v)
+		}
 	}
 }
 
@@ -396,10 +400,32 @@ type nemesis struct {
 	active     map[string]bool // fault kinds in force
 	faults     map[string]int  // faults injected, by kind
 	log        nFaultLog
+	events     []nemEvent // faults injected, in order
 	violations []nViolation
 	kinds      map[string]bool // fault kinds to inject
 	enabled    []nemFault
 	quiet      int64 // boot time from which no fault is in force and every deadline has passed
+}
+
+// nemEvent is a fault injected at a boot time.
+type nemEvent struct {
+	boot int64
+	kind string
+}
+
+// before describes the faults injected within d before boot time at, to
+// tell which fault a violation followed.
+func (n *nemesis) before(at int64, d time.Duration) string {
+	var near []string
+	for _, e := range n.events {
+		if e.boot <= at && at-e.boot <= int64(d) {
+			near = append(near, fmt.Sprintf("%s %v before", e.kind, time.Duration(at-e.boot).Round(time.Millisecond)))
+		}
+	}
+	if len(near) == 0 {
+		return "none"
+	}
+	return strings.Join(near, "; ")
 }
 
 // nemUndo ends a fault at a time.
@@ -513,7 +539,7 @@ func (n *nemesis) quiesce() {
 	}
 	for _, c := range n.live {
 		if msg := c.recv(n.t, 30*time.Second); msg != "stopped" {
-			n.violations = append(n.violations, nViolation{"hung", fmt.Sprintf("worker %s did not finish its calls within 30s after the faults stopped (said %q)", c.id, msg)})
+			n.violations = append(n.violations, nViolation{kind: "hung", detail: fmt.Sprintf("worker %s did not finish its calls within 30s after the faults stopped (said %q)", c.id, msg)})
 			_ = c.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on its stderr
 			c.quit = true
 			<-c.exited
@@ -543,7 +569,7 @@ func (n *nemesis) final() {
 	for _, c := range live {
 		c.send("final call")
 		if msg := c.recv(t, 30*time.Second); msg != "called" {
-			n.violations = append(n.violations, nViolation{"not recovered", fmt.Sprintf("worker %s's final calls did not return (said %q)", c.id, msg)})
+			n.violations = append(n.violations, nViolation{kind: "not recovered", detail: fmt.Sprintf("worker %s's final calls did not return (said %q)", c.id, msg)})
 		}
 	}
 	views := map[string][]string{} // circuit → "worker: what it read"
@@ -553,7 +579,7 @@ func (n *nemesis) final() {
 			msg := c.recv(t, 30*time.Second)
 			f := strings.SplitN(msg, " ", 7)
 			if len(f) != 7 || f[0] != "snap" {
-				n.violations = append(n.violations, nViolation{"not recovered", fmt.Sprintf("worker %s's final snapshot: %q", c.id, msg)})
+				n.violations = append(n.violations, nViolation{kind: "not recovered", detail: fmt.Sprintf("worker %s's final snapshot: %q", c.id, msg)})
 				break
 			}
 			views[f[1]] = append(views[f[1]], c.id+": "+strings.Join(f[2:], " "))
@@ -565,7 +591,7 @@ func (n *nemesis) final() {
 		select {
 		case <-c.exited:
 		case <-time.After(30 * time.Second):
-			n.violations = append(n.violations, nViolation{"hung", fmt.Sprintf("worker %s did not exit within 30s of its input's end", c.id)})
+			n.violations = append(n.violations, nViolation{kind: "hung", detail: fmt.Sprintf("worker %s did not exit within 30s of its input's end", c.id)})
 			_ = c.cmd.Process.Signal(syscall.SIGQUIT)
 			c.quit = true
 			<-c.exited
@@ -588,7 +614,7 @@ func (n *nemesis) final() {
 		}
 		for _, op := range ops[max(0, len(ops)-2*len(nemCircuits)):] {
 			if op.kind == "allow" && op.call > n.quiet && (!op.admitted || op.result != "ok") {
-				n.violations = append(n.violations, nViolation{"not recovered", fmt.Sprintf("worker %s's final call on %s: %s %s", c.id, op.circuit, op.result, op.msg)})
+				n.violations = append(n.violations, nViolation{kind: "not recovered", detail: fmt.Sprintf("worker %s's final call on %s: %s %s", c.id, op.circuit, op.result, op.msg)})
 			}
 		}
 	}
@@ -596,7 +622,7 @@ func (n *nemesis) final() {
 		v := views[name]
 		for _, w := range v[1:] {
 			if _, a, _ := strings.Cut(w, ": "); a != strings.SplitN(v[0], ": ", 2)[1] {
-				n.violations = append(n.violations, nViolation{"views differ", fmt.Sprintf("%s after one call each: %s", name, strings.Join(v, "; "))})
+				n.violations = append(n.violations, nViolation{kind: "views differ", detail: fmt.Sprintf("%s after one call each: %s", name, strings.Join(v, "; "))})
 				break
 			}
 		}
