@@ -340,26 +340,37 @@ func TestNemesis(t *testing.T) {
 	n.quiesce()
 	n.final()
 
+	ops := n.histories(n.all)
+	violations := append(n.violations, checkHistory(ops, n.log, nemPolicy)...)
+	n.report(ops, violations)
+}
+
+// histories reads and parses the histories of workers.
+func (n *nemesis) histories(workers []*nemChild) []*nOp {
 	var ops []*nOp
-	for _, c := range n.all {
+	for _, c := range workers {
 		f, err := os.Open(c.hist)
 		if err != nil {
-			t.Fatalf("history of worker %s: %v", c.id, err)
+			n.t.Fatalf("history of worker %s: %v", c.id, err)
 		}
 		got, err := parseHistory(f)
 		_ = f.Close()
 		if err != nil {
-			t.Fatalf("history of worker %s: %v", c.id, err)
+			n.t.Fatalf("history of worker %s: %v", c.id, err)
 		}
 		ops = append(ops, got...)
 	}
-	violations := append(n.violations, checkHistory(ops, n.log, nemPolicy)...)
-	st := historyStats(ops)
+	return ops
+}
 
-	kinds := slices.Sorted(maps.Keys(n.faults))
+// report prints the run's figures: faults injected by kind, operations,
+// violations; and fails the test with each violation (the first 20).
+func (n *nemesis) report(ops []*nOp, violations []nViolation) {
+	t := n.t
+	st := historyStats(ops)
 	var faults []string
 	total := 0
-	for _, k := range kinds {
+	for _, k := range slices.Sorted(maps.Keys(n.faults)) {
 		faults = append(faults, fmt.Sprintf("%s %d", k, n.faults[k]))
 		total += n.faults[k]
 	}
@@ -603,15 +614,7 @@ func (n *nemesis) final() {
 	// once no fault is in force and every deadline has passed, is a store
 	// that did not recover.
 	for _, c := range append(live, fresh) {
-		f, err := os.Open(c.hist)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops, err := parseHistory(f)
-		_ = f.Close()
-		if err != nil {
-			t.Fatalf("history of worker %s: %v", c.id, err)
-		}
+		ops := n.histories([]*nemChild{c})
 		for _, op := range ops[max(0, len(ops)-2*len(nemCircuits)):] {
 			if op.kind == "allow" && op.call > n.quiet && (!op.admitted || op.result != "ok") {
 				n.violations = append(n.violations, nViolation{kind: "not recovered", detail: fmt.Sprintf("worker %s's final call on %s: %s %s", c.id, op.circuit, op.result, op.msg)})
