@@ -386,6 +386,9 @@ func (n *nemesis) report(ops []*nOp, violations []nViolation) {
 	_, failed := failedWrites(ops, n.log.unwritable)
 	t.Logf("%d writes failed while the directory was unwritable (%d spans)", failed, len(n.log.unwritable))
 	t.Logf("violations: %d %v", len(violations), byKind)
+	if near := n.preceding(violations, 3*time.Second); near != "" {
+		t.Logf("faults in the 3s before the timed violations: %s", near)
+	}
 	for i, v := range violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(violations)-i)
@@ -437,6 +440,36 @@ func (n *nemesis) before(at int64, d time.Duration) string {
 		return "none"
 	}
 	return strings.Join(near, "; ")
+}
+
+// preceding tallies, for the violations with a time, how many followed a
+// fault of each kind within d: the kind every one of them followed is the
+// likely cause.
+func (n *nemesis) preceding(violations []nViolation, d time.Duration) string {
+	timed := 0
+	tally := map[string]int{}
+	for _, v := range violations {
+		if v.at == 0 {
+			continue
+		}
+		timed++
+		seen := map[string]bool{}
+		for _, e := range n.events {
+			if e.boot <= v.at && v.at-e.boot <= int64(d) && !seen[e.kind] {
+				seen[e.kind] = true
+				tally[e.kind]++
+			}
+		}
+	}
+	if timed == 0 {
+		return ""
+	}
+	kinds := slices.SortedFunc(maps.Keys(tally), func(a, b string) int { return tally[b] - tally[a] })
+	var out []string
+	for _, k := range kinds {
+		out = append(out, fmt.Sprintf("%s %d/%d", k, tally[k], timed))
+	}
+	return strings.Join(out, ", ")
 }
 
 // nemUndo ends a fault at a time.
