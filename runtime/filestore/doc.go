@@ -23,8 +23,10 @@
 //
 // A replace reads the current record, compares it with the revision the
 // Breaker decided on, and writes the new one, all under the lock: a private
-// temporary file in the same directory (O_EXCL, 0600) is written, fsynced,
-// closed and renamed over the record, then the directory is fsynced. A crash
+// temporary file in the same directory (<sha256>.json.tmp-next, O_EXCL,
+// 0600) is written, fsynced, closed and renamed over the record, then the
+// directory is fsynced. A temporary file a killed writer left is in the next
+// writer's way, and is removed (not followed) by it. A crash
 // at any step leaves the old record or the new one, whole. A failed fsync is
 // never retried; it is reported.
 //

@@ -51,7 +51,6 @@ type entry struct {
 
 	ctr    atomic.Pointer[counter] // its counter in the current mapping, once found
 	fast   atomic.Pointer[known]   // its record as of a stable counter value
-	swept  atomic.Bool             // this process swept the circuit's temporary files
 	failed atomic.Bool             // a write failed, and none has succeeded since
 }
 
@@ -109,6 +108,7 @@ func (s *Store) entry(name string) *entry {
 
 func (e *entry) recordPath() string { return filepath.Join(e.s.dir, e.key+".json") }
 func (e *entry) lockPath() string   { return filepath.Join(e.s.dir, e.key+".lock") }
+func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.key+".json.tmp-next") }
 
 // Bind returns the circuit name of the store, resolved once: its key and
 // its counter in the change index.
@@ -185,7 +185,7 @@ func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 	}
 	if fresh { // readers may hold copies by the spill counter: drop them
 		spill := m.spillOf(e.tag)
-		v, _, ok := spill.begin()
+		v, ok := spill.begin()
 		if _, ok2 := spill.end(v); !ok || !ok2 {
 			return c, false
 		}
@@ -274,7 +274,7 @@ func (e *entry) unknown(c counter, cur *circuit.Record) {
 		return
 	}
 	if v, ok := c.m.load(c.off); ok && v == k.seq {
-		if seq, _, ok := c.begin(); ok {
+		if seq, ok := c.begin(); ok {
 			c.end(seq)
 		}
 	}
