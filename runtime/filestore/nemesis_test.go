@@ -442,34 +442,45 @@ func (n *nemesis) before(at int64, d time.Duration) string {
 	return strings.Join(near, "; ")
 }
 
-// preceding tallies, for the violations with a time, how many followed a
-// fault of each kind within d: the kind every one of them followed is the
-// likely cause.
+// preceding attributes the violations with a time to the faults injected
+// within d before each: greedily, the kind that most of them followed,
+// then among the others the kind that most of those followed, and so on.
+// A kind that every violation followed is the likely cause.
 func (n *nemesis) preceding(violations []nViolation, d time.Duration) string {
-	timed := 0
-	tally := map[string]int{}
+	var left []map[string]bool // per timed violation: the kinds it followed
 	for _, v := range violations {
 		if v.at == 0 {
 			continue
 		}
-		timed++
-		seen := map[string]bool{}
+		kinds := map[string]bool{}
 		for _, e := range n.events {
-			if e.boot <= v.at && v.at-e.boot <= int64(d) && !seen[e.kind] {
-				seen[e.kind] = true
-				tally[e.kind]++
+			if e.boot <= v.at && v.at-e.boot <= int64(d) {
+				kinds[e.kind] = true
 			}
 		}
+		left = append(left, kinds)
+	}
+	timed := len(left)
+	var out []string
+	for len(left) > 0 {
+		tally := map[string]int{}
+		for _, kinds := range left {
+			for k := range kinds {
+				tally[k]++
+			}
+		}
+		if len(tally) == 0 {
+			out = append(out, fmt.Sprintf("no fault %d", len(left)))
+			break
+		}
+		best := slices.MaxFunc(slices.Sorted(maps.Keys(tally)), func(a, b string) int { return tally[a] - tally[b] })
+		out = append(out, fmt.Sprintf("%s %d", best, tally[best]))
+		left = slices.DeleteFunc(left, func(kinds map[string]bool) bool { return kinds[best] })
 	}
 	if timed == 0 {
 		return ""
 	}
-	kinds := slices.SortedFunc(maps.Keys(tally), func(a, b string) int { return tally[b] - tally[a] })
-	var out []string
-	for _, k := range kinds {
-		out = append(out, fmt.Sprintf("%s %d/%d", k, tally[k], timed))
-	}
-	return strings.Join(out, ", ")
+	return fmt.Sprintf("%d timed: %s", timed, strings.Join(out, ", then "))
 }
 
 // nemUndo ends a fault at a time.
