@@ -16,14 +16,14 @@ import (
 //
 // A process trusts its mapping for at most recheck at a time (a copy of a
 // record reads the clock at one fast-path use in checkEvery to see whether
-// that time is up); then, and before every write, it checks with one lstat that the index file is still
-// the one it mapped (same device and inode, whole) and that its header still
-// holds the anchor it validated. A mapping that fails the check, or faults,
-// is retired: every copy of a record read under it is dropped with it, and
-// the file is mapped anew. So a removed, replaced or truncated index, or a
-// state directory removed and made anew by another process, is seen by
-// readers within recheck (and checkEvery uses of a copy), by writers at
-// once.
+// that time is up); then, and before every write, it checks with one lstat
+// that the index file is still the one it mapped (same device and inode,
+// whole) and that its header still holds the anchor it validated. A mapping
+// that fails the check, or faults, is retired: every copy of a record read
+// under it is dropped with it, and the file is mapped anew. So a removed,
+// replaced or truncated index, or a state directory removed and made anew
+// by another process, is seen by readers within recheck (and checkEvery
+// uses of a copy), by writers at once.
 //
 // A missing index is created by the first writer; a damaged one (truncated,
 // of another size or format, a FIFO, a symlink) is replaced by the first
