@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// settleTimeout bounds settling a call whose own context has ended: a call
-// that failed with context.DeadlineExceeded must still be counted.
+// settleTimeout bounds the writes that settle a call, which run detached
+// from the caller's context: a call that failed with
+// context.DeadlineExceeded must still be counted.
 const settleTimeout = 10 * time.Second
 
 // maxConflicts bounds how often one decision is retried against concurrent
@@ -212,17 +213,28 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 }
 
 // settle records a call's outcome.
+//
+// The operation has returned, so its outcome is recorded even when the
+// caller's context ends meanwhile, whether it ended before settle began or
+// ends while settle waits (a deadline that falls while another writer holds
+// the lock): every write runs on a context detached from the caller's
+// cancellation and bounded by settleTimeout. The first load writes nothing
+// and runs on the caller's context while it lasts, so that a call that
+// changes nothing (a success on a healthy circuit) costs nothing more.
 func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-		defer cancel()
-	}
+	detached := ctx.Done() == nil // a context that never ends needs no detaching
 	for range maxConflicts {
 		rec, storeNow, err := b.load(ctx, r)
+		if err != nil && !detached && ctx.Err() != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = detach(ctx)
+			defer cancel()
+			detached = true
+			rec, storeNow, err = b.load(ctx, r)
+		}
 		if err != nil {
 			return err
 		}
@@ -231,12 +243,24 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if Settle(rec, g, o, p, time.Time{}) == nil {
 			return nil
 		}
+		if !detached {
+			var cancel context.CancelFunc
+			ctx, cancel = detach(ctx)
+			defer cancel()
+			detached = true
+		}
 		next := Settle(rec, g, o, p, b.now(storeNow))
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
 	}
 	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+}
+
+// detach returns a context with ctx's values that ctx's cancellation does
+// not reach, ending after settleTimeout.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 }
 
 func (b *Breaker) notify(prev, next *Record) {
