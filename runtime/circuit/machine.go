@@ -120,7 +120,7 @@ func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
 	case Failure:
 		next := rec.successor(now)
 		next.Failures = min(next.Failures+1, MaxFailureThreshold)
-		if next.Failures >= p.FailureThreshold {
+		if p.FailureThreshold > 0 && next.Failures >= p.FailureThreshold {
 			next.State = StateOpen
 			next.OpenUntil = now.Add(p.Cooldown)
 		}
