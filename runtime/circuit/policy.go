@@ -131,3 +131,35 @@ func (p Policy) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Classify returns the outcome a call that took d counts as: a Success
+// slower than SlowCall (when set) is a Failure; every other outcome is
+// itself.
+func (p Policy) Classify(o Outcome, d time.Duration) Outcome {
+	if o == Success && p.SlowCall > 0 && d > p.SlowCall {
+		return Failure
+	}
+	return o
+}
+
+// Trips reports whether window counts w open the circuit under the rate
+// rule: FailureRate is set, w holds at least MinCalls calls, and
+// failures/calls >= FailureRate.
+func (p Policy) Trips(w Counts) bool {
+	return p.FailureRate > 0 && w.Calls >= uint64(max(p.MinCalls, 1)) &&
+		float64(w.Failures)/float64(w.Calls) >= p.FailureRate
+}
+
+// CooldownAfter returns the cooldown of a circuit that half-open probes
+// reopened reopens times since it last closed: Cooldown doubled reopens
+// times, at most MaxCooldown; always Cooldown when MaxCooldown is 0.
+func (p Policy) CooldownAfter(reopens int) time.Duration {
+	d := p.Cooldown
+	for range reopens {
+		if d >= p.MaxCooldown {
+			break
+		}
+		d *= 2
+	}
+	return max(p.Cooldown, min(d, p.MaxCooldown))
+}
