@@ -125,12 +125,12 @@ func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Con
 	}()
 	var start time.Time
 	if p.SlowCall > 0 {
-		start = time.Now()
+		start = b.start()
 	}
 	outcome, opErr := op(ctx)
 	settled = true
 	if p.SlowCall > 0 {
-		outcome = p.Classify(outcome, time.Since(start))
+		outcome = p.Classify(outcome, b.since(start))
 	}
 	if err := b.settle(ctx, r, p, g, outcome); err != nil {
 		return ranError(err, opErr)
@@ -170,6 +170,22 @@ func (b *Breaker) now(storeNow time.Time) time.Time {
 		return b.storeClock.Now()
 	}
 	return time.Now()
+}
+
+// start and since measure how long an operation took, for Policy.SlowCall:
+// on the injected clock when there is one, else on the monotonic clock.
+func (b *Breaker) start() time.Time {
+	if b.clock != nil {
+		return b.clock()
+	}
+	return time.Now()
+}
+
+func (b *Breaker) since(start time.Time) time.Duration {
+	if b.clock != nil {
+		return b.clock().Sub(start)
+	}
+	return time.Since(start)
 }
 
 // replace stores next over prev. It reports false on a conflict.

@@ -33,7 +33,7 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 	}
 	t := &Ticket{b: b, ctx: ctx, ref: r, policy: p, grant: g}
 	if p.SlowCall > 0 {
-		t.start = time.Now()
+		t.start = b.start()
 	}
 	return t, nil
 }
@@ -50,7 +50,7 @@ func (t *Ticket) Done(o Outcome) error {
 		return nil
 	}
 	if t.policy.SlowCall > 0 {
-		o = t.policy.Classify(o, time.Since(t.start))
+		o = t.policy.Classify(o, t.b.since(t.start))
 	}
 	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, o); err != nil {
 		return ranError(err, nil)

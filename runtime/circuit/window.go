@@ -61,16 +61,16 @@ const countMask = 1<<32 - 1
 // window; a call of an epoch that another call has since replaced is not
 // counted.
 func (c *WindowCells) Add(e uint64, b int64, failure bool) {
-	if h := c.epoch.Load(); h != e {
-		if !c.epoch.CompareAndSwap(h, e) {
-			if c.epoch.Load() != e {
-				return
-			}
-		} else {
+	for h := c.epoch.Load(); h != e; h = c.epoch.Load() {
+		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
+			return // a call of an earlier generation, settling late
+		}
+		if c.epoch.CompareAndSwap(h, e) {
 			for i := range c.cells {
 				c.cells[i].calls.Store(0)
 				c.cells[i].failures.Store(0)
 			}
+			break
 		}
 	}
 	cell := &c.cells[bucketSlot(b)]
@@ -132,18 +132,15 @@ func bucketSlot(b int64) int64 {
 }
 
 // WindowEpoch returns the epoch of rec's window: a hash of its incarnation
-// and generation, never 0 (the epoch of an empty WindowCells).
+// in the upper 32 bits and its generation in the lower, so that the window
+// of a later generation is never emptied by a call of an earlier one.
 func WindowEpoch(rec *Record) uint64 {
-	h := uint64(14695981039346656037) // FNV-1a
+	h := uint32(2166136261) // FNV-1a
 	for i := range len(rec.Incarnation) {
-		h = (h ^ uint64(rec.Incarnation[i])) * 1099511628211
+		h = (h ^ uint32(rec.Incarnation[i])) * 16777619
 	}
-	for g := rec.Generation; g != 0; g >>= 8 {
-		h = (h ^ (g & 0xff)) * 1099511628211
-	}
-	return h | 1
+	return uint64(h|1)<<32 | uint64(uint32(rec.Generation))
 }
-
 // window is the WindowCells a circuit last used, and their span.
 type window struct {
 	span  time.Duration
