@@ -141,6 +141,7 @@ func WindowEpoch(rec *Record) uint64 {
 	}
 	return uint64(h|1)<<32 | uint64(uint32(rec.Generation))
 }
+
 // window is the WindowCells a circuit last used, and their span.
 type window struct {
 	span  time.Duration
