@@ -12,9 +12,11 @@ import (
 
 // The multi-process checks of the round-2 policies, run by Processes:
 //
-//   - SharedWindow (stores that are a circuit.WindowStore): four processes,
-//     each of which alone stays below MinCalls, open the circuit together on
-//     its failure rate;
+//   - SharedWindow (stores that are a circuit.WindowStore or a
+//     circuit.WindowSharer): four processes, each of which alone stays below
+//     MinCalls, open the circuit together on its failure rate: at once with
+//     a WindowStore, within 2×circuit.FlushEvery of the calls that justify
+//     it with a WindowSharer;
 //   - CloseAfter: under CloseAfter 3, each of three rounds of calls from
 //     every helper at once admits exactly one probe, and the third success
 //     closes the circuit;
@@ -67,7 +69,9 @@ func call(h *helper, o, spec string) string {
 
 func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, 4)
-	if _, ok := s.(circuit.WindowStore); !ok {
+	_, shared := s.(circuit.WindowStore)
+	_, batched := s.(circuit.WindowSharer)
+	if !shared && !batched {
 		t.Skipf("%T keeps no window counts of its own: each process's rate rule sees its own calls", s)
 	}
 	// 50% of at least 8 calls: each helper makes 2, one of them failed.
@@ -85,8 +89,26 @@ func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 			t.Fatal("no record after the first calls")
 		case i < len(hs)-1 && rec.State != circuit.StateClosed:
 			t.Fatalf("open after %d of 8 calls: %+v", 2*(i+1), rec)
-		case i == len(hs)-1 && rec.State != circuit.StateOpen:
+		case i == len(hs)-1 && shared && rec.State != circuit.StateOpen:
 			t.Fatalf("4 failures in 8 calls from 4 processes did not open the circuit: %+v", rec)
+		}
+	}
+	if batched {
+		// The counts reach the server in batches: the opening is justified
+		// now, and must be made by the failures that follow within
+		// 2×FlushEvery (each process flushes once FlushEvery has passed).
+		justified := time.Now()
+		time.Sleep(circuit.FlushEvery)
+		opened := false
+		for i := 0; !opened && i < 2*len(hs); i++ {
+			got := call(hs[i%len(hs)], "failure", spec)
+			opened = strings.HasPrefix(got, "open ")
+			if rec, _ := loadShared(t, s); rec.State == circuit.StateOpen {
+				opened = true
+			}
+		}
+		if took := time.Since(justified); !opened || took > 2*circuit.FlushEvery+time.Second {
+			t.Fatalf("opened %t, %v after the opening was justified; want opened within 2×FlushEvery", opened, took)
 		}
 	}
 	for i, h := range hs {
