@@ -39,6 +39,8 @@ type ref struct {
 	name  string
 	store BoundStore
 	open  atomic.Pointer[rejection] // the latest rejection, for reuse
+	win   atomic.Pointer[window]    // the window last used (window.go)
+	wins  sync.Map                  // window span → *WindowCells, when the store keeps none
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -130,8 +132,15 @@ func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Con
 			_ = b.settle(ctx, r, p, g, Ignored)
 		}
 	}()
+	var start time.Time
+	if p.SlowCall > 0 {
+		start = b.start()
+	}
 	outcome, opErr := op(ctx)
 	settled = true
+	if p.SlowCall > 0 {
+		outcome = p.Classify(outcome, b.since(start))
+	}
 	if err := b.settle(ctx, r, p, g, outcome); err != nil {
 		return ranError(err, opErr)
 	}
@@ -172,6 +181,22 @@ func (b *Breaker) now(storeNow time.Time) time.Time {
 	return time.Now()
 }
 
+// start and since measure how long an operation took, for Policy.SlowCall:
+// on the injected clock when there is one, else on the monotonic clock.
+func (b *Breaker) start() time.Time {
+	if b.clock != nil {
+		return b.clock()
+	}
+	return time.Now()
+}
+
+func (b *Breaker) since(start time.Time) time.Duration {
+	if b.clock != nil {
+		return b.clock().Sub(start)
+	}
+	return time.Since(start)
+}
+
 // replace stores next over prev. It reports false on a conflict.
 func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *Record) (bool, error) {
 	err := r.store.Replace(ctx, prev, next)
@@ -208,7 +233,7 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 		now := b.now(storeNow)
 		a := Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return Grant{}, b.rejection(ctx, r.reject(rec, a.State, a.Until, now, b.epoch, local))
+			return Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local))
 		}
 		if a.Next == nil {
 			return a.Grant, nil
@@ -220,7 +245,9 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 	return Grant{}, &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
-// settle records a call's outcome.
+// settle records a call's outcome, already classified (Policy.Classify).
+// A closed-admitted call of a current record is counted in the window of
+// the rate rule, once, before the decision that may open the circuit.
 func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
 	for _, c := range b.calls {
 		c.ObserveOutcome(ctx, r.name, o)
@@ -233,22 +260,41 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 		defer cancel()
 	}
+	counted := false
 	for range maxConflicts {
 		rec, storeNow, err := b.load(ctx, r)
 		if err != nil {
 			return err
 		}
-		// Whether Settle changes anything does not depend on the time, so
-		// the clock is read only when it does.
-		if Settle(rec, g, o, p, time.Time{}) == nil {
+		var w Counts
+		var now time.Time
+		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
+			now = b.now(storeNow)
+			if w, err = b.count(r, p, rec, now, o, !counted); err != nil {
+				return err
+			}
+			counted = true
+		}
+		// Whether SettleWindow changes anything does not depend on the
+		// time, so the clock is read only when it does.
+		if SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
 			return nil
 		}
-		next := Settle(rec, g, o, p, b.now(storeNow))
+		if now.IsZero() {
+			now = b.now(storeNow)
+		}
+		next := SettleWindow(rec, g, o, p, now, w)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
 	}
 	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+}
+
+// current reports whether rec is the closed record that admitted g: a call
+// whose outcome the window counts.
+func current(rec *Record, g Grant) bool {
+	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
 }
 
 // notify tells the observers of a committed change from prev to next, when
@@ -276,6 +322,36 @@ func (b *Breaker) rejection(ctx context.Context, e *OpenError) *OpenError {
 		c.ObserveRejection(ctx, e)
 	}
 	return e
+}
+
+// ForceOpen holds the named circuit open for d, 1s..24h, in every process
+// sharing the store: calls are rejected with an *OpenError whose Forced is
+// set, a half-open probe in flight loses its claim, and no call admitted
+// before changes the circuit. Clear ends it early; when d ends, the next
+// call claims a half-open probe, as after any cooldown. A corrupt record
+// must be cleared first.
+func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) error {
+	r, err := b.ref(name)
+	if err != nil {
+		return err
+	}
+	if d < MinCooldown || d > MaxCooldown {
+		return &ConfigError{Field: "ForceOpen duration", Value: d.String(), Reason: "must be within 1s..24h"}
+	}
+	for range maxConflicts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, storeNow, err := b.load(ctx, r)
+		if err != nil {
+			return err
+		}
+		next := Force(rec, name, b.now(storeNow), d, newID)
+		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
+			return err
+		}
+	}
+	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
 // newID returns 16 random bytes as 32 hex digits.

@@ -36,6 +36,9 @@ type OpenError struct {
 	// Until is when the circuit may admit a call again: the end of the
 	// cooldown, or of the probe's lease, by the store's clock.
 	Until time.Time
+	// Forced reports that an operator holds the circuit open
+	// (Breaker.ForceOpen) until Until.
+	Forced bool
 
 	retryAfter time.Duration
 }
@@ -53,6 +56,9 @@ func (e *OpenError) RetryAfterSeconds() int {
 // Error describes the rejection.
 func (e *OpenError) Error() string {
 	what := "open"
+	if e.Forced {
+		what = "forced open"
+	}
 	if e.State == StateHalfOpen {
 		what = "half-open with a probe in flight"
 	}
