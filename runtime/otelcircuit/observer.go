@@ -24,6 +24,7 @@ const (
 	keyTo         = attribute.Key("circuit.to")
 	keyGeneration = attribute.Key("circuit.generation")
 	keyRetryAfter = attribute.Key("circuit.retry_after_s")
+	keyForced     = attribute.Key("circuit.forced")
 )
 
 var outcomes = []circuit.Outcome{circuit.Ignored, circuit.Success, circuit.Failure}
@@ -47,8 +48,8 @@ var _ circuit.CallObserver = (*Observer)(nil)
 // counts are a circuit's call and rejection counts.
 type counts struct {
 	name     attribute.KeyValue
-	outcome  [3]atomic.Int64 // by circuit.Outcome
-	rejected [3]atomic.Int64 // by circuit.State
+	outcome  [3]atomic.Int64    // by circuit.Outcome
+	rejected [3][2]atomic.Int64 // by circuit.State, then OpenError.Forced
 }
 
 // NewObserver returns an Observer whose instruments come from mp. Its
@@ -67,7 +68,7 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
 	rejections, err := m.Int64ObservableCounter("circuitgen.circuit.rejections", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls a circuit rejected without running them, by the circuit's state."))
+		metric.WithDescription("Calls a circuit rejected without running them, by the circuit's state and whether an operator forced it open."))
 	if err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
@@ -80,8 +81,11 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 				}
 			}
 			for s := range c.rejected {
-				if n := c.rejected[s].Load(); n > 0 {
-					obs.ObserveInt64(rejections, n, metric.WithAttributes(c.name, keyState.String(circuit.State(s).String())))
+				for f := range c.rejected[s] {
+					if n := c.rejected[s][f].Load(); n > 0 {
+						obs.ObserveInt64(rejections, n, metric.WithAttributes(c.name,
+							keyState.String(circuit.State(s).String()), keyForced.Bool(f == 1)))
+					}
 				}
 			}
 			return true
@@ -115,11 +119,15 @@ func (o *Observer) ObserveOutcome(_ context.Context, name string, out circuit.Ou
 func (o *Observer) ObserveRejection(ctx context.Context, e *circuit.OpenError) {
 	c := o.counts(e.Name)
 	if int(e.State) < len(c.rejected) {
-		c.rejected[e.State].Add(1)
+		f := 0
+		if e.Forced {
+			f = 1
+		}
+		c.rejected[e.State][f].Add(1)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("circuit.rejected", trace.WithAttributes(c.name,
-			keyState.String(e.State.String()), keyRetryAfter.Int(e.RetryAfterSeconds())))
+		span.AddEvent("circuit.rejected", trace.WithAttributes(c.name, keyState.String(e.State.String()),
+			keyForced.Bool(e.Forced), keyRetryAfter.Int(e.RetryAfterSeconds())))
 	}
 }
 

@@ -125,6 +125,14 @@ func TestObserver(t *testing.T) {
 	run(t, t.Context(), b, "search", circuit.Success, 2) // no span: metrics only
 	run(t, t.Context(), b, "search", circuit.Failure, 3) // closed → open
 	run(t, t.Context(), b, "search", circuit.Failure, 1) // rejected
+	ctx, span = tracer.Start(t.Context(), "refund")
+	if err := b.ForceOpen(ctx, "ledger", time.Hour); err != nil { // closed → open, forced
+		t.Fatal(err)
+	}
+	if n := run(t, ctx, b, "ledger", circuit.Success, 1); n != 1 {
+		t.Fatal("a call to a forced circuit was not rejected")
+	}
+	span.End()
 
 	got, err := collect(t, reader)
 	if err != nil {
@@ -136,32 +144,34 @@ func TestObserver(t *testing.T) {
 		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=success} 1",
 		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=failure} 3",
 		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=success} 2",
-		"circuitgen.circuit.rejections{circuit.name=billing-api,circuit.state=open} 2",
-		"circuitgen.circuit.rejections{circuit.name=search,circuit.state=open} 1",
+		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=billing-api,circuit.state=open} 2",
+		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=search,circuit.state=open} 1",
+		"circuitgen.circuit.rejections{circuit.forced=true,circuit.name=ledger,circuit.state=open} 1",
 		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=billing-api,circuit.to=open} 1",
+		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=ledger,circuit.to=open} 1",
 		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=search,circuit.to=open} 1",
 		"circuitgen.circuit.transitions{circuit.from=half_open,circuit.name=billing-api,circuit.to=closed} 1",
 		"circuitgen.circuit.transitions{circuit.from=open,circuit.name=billing-api,circuit.to=half_open} 1",
 	})
 
-	ended := spans.Ended()
-	if len(ended) != 1 {
-		t.Fatalf("%d spans ended, want 1", len(ended))
-	}
 	var events []string
-	for _, e := range ended[0].Events() {
-		var attrs []string
-		for _, kv := range e.Attributes {
-			attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+	for _, s := range spans.Ended() {
+		for _, e := range s.Events() {
+			var attrs []string
+			for _, kv := range e.Attributes {
+				attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+			}
+			events = append(events, s.Name()+": "+e.Name+" "+strings.Join(attrs, " "))
 		}
-		events = append(events, e.Name+" "+strings.Join(attrs, " "))
 	}
 	diff(t, "span events", events, []string{
-		"circuit.transition circuit.name=billing-api circuit.from=closed circuit.to=open circuit.generation=1",
-		"circuit.rejected circuit.name=billing-api circuit.state=open circuit.retry_after_s=60",
-		"circuit.rejected circuit.name=billing-api circuit.state=open circuit.retry_after_s=60",
-		"circuit.transition circuit.name=billing-api circuit.from=open circuit.to=half_open circuit.generation=1",
-		"circuit.transition circuit.name=billing-api circuit.from=half_open circuit.to=closed circuit.generation=2",
+		"checkout: circuit.transition circuit.name=billing-api circuit.from=closed circuit.to=open circuit.generation=1",
+		"checkout: circuit.rejected circuit.name=billing-api circuit.state=open circuit.forced=false circuit.retry_after_s=60",
+		"checkout: circuit.rejected circuit.name=billing-api circuit.state=open circuit.forced=false circuit.retry_after_s=60",
+		"checkout: circuit.transition circuit.name=billing-api circuit.from=open circuit.to=half_open circuit.generation=1",
+		"checkout: circuit.transition circuit.name=billing-api circuit.from=half_open circuit.to=closed circuit.generation=2",
+		"refund: circuit.transition circuit.name=ledger circuit.from=closed circuit.to=open circuit.generation=1",
+		"refund: circuit.rejected circuit.name=ledger circuit.state=open circuit.forced=true circuit.retry_after_s=3600",
 	})
 }
 
