@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/httpguard"
 )
 
@@ -141,30 +142,39 @@ func TestStatusHandlerFunc(t *testing.T) {
 		t.Errorf("report = %+v", rep.Circuits)
 	}
 
-	// A store whose listing fails (filestore.Names fails on any corrupt
-	// record) yields a 500 report that hides the cause.
+	// A corrupt record fails only itself: the listing returns the good
+	// circuits, and the page shows them and lists the bad record, hiding
+	// the store's internals.
 	f.corrupt(t, "ledger")
 	req, _ = http.NewRequest(http.MethodGet, srv.URL+"?format=json", nil)
 	resp, rep := fetchReport(t, srv.Client(), req)
-	if resp.StatusCode != http.StatusInternalServerError || rep.Error == "" || len(rep.Circuits) != 0 {
-		t.Errorf("listing failure: %d %+v", resp.StatusCode, rep)
+	if resp.StatusCode != http.StatusOK || rep.Error != "" || len(rep.Circuits) != 2 || rep.Circuits[1].State != "open" {
+		t.Errorf("one corrupt record: %d %+v", resp.StatusCode, rep)
 	}
-	if strings.Contains(rep.Error, f.dir) {
-		t.Errorf("error leaks the directory: %q", rep.Error)
+	if len(rep.Unreadable) != 1 || rep.Unreadable[0] != "corrupt record" {
+		t.Errorf("unreadable = %q, want the corrupt record listed", rep.Unreadable)
 	}
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
+	resp, body := get(t, srv.Client(), srv.URL)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("HTML, one corrupt record: %d", resp.StatusCode)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
-		t.Errorf("HTML listing failure: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	if strings.Contains(body, f.dir) || strings.Contains(body, circuit.Key("ledger")) {
+		t.Errorf("the page leaks the store's internals:\n%s", body)
+	}
+	for _, want := range []string{`data-circuit="billing-api"`, `data-circuit="payment-gateway:refund"`, "2 circuits: 1 open, 1 closed; 1 record could not be read", "<li>corrupt record</li>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q:\n%s", want, body)
+		}
 	}
 
+	// A listing that fails as a whole is a 500 that hides the cause.
 	failing := httpguard.StatusHandlerFunc(f.b, func(context.Context) ([]string, error) { return nil, errors.New("/secret/dir: boom") })
-	rec := httptest.NewRecorder()
-	failing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?format=json", nil))
-	if strings.Contains(rec.Body.String(), "secret") || rec.Code != 500 {
-		t.Errorf("listing error: %d %s", rec.Code, rec.Body)
+	for _, query := range []string{"?format=json", ""} {
+		rec := httptest.NewRecorder()
+		failing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+query, nil))
+		if strings.Contains(rec.Body.String(), "secret") || rec.Code != 500 || !strings.Contains(rec.Body.String(), "could not be listed") {
+			t.Errorf("listing error %q: %d %s", query, rec.Code, rec.Body)
+		}
 	}
 }
+

@@ -10,13 +10,13 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-const stateUsage = "usage: circuitgen state [-store URL] [-json] [-timeout D] [names...]"
+const stateUsage = "usage: circuitctl state [-store URL] [-json] [-timeout D] [names...]"
 
 // runState prints the state of circuits in a store: the named ones, or every
 // circuit with a record. It changes nothing. Exit status 1 when a record
 // cannot be read (the others are printed all the same).
 func runState(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("circuitgen state", flag.ContinueOnError)
+	fs := flag.NewFlagSet("circuitctl state", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	store := addStoreFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -34,13 +34,13 @@ func runState(args []string, stdout, stderr io.Writer) int {
 	names := fs.Args()
 	for _, n := range names {
 		if err := circuit.ValidateName(n); err != nil {
-			fmt.Fprintf(stderr, "circuitgen state: %v\n", err)
+			fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
 			return 2
 		}
 	}
 	st, ctx, done, err := store.open()
 	if err != nil {
-		fmt.Fprintf(stderr, "circuitgen state: %v\n", err)
+		fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
 		if isUsage(err) {
 			return 2
 		}
@@ -61,11 +61,11 @@ func runState(args []string, stdout, stderr io.Writer) int {
 		err = writeTable(stdout, rep, time.Now())
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "circuitgen state: %v\n", err)
+		fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
 		return 1
 	}
 	for _, e := range errs {
-		fmt.Fprintf(stderr, "circuitgen state: %v\n", e)
+		fmt.Fprintf(stderr, "circuitctl state: %v\n", e)
 	}
 	if len(errs) > 0 {
 		return 1
