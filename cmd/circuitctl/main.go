@@ -1,9 +1,10 @@
 // Command circuitctl is the operators' tool for circuits in a store: it
-// shows their state and clears them.
+// shows their state, forces them open and clears them.
 //
 // Usage:
 //
 //	circuitctl state [-store URL] [-json] [-timeout D] [names...]
+//	circuitctl open [-store URL] -for D [-yes] [-timeout D] NAME
 //	circuitctl clear [-store URL] [-yes] [-timeout D] NAME
 //
 // The store is the one a URL names (file:///dir, redis://…, rediss://…,
@@ -25,7 +26,8 @@ const usage = `usage: circuitctl command [flags] [arguments]
 
 commands:
   state  print the state of circuits in a store
-  clear  clear a circuit in a store, so that it starts afresh
+  open   force a circuit open for a while, in every process sharing the store
+  clear  clear a circuit in a store, so that it starts afresh (and ends a forced open)
 
 run circuitctl COMMAND -h for a command's flags
 `
@@ -43,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "state":
 		return runState(args[1:], stdout, stderr)
+	case "open":
+		return runOpen(args[1:], stdout, stderr)
 	case "clear":
 		return runClear(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

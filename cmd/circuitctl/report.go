@@ -68,7 +68,11 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 		if c.Recorded {
 			gen = fmt.Sprint(c.Generation)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.State, c.Failures, gen,
+		state := c.State
+		if c.Forced {
+			state += " (forced)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, state, c.Failures, gen,
 			when(c.OpenUntil, now), when(c.LeaseUntil, now), when(c.UpdatedAt, now))
 	}
 	return tw.Flush()

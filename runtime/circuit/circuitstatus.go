@@ -23,6 +23,9 @@ type Status struct {
 	Generation uint64 `json:"generation"`
 	// OpenUntil is the end of the cooldown, when set.
 	OpenUntil time.Time `json:"open_until,omitzero"`
+	// Forced reports that an operator holds the circuit open until
+	// OpenUntil (Breaker.ForceOpen).
+	Forced bool `json:"forced"`
 	// LeaseUntil is the end of the half-open probe's lease, when set.
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	// UpdatedAt is when the record last changed, when there is one.
@@ -40,7 +43,7 @@ func StatusOf(snap Snapshot) Status {
 	return Status{
 		Name: snap.Name, State: snap.State.String(), Failures: snap.Failures, Generation: snap.Generation,
 		OpenUntil: utc(snap.OpenUntil), LeaseUntil: utc(snap.LeaseUntil), UpdatedAt: utc(snap.UpdatedAt),
-		Recorded: snap.Exists,
+		Recorded: snap.Exists, Forced: snap.Forced,
 	}
 }
 
