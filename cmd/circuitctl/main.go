@@ -12,6 +12,30 @@
 // defaults to $CIRCUITGEN_STORE. Exit status: 0 on success, 1 when a record
 // cannot be read or a clear is refused or fails, 2 on a usage error.
 //
+// state -watch keeps reading the circuits, every second, until interrupted:
+// on a terminal it redraws the table in place; otherwise it prints the table
+// again (or, with -json, one line of JSON) each time the circuits change.
+// Forced circuits show as "open (forced)", their OPEN UNTIL saying for how
+// long.
+//
+// The JSON of state -json is stable: fields are added, never renamed,
+// removed or given another meaning (testdata/state.json pins it). A report
+// is an object:
+//
+//	store     string   the store's URL, its password hidden
+//	circuits  array    the circuits read, sorted by name, each an object:
+//	  name         string   the circuit's name
+//	  state        string   "closed", "open", "half_open", or "error" when its record cannot be read
+//	  failures     number   consecutive failures
+//	  generation   number   the record's generation; 0 without a record
+//	  open_until   string   RFC 3339, UTC: the end of the cooldown or of a forced open; absent when unset
+//	  lease_until  string   RFC 3339, UTC: the end of the half-open probe's lease; absent when unset
+//	  updated_at   string   RFC 3339, UTC: the record's last change; absent without a record
+//	  recorded     bool     whether the store holds a record (a circuit never called has none)
+//	  forced       bool     whether an operator holds it open (circuitctl open) until open_until
+//	  error        string   why the record cannot be read, for people; absent otherwise
+//	errors    array    of strings, for people: each record that could not be read; absent when none
+//
 // circuitctl links every store driver; the generator, circuitgen, links
 // none, so that adding it as a tool stays light.
 package main

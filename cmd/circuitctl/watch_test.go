@@ -81,7 +81,9 @@ func (w *watcher) interrupt() {
 	}
 }
 
-func contains(s string) func(string) bool { return func(l string) bool { return strings.Contains(l, s) } }
+func contains(s string) func(string) bool {
+	return func(l string) bool { return strings.Contains(l, s) }
+}
 
 // TestWatch runs state -watch in a process of its own and changes the
 // circuits from the test's process, as an application sharing the store

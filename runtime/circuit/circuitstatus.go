@@ -23,9 +23,6 @@ type Status struct {
 	Generation uint64 `json:"generation"`
 	// OpenUntil is the end of the cooldown, when set.
 	OpenUntil time.Time `json:"open_until,omitzero"`
-	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (Breaker.ForceOpen).
-	Forced bool `json:"forced"`
 	// LeaseUntil is the end of the half-open probe's lease, when set.
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	// UpdatedAt is when the record last changed, when there is one.
@@ -33,6 +30,9 @@ type Status struct {
 	// Recorded reports whether the store holds a record; a circuit never
 	// called has none and is closed.
 	Recorded bool `json:"recorded"`
+	// Forced reports that an operator holds the circuit open until
+	// OpenUntil (Breaker.ForceOpen).
+	Forced bool `json:"forced"`
 	// Error says why the state could not be read; empty otherwise.
 	// StatusOfError sets it to a reason without the store's internals.
 	Error string `json:"error,omitempty"`
