@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	circuitctl state [-store URL] [-json] [-timeout D] [names...]
+//	circuitctl state [-store URL] [-json] [-watch] [-timeout D] [names...]
 //	circuitctl open [-store URL] -for D [-yes] [-timeout D] NAME
 //	circuitctl clear [-store URL] [-yes] [-timeout D] NAME
 //
