@@ -40,10 +40,11 @@ fuzz:
 	  done; \
 	done
 
-# The crash soak (1,000 SIGKILLs of worker processes) and the linearizability
+# The crash soak (1,000 SIGKILLs of worker processes), 100,000 circuits under
+# a 1,024-fd limit, and the linearizability
 # check at full size (8 processes, 10,000 operations); minutes. SOAK_KILLS
 # overrides the number of kills.
 SOAK_KILLS ?= 1000
 soak:
 	CIRCUITGEN_SOAK_KILLS=$(SOAK_KILLS) $(GO) test -count=1 -v -timeout 60m \
-	  -run '^(TestCrashSoak|TestLinearizability)$$' ./runtime/filestore/ -soak
+	  -run '^(TestCrashSoak|TestLinearizability|TestManyCircuitsFewFDs)$$' ./runtime/filestore/ -soak

@@ -36,11 +36,12 @@ type Breaker struct {
 
 // ref is a circuit of the store, its name validated and bound once.
 type ref struct {
-	name  string
-	store BoundStore
-	open  atomic.Pointer[rejection] // the latest rejection, for reuse
-	win   atomic.Pointer[window]    // the window last used (window.go)
-	wins  sync.Map                  // window span → *WindowCells, when the store keeps none
+	name    string
+	store   BoundStore
+	open    atomic.Pointer[rejection] // the latest rejection, for reuse
+	win     atomic.Pointer[window]    // the window last used (window.go)
+	wins    sync.Map                  // window span → *WindowCells, when the store keeps none
+	batches sync.Map                  // window span → *batch, for a WindowSharer (share.go)
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -270,7 +271,12 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		var now time.Time
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
-			if w, err = b.count(r, p, rec, now, o, !counted); err != nil {
+			if ws, ok := b.store.(WindowSharer); ok {
+				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted)
+			} else {
+				w, err = b.count(r, p, rec, now, o, !counted)
+			}
+			if err != nil {
 				return err
 			}
 			counted = true

@@ -79,7 +79,8 @@ func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 type StateError struct {
 	// Name is the circuit's name.
 	Name string
-	// Op is what failed: "load", "replace" or "delete".
+	// Op is what failed: "load", "replace", "delete" or "window" (the
+	// window counts of the rate rule).
 	Op string
 	// Err is the store's error.
 	Err error

@@ -1,6 +1,8 @@
 package circuit
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
@@ -153,7 +155,19 @@ type window struct {
 // count counts the call of outcome o (when add is set) in the window of the
 // circuit r under p at now, rec being its current record, and returns the
 // window's counts.
-func (b *Breaker) count(r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
+//
+// The cells may be a store's shared mapping: a fault in them (a file
+// truncated under the process) is a *StateError, not a crash, and the next
+// call asks the store for its cells again.
+func (b *Breaker) count(r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (n Counts, err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if f := recover(); f != nil {
+			r.win.Store(nil)
+			n, err = Counts{}, &StateError{Name: r.name, Op: "window", Err: fmt.Errorf("window counts: %v", f)}
+		}
+	}()
 	w := r.win.Load()
 	if w == nil || w.span != p.Window || w.rec != rec {
 		var err error

@@ -4,9 +4,11 @@ package filestore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -133,5 +135,48 @@ func TestOneProbeAcrossAnchors(t *testing.T) {
 	second := <-results
 	if first == second {
 		t.Fatalf("probes run: %v, %v; want exactly one", first, second)
+	}
+}
+
+// TestAnchorChangedInPlace: the anchor in the index header changed in place
+// (an hour later) under a process that validated it. At its next check the
+// process reports the damage as a StateError, replaces the index with the
+// anchor it validated, and carries on; a new process then agrees with it.
+func TestAnchorChangedInPlace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	s := openDir(t, dir)
+	b := circuit.New(s)
+	if ran, _ := failN(ctx, b, "api", 3); ran != 3 {
+		t.Fatal(ran)
+	}
+	valid := s.m.Load().anchor
+	f, err := os.OpenFile(filepath.Join(dir, indexName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var later [8]byte
+	binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
+	if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ran, err := failN(ctx, b, "other", 1) // a write checks the index at once
+	var se *circuit.StateError
+	if !errors.As(err, &se) || ran != 0 || !strings.Contains(err.Error(), "anchor changed") {
+		t.Fatalf("first write after the anchor changed: %v (ran %d), want a StateError about the anchor", err, ran)
+	}
+	if ran, err := failN(ctx, b, "other", 1); ran != 1 || err != errBoom {
+		t.Fatalf("next call: %v (ran %d)", err, ran)
+	}
+	if got := s.m.Load().anchor; got != valid {
+		t.Fatalf("anchor after the repair: %v, want the validated %v", time.Unix(0, got), time.Unix(0, valid))
+	}
+	fresh := openDir(t, dir)
+	if snap, err := circuit.New(fresh).Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateOpen {
+		t.Fatalf("a new process: %+v, %v", snap, err)
+	}
+	if d := fresh.Now().Sub(s.Now()); d > 100*time.Millisecond || d < -100*time.Millisecond {
+		t.Fatalf("a new process's clock differs by %v", d)
 	}
 }

@@ -279,16 +279,14 @@ func init() {
 		// Which circuits have a slot of their own: those whose counter is
 		// owned in the mapping.
 		var owned, spilled *circuit.Circuit
+		// Written circuits have claimed slots (the first 4,096 or so);
+		// the others are read by their spill counters.
 		for i := 1; i < n && (owned == nil || spilled == nil); i++ {
-			if i%100 == 0 {
-				continue // written: its cache is fresh anyway, but keep it simple
-			}
 			c := s.entry(circuitName(i)).ctr.Load()
 			switch {
-			case c == nil:
-			case c.owned && owned == nil:
+			case c != nil && c.owned && owned == nil:
 				owned = cs[i]
-			case !c.owned && spilled == nil:
+			case (c == nil || !c.owned) && spilled == nil:
 				spilled = cs[i]
 			}
 		}

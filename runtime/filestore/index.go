@@ -30,10 +30,11 @@ import (
 //
 // A circuit's counter is found from its tag (the first eight bytes of its
 // key) by probing at most probeWindow slots from the tag's home slot: the
-// slot holding its tag, or an empty one it claims (slots are never freed).
-// A circuit that finds the window full uses the spill counter its tag
-// hashes to, shared with the other spilled circuits of that hash. Either way
-// finding it costs at most probeWindow loads, once per mapping.
+// slot holding its tag, or an empty one a writer claims (slots are never
+// freed; readers claim nothing, and use the spill counter until a writer
+// has claimed a slot). A circuit that finds the window full uses the spill
+// counter its tag hashes to, shared with the other circuits of that hash.
+// Either way finding it costs at most probeWindow loads.
 //
 // A writer, holding the circuit's flock, changes the counter before it
 // renames (or removes) the record and again after. A reader reuses its copy
@@ -165,30 +166,46 @@ func (m *mapping) retire() { m.until.Store(0) }
 // at the Store.mono reading now.
 func (m *mapping) trusted(now int64) bool { return now < m.until.Load() }
 
-// counterOf returns the circuit's change counter, claiming a slot for its
-// tag when there is a free one in its window. ok is false when the mapping
-// faulted.
-func (m *mapping) counterOf(tag uint64) (c counter, ok bool) {
+// counterOf returns the circuit's change counter. With claim (writers,
+// under the circuit's lock) a free slot in its window is claimed for its
+// tag; fresh reports that this call claimed it. Without claim (readers, who
+// change no file) a circuit with no slot yet uses its spill counter, which
+// a writer that claims a slot for it bumps once, after the claim: a copy
+// read under the spill counter is dropped then. final reports that the
+// result cannot change for this mapping (a slot, or a full window). ok is
+// false when the mapping faulted.
+func (m *mapping) counterOf(tag uint64, claim bool) (c counter, fresh, final, ok bool) {
+	spill := m.spillOf(tag)
 	home := int(tag>>1) % slotCount
 	for i := range probeWindow {
 		at := slotsOffset + (home+i)%slotCount*slotSize
 		t, ok := m.load(at)
 		if !ok {
-			return counter{}, false
+			return counter{}, false, false, false
 		}
 		if t == 0 {
-			if _, ok = m.cas(at, 0, tag); !ok {
-				return counter{}, false
+			if !claim {
+				return spill, false, false, true
+			}
+			swapped, ok := m.cas(at, 0, tag)
+			if !ok {
+				return counter{}, false, false, false
 			}
 			if t, ok = m.load(at); !ok {
-				return counter{}, false
+				return counter{}, false, false, false
 			}
+			fresh = swapped && t == tag
 		}
 		if t == tag {
-			return counter{m: m, off: at + 8, owned: true}, true
+			return counter{m: m, off: at + 8, owned: true}, fresh, true, true
 		}
 	}
-	return counter{m: m, off: spillOffset + int(tag>>1)%spillCount*8}, true
+	return spill, false, true, true
+}
+
+// spillOf returns the spill counter of tag.
+func (m *mapping) spillOf(tag uint64) counter {
+	return counter{m: m, off: spillOffset + int(tag>>1)%spillCount*8}
 }
 
 // stable reports whether a counter value shows no change in progress.

@@ -70,7 +70,9 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m != nil && n != needWrite && m.trusted(now) {
 		return m, nil
 	}
+	var stale *fileID // the index file a mapping that failed its check mapped
 	if m != nil && s.verify(m) != nil {
+		stale = &m.id
 		m.retire()
 		s.m.Store(nil)
 		m = nil
@@ -79,6 +81,9 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m == nil {
 		var err error
 		m, err = mapIndex(s.indexPath())
+		if err == nil && s.anchorChanged(m, stale) {
+			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed under this process"}
+		}
 		var dmg *damagedError
 		switch {
 		case err == nil:
@@ -88,7 +93,7 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 			if dmg != nil {
 				cause = dmg
 			}
-			if m, err = s.makeIndex(ctx); err != nil {
+			if m, err = s.makeIndex(ctx, stale); err != nil {
 				if dmg != nil {
 					return nil, fmt.Errorf("%w; replacing it failed: %v", dmg, err)
 				}
@@ -203,10 +208,25 @@ func mapIndex(path string) (*mapping, error) {
 	return m, nil
 }
 
+// anchorChanged reports whether m maps the same index file as the mapping
+// that failed its check (stale) and its header holds another anchor for this
+// boot than the one this process validated: the header was changed in
+// place. Such an index is replaced, with the anchor this process validated.
+// The caller holds s.mu.
+func (s *Store) anchorChanged(m *mapping, stale *fileID) bool {
+	if stale == nil || m.id != *stale || !s.lastSet {
+		return false
+	}
+	boot, ok := m.load(hdrBoot)
+	anchor, ok2 := m.load(hdrAnchor)
+	return ok && ok2 && boot == s.boot() && int64(anchor) != s.last
+}
+
 // makeIndex creates the index, or replaces a damaged one, under the
-// directory-wide lock, unless another process did first. The caller holds
-// s.mu.
-func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
+// directory-wide lock, unless another process did first. stale, if not nil,
+// is an index file found with a changed anchor, replaced too. The caller
+// holds s.mu.
+func (s *Store) makeIndex(ctx context.Context, stale *fileID) (*mapping, error) {
 	unlock, err := s.lockIndex(ctx)
 	if err != nil {
 		return nil, err
@@ -214,6 +234,10 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	defer unlock()
 	path := s.indexPath()
 	m, err := mapIndex(path)
+	if err == nil && s.anchorChanged(m, stale) {
+		unmap(m.data)
+		m, err = nil, &damagedError{path, "its clock anchor changed"}
+	}
 	var dmg *damagedError
 	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {
 		return m, err // made meanwhile, or an error a new index cannot cure

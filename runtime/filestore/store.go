@@ -32,6 +32,8 @@ type Store struct {
 
 	bootOnce sync.Once
 	bootHash uint64
+
+	win windowFile // the shared window counts (window.go)
 }
 
 // Option configures a Store.
@@ -148,7 +150,7 @@ func (e *entry) loadSlow(ctx context.Context) (*circuit.Record, error) {
 	if m == nil { // no index yet: nothing to remember by
 		return e.s.read(e)
 	}
-	c, ok := e.counterIn(m)
+	c, ok := e.counterIn(m, false)
 	if !ok {
 		return nil, errFaulted(m, e.s)
 	}
@@ -173,16 +175,27 @@ func (e *entry) loadSlow(ctx context.Context) (*circuit.Record, error) {
 	return rec, nil
 }
 
-// counterIn returns the circuit's counter in m.
-func (e *entry) counterIn(m *mapping) (counter, bool) {
+// counterIn returns the circuit's counter in m; with claim (writers, under
+// the circuit's lock), claiming a slot for it when one is free.
+func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 	if c := e.ctr.Load(); c != nil && c.m == m {
 		return *c, true
 	}
-	c, ok := m.counterOf(e.tag)
-	if ok {
+	c, fresh, final, ok := m.counterOf(e.tag, claim)
+	if !ok {
+		return c, false
+	}
+	if fresh { // readers may hold copies by the spill counter: drop them
+		spill := m.spillOf(e.tag)
+		v, _, ok := spill.begin()
+		if _, ok2 := spill.end(v); !ok || !ok2 {
+			return c, false
+		}
+	}
+	if final {
 		e.ctr.Store(&c)
 	}
-	return c, ok
+	return c, true
 }
 
 func errFaulted(m *mapping, s *Store) error {
@@ -300,7 +313,7 @@ func (e *entry) change(ctx context.Context, fn func(counter) error) error {
 		if err != nil {
 			return err
 		}
-		c, ok := e.counterIn(m)
+		c, ok := e.counterIn(m, true)
 		if !ok {
 			return errFaulted(m, s)
 		}

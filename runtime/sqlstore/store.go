@@ -29,13 +29,17 @@ func New(db *sql.DB, d Dialect) (*Store, error) {
 	return &Store{db: db, dialect: d}, nil
 }
 
-// Migrate creates the circuits table if it does not exist, and adds the
-// policy_state column to a table created by an earlier release.
+// Migrate creates the circuits table if it does not exist, adds the
+// policy_state column to a table created by an earlier release, and
+// creates the window counts' table (window.go).
 func (s *Store) Migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, s.dialect.schema()); err != nil {
 		return fmt.Errorf("sqlstore: migrate: %w", err)
 	}
 	if _, err := s.db.ExecContext(ctx, s.dialect.addPolicyState()); err != nil && !duplicateColumn(err) {
+		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	if err := s.migrateWindow(ctx); err != nil {
 		return fmt.Errorf("sqlstore: migrate: %w", err)
 	}
 	return nil
