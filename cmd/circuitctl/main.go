@@ -31,8 +31,10 @@
 //	  open_until   string   RFC 3339, UTC: the end of the cooldown or of a forced open; absent when unset
 //	  lease_until  string   RFC 3339, UTC: the end of the half-open probe's lease; absent when unset
 //	  updated_at   string   RFC 3339, UTC: the record's last change; absent without a record
+//	  forced       bool     true when an operator holds it open (circuitctl open) until open_until; absent otherwise
+//	  successes    number   half-open probes that succeeded in a row (Policy.CloseAfter); absent when 0
+//	  reopens      number   times a probe reopened it since it last closed (Policy.MaxCooldown); absent when 0
 //	  recorded     bool     whether the store holds a record (a circuit never called has none)
-//	  forced       bool     whether an operator holds it open (circuitctl open) until open_until
 //	  error        string   why the record cannot be read, for people; absent otherwise
 //	errors    array    of strings, for people: each record that could not be read; absent when none
 //

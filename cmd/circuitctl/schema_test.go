@@ -38,8 +38,14 @@ func TestStateJSONSchema(t *testing.T) {
 	call("billing-api", circuit.Failure, 2) // closed, 2 failures
 	call("payments", circuit.Failure, 3)    // open for 10 minutes
 	call("email", circuit.Failure, 3)
+	growing := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, MaxCooldown: time.Hour, ProbeLease: time.Minute, CloseAfter: 2}
+	for _, name := range []string{"search", "inventory"} {
+		_ = b.Run(ctx, name, growing, func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil })
+	}
 	now = now.Add(10 * time.Minute)
-	if _, err := b.Allow(ctx, "email", policy); err != nil { // half_open, a probe in flight
+	_ = b.Run(ctx, "search", growing, func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil })    // a probe reopens it
+	_ = b.Run(ctx, "inventory", growing, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }) // one probe of two succeeds
+	if _, err := b.Allow(ctx, "email", policy); err != nil {                                                             // half_open, a probe in flight
 		t.Fatal(err)
 	}
 	if err := b.ForceOpen(ctx, "ledger", time.Hour); err != nil { // forced open
@@ -50,7 +56,7 @@ func TestStateJSONSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := circuitctl(t, nil, "state", "-json", "-store", "file://"+dir, "audit", "billing-api", "email", "ledger", "never-called", "payments")
+	r := circuitctl(t, nil, "state", "-json", "-store", "file://"+dir, "audit", "billing-api", "email", "inventory", "ledger", "never-called", "payments", "search")
 	if r.code != 1 {
 		t.Fatalf("state -json: exit %d, want 1 for the corrupt record\n%s", r.code, r.stderr)
 	}
