@@ -15,9 +15,12 @@ import (
 	"golang.org/x/term"
 )
 
-// watchInterval is how often state -watch reads the circuits. On the file
-// store a reading of unchanged records costs no file read (its change
-// index); on the others, one round trip per circuit.
+// watchInterval is how often state -watch reads the circuits. A reading
+// goes through the store's own change signal where it has one, so that
+// unchanged records cost nothing: the file store's change index (no file
+// read), Redis's server-assisted invalidation (no round trip; storeurl turns
+// it on). Elsewhere it is one round trip per circuit. Listing the circuits
+// (when none are named) reads the store each time.
 const watchInterval = time.Second
 
 // clearScreen moves the cursor home and clears the terminal.
