@@ -384,7 +384,7 @@ func TestHappyPathNoSyscalls(t *testing.T) {
 	defer fl.Close()
 
 	const calls = 1_000_000
-	ws := startWorkers(t, mpProcesses, "circuitgen", dir, calls, 10*time.Second)
+	ws := startWorkers(t, mpProcesses, "circuitgen", dir, calls, time.Minute) // a worker waiting for the lock would wait out the minute
 	start := time.Now()
 	results := goWorkers(t, ws)
 	elapsed := time.Since(start)
