@@ -1,4 +1,9 @@
-package redisstore
+// Package copies keeps the local copies of circuit records that a
+// distributed store serves without a round trip while its server's
+// invalidations arrive (runtime/redisstore, runtime/sqlstore): the rules
+// that make serving them safe, in one place. The store supplies the
+// invalidation stream and calls Invalidate, Down, Up and Heard.
+package copies
 
 import (
 	"runtime"
@@ -10,10 +15,10 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// cache holds the local copies of a cached Store: for each circuit, its
-// record as last read from the server while it was closed. A copy is kept
-// only while the invalidation stream (tracker.go) is live and only until the
-// server says the key changed. The rules:
+// Cache holds a store's local copies: for each circuit, its record as last
+// read from the server while it was closed. A copy is kept only while the
+// invalidation stream is live and only until the server says the record
+// changed. The rules:
 //
 //   - only a closed record is copied, and a copy is served without the
 //     server's time: the Breaker needs no time to admit a call in the closed
@@ -32,7 +37,7 @@ import (
 //   - losing the stream (its connection breaks, or nothing is heard from
 //     the server for the stall bound) drops every copy before anything else
 //     happens, and no copy is installed until the stream is live again.
-type cache struct {
+type Cache struct {
 	// epoch grows each time the stream stops being live.
 	epoch atomic.Uint64
 	live  atomic.Bool
@@ -44,50 +49,50 @@ type cache struct {
 	validUntil atomic.Int64
 	origin     time.Time
 
-	entries sync.Map // key → *entry
+	entries sync.Map // key → *Entry
 	copies  sync.Map // weak.Pointer[circuit.Record] of every copy → struct{}
-
-	stop func() // ends the tracker; set once by startCache
-	done chan struct{}
 }
 
-// entry is one circuit's copy.
-type entry struct {
+// New returns an empty cache whose stream is not live.
+func New() *Cache { return &Cache{origin: time.Now()} }
+
+// Entry is one circuit's copy.
+type Entry struct {
 	copy atomic.Pointer[circuit.Record] // nil when there is none
 
 	mu    sync.Mutex
 	epoch uint64 // guarded by mu: grows with every invalidation of the key
 }
 
-// fresh reports whether copies may be served now.
-func (c *cache) fresh() bool { return int64(time.Since(c.origin)) < c.validUntil.Load() }
+// Fresh reports whether copies may be served now.
+func (c *Cache) Fresh() bool { return int64(time.Since(c.origin)) < c.validUntil.Load() }
 
-// heard records that the servers were all heard from by at, a reading of
-// c.clock(), and were live then.
-func (c *cache) heard(at int64, bound time.Duration) { c.validUntil.Store(at + int64(bound)) }
+// Heard records that the servers were all heard from by at, a reading of
+// Clock, so that copies may be served until at + bound.
+func (c *Cache) Heard(at int64, bound time.Duration) { c.validUntil.Store(at + int64(bound)) }
 
-// clock reads the monotonic clock of validUntil.
-func (c *cache) clock() int64 { return int64(time.Since(c.origin)) }
+// Clock reads the monotonic clock of Heard.
+func (c *Cache) Clock() int64 { return int64(time.Since(c.origin)) }
 
-// entry returns key's entry, creating it.
-func (c *cache) entry(key string) *entry {
+// Entry returns key's entry, creating it.
+func (c *Cache) Entry(key string) *Entry {
 	if e, ok := c.entries.Load(key); ok {
-		return e.(*entry)
+		return e.(*Entry)
 	}
-	e, _ := c.entries.LoadOrStore(key, &entry{})
-	return e.(*entry)
+	e, _ := c.entries.LoadOrStore(key, &Entry{})
+	return e.(*Entry)
 }
 
-// reading is what a read from the server must find unchanged to install
+// Reading is what a read from the server must find unchanged to install
 // its record as a copy.
-type reading struct {
+type Reading struct {
 	epoch, keyEpoch uint64
 	live            bool
 }
 
-// begin is called before a read of e from the server.
-func (c *cache) begin(e *entry) reading {
-	var r reading
+// Begin is called before a read of e from the server.
+func (c *Cache) Begin(e *Entry) Reading {
+	var r Reading
 	r.epoch = c.epoch.Load() // before live: see down
 	r.live = c.live.Load()
 	e.mu.Lock()
@@ -96,9 +101,9 @@ func (c *cache) begin(e *entry) reading {
 	return r
 }
 
-// install keeps rec, as read from the server since r, as e's copy if it is
+// Install keeps rec, as read from the server since r, as e's copy if it is
 // closed and nothing changed in between.
-func (c *cache) install(e *entry, r reading, rec *circuit.Record) {
+func (c *Cache) Install(e *Entry, r Reading, rec *circuit.Record) {
 	if !r.live || rec == nil || rec.State != circuit.StateClosed {
 		return
 	}
@@ -115,8 +120,8 @@ func (c *cache) install(e *entry, r reading, rec *circuit.Record) {
 	e.copy.Store(cp)
 }
 
-// isCopy reports whether rec was served from a copy.
-func (c *cache) isCopy(rec *circuit.Record) bool {
+// IsCopy reports whether rec was served from a copy.
+func (c *Cache) IsCopy(rec *circuit.Record) bool {
 	if rec == nil {
 		return false
 	}
@@ -124,33 +129,47 @@ func (c *cache) isCopy(rec *circuit.Record) bool {
 	return ok
 }
 
-// invalidate drops e's copy and makes reads in flight unable to install one.
-func (e *entry) invalidate() {
+// Copy returns e's copy, or nil. Serve it only while Fresh.
+func (e *Entry) Copy() *circuit.Record { return e.copy.Load() }
+
+// Invalidate drops e's copy and makes reads in flight unable to install one.
+func (e *Entry) Invalidate() {
 	e.mu.Lock()
 	e.epoch++
 	e.copy.Store(nil)
 	e.mu.Unlock()
 }
 
-// invalidateKey is invalidate for a key the server names.
-func (c *cache) invalidateKey(key string) {
+// InvalidateKey is Invalidate for a key the server names.
+func (c *Cache) InvalidateKey(key string) {
 	if e, ok := c.entries.Load(key); ok {
-		e.(*entry).invalidate()
+		e.(*Entry).Invalidate()
 	}
 }
 
-// down drops every copy: the stream is no longer live. The epoch grows
+// Down drops every copy: the stream is no longer live. The epoch grows
 // after live is cleared, and begin reads it before live, so a read that saw
 // the stream live sees a new epoch when it tries to install.
-func (c *cache) down() {
+func (c *Cache) Down() {
 	c.validUntil.Store(0)
 	c.live.Store(false)
 	c.epoch.Add(1)
 	c.entries.Range(func(_, e any) bool {
-		e.(*entry).invalidate()
+		e.(*Entry).Invalidate()
 		return true
 	})
 }
 
-// up marks the stream live: reads that begin from now on may install copies.
-func (c *cache) up() { c.live.Store(true) }
+// InvalidateAll invalidates every entry, the stream staying live.
+func (c *Cache) InvalidateAll() {
+	c.entries.Range(func(_, e any) bool {
+		e.(*Entry).Invalidate()
+		return true
+	})
+}
+
+// Up marks the stream live: reads that begin from now on may install copies.
+func (c *Cache) Up() { c.live.Store(true) }
+
+// Live reports whether the stream is live.
+func (c *Cache) Live() bool { return c.live.Load() }
