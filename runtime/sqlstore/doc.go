@@ -55,6 +55,11 @@
 // database: stores on other schemas of the same database drop copies on
 // each other's changes, which costs reads, never correctness.
 //
+// Per-circuit state aggregated locally and flushed in bounded batches
+// (failure-rate windows) belongs in the bound circuit (cache.go), next to
+// its copy; its flush is one statement per batch through the store's
+// *sql.DB, like Replace.
+//
 // SQLite keeps no copies: it is one host, where the file store is the
 // better fit. What that costs: a healthy call is two SELECTs on the local
 // file and no network (BenchmarkGuardedCall/sqlite: 180–330 µs on the

@@ -42,10 +42,10 @@ type Cache struct {
 	epoch atomic.Uint64
 	live  atomic.Bool
 	// validUntil is when copies stop being served, in nanoseconds of the
-	// monotonic clock since origin: the stall bound after the server last
-	// heard from (the one heard from least recently, with several). A copy
-	// is not served after it even if the goroutine that would drop it has
-	// not run yet.
+	// monotonic clock since origin: the stall bound after the servers were
+	// last heard from (the one heard from least recently, with several). No
+	// copy is served after it, even if the goroutine that would drop the
+	// copies has not run yet.
 	validUntil atomic.Int64
 	origin     time.Time
 
