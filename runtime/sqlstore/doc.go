@@ -48,7 +48,7 @@
 // listening connection ends, fails or is silent for the stall bound). The
 // invalidations come from a trigger on circuits that Migrate creates
 // (circuitgen_notify: pg_notify('circuitgen_circuits', name) after every
-// insert, update and delete, whoever makes it; '' after a TRUNCATE), to a
+// insert, update and delete, whoever makes it; an empty payload after a TRUNCATE), to a
 // dedicated pgx connection that LISTENs and pings every quarter of the
 // stall bound when nothing arrives. Without the trigger (a database migrated
 // by an older version) the store keeps no copies. The channel is per
