@@ -1,3 +1,5 @@
+//go:build linux
+
 package filestore_test
 
 // Benchmarks of a circuit.Breaker over the file store, each beside

@@ -2,9 +2,7 @@ package filestore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,7 +14,7 @@ import (
 // TestWallClockStepsMoveNoDeadline opens a circuit, then reads it through
 // stores whose wall clock stepped an hour either way: the cooldown neither
 // stretches nor shrinks, because deadlines follow the boot clock anchored
-// once per boot in the directory.
+// once per boot in the directory's change index.
 func TestWallClockStepsMoveNoDeadline(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	ctx := context.Background()
@@ -49,48 +47,5 @@ func TestWallClockStepsMoveNoDeadline(t *testing.T) {
 				t.Fatalf("RetryAfter = %v, want about 30s", ra)
 			}
 		})
-	}
-}
-
-// TestClockFileFromAnotherBootIsReplaced shows a reboot detected: a clock
-// file naming another boot is replaced by the next writer's anchor.
-func TestClockFileFromAnotherBootIsReplaced(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	old := `{"v":1,"boot_id":"00000000-0000-0000-0000-000000000000","wall_at_boot":"2001-01-01T00:00:00Z"}` + "\n"
-	path := filepath.Join(dir, "clock")
-	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}
-	if err := circuit.New(s).Run(context.Background(), "api", p, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		BootID string    `json:"boot_id"`
-		Wall   time.Time `json:"wall_at_boot"`
-	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
-	id, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if want := string(id[:len(id)-1]); got.BootID != want {
-		t.Fatalf("boot id %q, want this boot's %q", got.BootID, want)
-	}
-	if d := time.Since(s.Now()); d > time.Second || d < -time.Second {
-		t.Fatalf("store clock is %v away from the wall clock", d)
-	}
-	if got.Wall.Year() == 2001 {
-		t.Fatal("the old boot's anchor was kept")
 	}
 }

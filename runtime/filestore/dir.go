@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"syscall"
 )
 
 // errNoDir reports that the state directory does not exist yet.
 var errNoDir = errors.New("state directory does not exist")
 
 // checkDir verifies the state directory: a real directory, not a symlink,
-// not writable by group or others. With create, a missing directory is
-// created 0700 (whatever the umask); without, it is errNoDir.
+// owned by this process's user, not writable by group or others. With
+// create, a missing directory is created 0700 (whatever the umask); without,
+// it is errNoDir.
 func (s *Store) checkDir(create bool) error {
 	fi, err := os.Lstat(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -43,6 +43,9 @@ func (s *Store) checkDir(create bool) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("state directory %s is not a directory", s.dir)
 	}
+	if err := checkOwner("state directory", s.dir, fi); err != nil {
+		return err
+	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("state directory %s is writable by group or others (%v): refused", s.dir, fi.Mode().Perm())
 	}
@@ -51,7 +54,7 @@ func (s *Store) checkDir(create bool) error {
 
 // syncDir fsyncs the state directory, making renames and removals durable.
 func (s *Store) syncDir() error {
-	d, err := os.OpenFile(s.dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	d, err := os.OpenFile(s.dir, os.O_RDONLY|oDirectory|oNoFollow, 0)
 	if err != nil {
 		return fmt.Errorf("open state directory: %w", err)
 	}

@@ -5,9 +5,9 @@ import "io/fs"
 // faultHook, when set (by tests only), is consulted before each filesystem
 // operation the store makes outside the lock-free fast path of Load, with the
 // operation's name: "mkdir" (creating the state directory, then "chmod" on
-// it), "lock", "read" (looking up and reading the record), "create" (the
-// temporary record), "chmod", "write", "fsync", "reopen", "close", "rename",
-// "remove" and "dirsync". A non-nil error is used as that operation's error,
+// it), "lock", "index" (opening the change index), "read" (reading the
+// record), "create" (the temporary record), "chmod", "write", "fsync",
+// "close", "rename", "remove" and "dirsync". A non-nil error is used as that operation's error,
 // wrapped as the real call's error would be; the real call is not made (a
 // close is still made, so that no descriptor leaks). Fault-injection tests
 // fail the Nth operation with it.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package filestore
 
 // Fault injection, SQLite's I/O-error method: every filesystem operation a

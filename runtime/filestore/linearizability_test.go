@@ -1,3 +1,5 @@
+//go:build linux
+
 package filestore
 
 // The linearizability check: worker processes (this test binary,

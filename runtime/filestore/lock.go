@@ -19,33 +19,52 @@ const lockRetry = time.Millisecond
 // handle: flock locks belong to an open file, so two handles exclude each
 // other even within one process, where a shared *flock.Flock would not.
 func (s *Store) locked(ctx context.Context, e *entry, fn func() error) (err error) {
-	path := e.lockTo
+	path := e.lockPath()
 	if err := fault("lock", "open", path); err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
-	ok, err := fl.TryLockContext(ctx, lockRetry)
-	if err != nil || !ok {
-		_ = fl.Close()
-		if errors.Is(err, syscall.ELOOP) {
-			return fmt.Errorf("lock %s is a symlink: refused", path)
-		}
-		if err == nil {
-			err = ctx.Err()
-		}
-		return fmt.Errorf("lock %s: %w", path, err)
+	fl, err := lockFile(ctx, path)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if cerr := fl.Close(); cerr != nil && err == nil { // Close unlocks
 			err = fmt.Errorf("unlock %s: %w", path, cerr)
 		}
 	}()
-	if fi, err := fl.Stat(); err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
-	} else if fi.Mode().Perm() != 0o600 {
-		if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("lock %s: %w", path, err)
+	return fn()
+}
+
+// lockFile takes the flock of the lock file at path, creating it 0600: a
+// regular file, not a symlink, owned by this process's user.
+func lockFile(ctx context.Context, path string) (*flock.Flock, error) {
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|oNoFollow), flock.SetPermissions(0o600))
+	ok, err := fl.TryLockContext(ctx, lockRetry)
+	if err != nil || !ok {
+		_ = fl.Close()
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("lock %s is a symlink: refused", path)
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	fi, err := fl.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file: refused")
+	}
+	if err == nil {
+		err = checkOwner("lock", path, fi)
+	}
+	if err == nil && fi.Mode().Perm() != 0o600 {
+		if err = os.Chmod(path, 0o600); errors.Is(err, fs.ErrNotExist) {
+			err = nil
 		}
 	}
-	return fn()
+	if err != nil {
+		_ = fl.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return fl, nil
 }

@@ -7,10 +7,10 @@ import (
 )
 
 // Names returns the names of the circuits with a record in the store, for
-// operators' tools; file names are hashes, so it reads each record. Records
-// that cannot be read are left out and reported in the error, one joined
-// error per file, each naming its file; the names of the others are returned
-// all the same.
+// operators' tools; file names are hashes, so it reads each record, one
+// file open at a time. Records that cannot be read are left out and
+// reported in the error, one joined error per file, each naming its file;
+// the names of the others are returned all the same.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
 	if err := s.checkDir(false); err != nil {
 		if errors.Is(err, errNoDir) {
@@ -28,12 +28,11 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 		if err := ctx.Err(); err != nil {
 			return names, err
 		}
-		f, rec, _, err := readRecord(p)
+		rec, err := readRecord(p)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
 		case rec != nil:
-			_ = f.Close()
 			names = append(names, rec.Name)
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package filestore
 
 // TestWriterKilledAtEachStep runs writer processes, killed at each step of
@@ -32,6 +34,10 @@ const (
 
 const helperCircuit = "inventory-api"
 
+// helperScripts are the bodies of further helper processes, by role: each
+// runs in a child started by startScript, and exits 0 when it returns nil.
+var helperScripts = map[string]func() error{}
+
 var helperBase = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // processConfig shares a state directory between the processes of
@@ -57,6 +63,13 @@ func TestProcesses(t *testing.T) { storetest.Processes(t, processConfig) }
 // of TestWriterKilledAtEachStep (envRole "writer") and of TestProcesses.
 // Run as neither it does nothing.
 func TestHelperProcess(t *testing.T) {
+	if script := helperScripts[os.Getenv(envRole)]; script != nil {
+		if err := script(); err != nil {
+			fmt.Fprintf(os.Stderr, "helper %s: %v\n", os.Getenv(envRole), err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(envRole) != "writer" {
 		storetest.HelperProcess(t, processConfig)
 		return

@@ -1,3 +1,5 @@
+//go:build linux
+
 package filestore
 
 // The crash soak: worker processes (this test binary, re-executed with

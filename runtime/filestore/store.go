@@ -6,13 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -21,17 +17,23 @@ import (
 // Store is a circuit.Store over one directory. It is safe for concurrent
 // use; processes that open the same directory share every circuit in it.
 type Store struct {
-	dir string
+	dir   string
+	epoch time.Time // a monotonic reading: Store.mono counts from it
 
 	entries sync.Map // circuit name → *entry
 
-	idxMu  sync.Mutex
-	idx    atomic.Pointer[index]
-	idxBad atomic.Bool // the index exists but cannot be used: read files
+	mu      sync.Mutex                 // serializes finding and checking the index
+	m       atomic.Pointer[mapping]    // the mapped index, if any
+	last    int64                      // the anchor this process validated for this boot (under mu)
+	lastSet bool                       //
+	wall    func() time.Time           // the wall clock, for anchoring the boot clock
+	clkMu   sync.Mutex                 //
+	clk     atomic.Pointer[clockState] //
 
-	wall  func() time.Time // the wall clock, for anchoring the boot clock
-	clkMu sync.Mutex
-	clk   atomic.Pointer[clockState]
+	bootOnce sync.Once
+	bootHash uint64
+
+	win windowFile // the shared window counts (window.go)
 }
 
 // Option configures a Store.
@@ -42,44 +44,31 @@ type Option func(*Store)
 // clock and do not move with it.
 func WithWallClock(now func() time.Time) Option { return func(s *Store) { s.wall = now } }
 
-// entry is what the store knows of one circuit.
+// entry is what the store knows of one circuit. It holds no file open.
 type entry struct {
-	s                  *Store
-	name               string
-	key                string
-	tag                uint64
-	recordPath, lockTo string
+	s    *Store
+	name string
+	key  string
+	tag  uint64
 
-	slot  atomic.Pointer[slot]  // its slot in the change index, once found
-	fast  atomic.Pointer[known] // the record as of an even change counter
-	swept atomic.Bool           // this process swept the circuit's temporary files
-
-	mu   sync.Mutex
-	file held // the record file last read or written
+	ctr    atomic.Pointer[counter] // its counter in the current mapping, once found
+	fast   atomic.Pointer[known]   // its record as of a stable counter value
+	failed atomic.Bool             // a write failed, and none has succeeded since
 }
 
-// known is a record (nil: none) as of change counter seq.
+// known is a record (nil: none) as of the value seq of the counter c.
 type known struct {
-	seq uint64
-	rec *circuit.Record
+	c    counter
+	seq  uint64
+	rec  *circuit.Record
+	uses atomic.Uint32 // fast-path uses, so that only every checkEvery-th reads the clock
 }
 
-// held is a decoded record and the file it came from.
-//
-// The file is held open: while it is, its inode cannot be freed and reused
-// by another record file, so a file with the same inode (and size and
-// modification time) is this one. Records are never changed in place, only
-// replaced by rename, so the same file means the same record.
-type held struct {
-	file       *os.File
-	ino, size  uint64
-	mtimeNanos int64
-	rec        *circuit.Record
-}
-
-func (h held) same(st *syscall.Stat_t) bool {
-	return h.file != nil && h.ino == st.Ino && h.size == uint64(st.Size) && h.mtimeNanos == st.Mtim.Nano()
-}
+// checkEvery is how many fast-path uses of a copy read the clock once, to
+// see whether the mapping is due for its check (recheck). Reading the clock
+// costs more than the rest of the fast path; a retired mapping is seen at
+// every use.
+const checkEvery = 16
 
 var (
 	_ circuit.Store  = (*Store)(nil)
@@ -88,8 +77,12 @@ var (
 )
 
 // Open returns a store over dir. It creates nothing and does no I/O: the
-// directory is created, 0700, on the first write.
+// directory is created, 0700, on the first write. On systems other than
+// linux and darwin it returns an error naming the stores to use instead.
 func Open(dir string, opts ...Option) (*Store, error) {
+	if err := supported(); err != nil {
+		return nil, err
+	}
 	if dir == "" {
 		return nil, errors.New("filestore: empty directory path")
 	}
@@ -97,7 +90,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	s := &Store{dir: abs, wall: time.Now}
+	s := &Store{dir: abs, wall: time.Now, epoch: time.Now()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -107,27 +100,27 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // Dir returns the store's directory, as an absolute path.
 func (s *Store) Dir() string { return s.dir }
 
+// mono returns the time since the store was opened, from the monotonic
+// clock: no system call.
+func (s *Store) mono() int64 { return int64(time.Since(s.epoch)) }
+
 // entry returns the store's entry for the circuit name.
 func (s *Store) entry(name string) *entry {
 	if e, ok := s.entries.Load(name); ok {
 		return e.(*entry)
 	}
 	sum := sha256.Sum256([]byte(name))
-	key := hex.EncodeToString(sum[:])
-	e := &entry{
-		s:          s,
-		name:       name,
-		key:        key,
-		tag:        tagOf(sum),
-		recordPath: filepath.Join(s.dir, key+".json"),
-		lockTo:     filepath.Join(s.dir, key+".lock"),
-	}
+	e := &entry{s: s, name: name, key: hex.EncodeToString(sum[:]), tag: tagOf(sum)}
 	actual, _ := s.entries.LoadOrStore(name, e)
 	return actual.(*entry)
 }
 
-// Bind returns the circuit name of the store, resolved once: its key, its
-// files and its slot in the change index.
+func (e *entry) recordPath() string { return filepath.Join(e.s.dir, e.key+".json") }
+func (e *entry) lockPath() string   { return filepath.Join(e.s.dir, e.key+".lock") }
+func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.key+".json.tmp-next") }
+
+// Bind returns the circuit name of the store, resolved once: its key and
+// its counter in the change index.
 func (s *Store) Bind(name string) circuit.BoundStore { return s.entry(name) }
 
 // Load returns the circuit's record, or nil when it has none. Its time is
@@ -139,121 +132,106 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 }
 
 // Load is Store.Load for the bound circuit.
-func (e *entry) Load(context.Context) (*circuit.Record, time.Time, error) {
-	if sl := e.slot.Load(); sl != nil {
-		if k := e.fast.Load(); k != nil && k.seq == sl.ctr.Load() {
-			return k.rec, time.Time{}, nil
+func (e *entry) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
+	if k := e.fast.Load(); k != nil {
+		m := k.c.m
+		if until := m.until.Load(); until != 0 && (k.uses.Add(1)%checkEvery != 0 || e.s.mono() < until) {
+			if v, ok := m.load(k.c.off); ok && v == k.seq {
+				return k.rec, time.Time{}, nil
+			}
 		}
 	}
-	rec, err := e.s.loadSlow(e, e.name)
+	rec, err := e.loadSlow(ctx)
 	return rec, time.Time{}, err
 }
 
-// loadSlow reads the record from its file, and remembers it as of the
-// change counter when the counter was even and unchanged across the read.
-func (s *Store) loadSlow(e *entry, name string) (*circuit.Record, error) {
-	sl := s.slotFor(e, false)
-	var before uint64
-	if sl != nil {
-		before = sl.ctr.Load()
+// loadSlow reads the record from its file, and remembers it as of its
+// counter when the counter was stable and unchanged across the read.
+func (e *entry) loadSlow(ctx context.Context) (*circuit.Record, error) {
+	if e.failed.Load() {
+		if err := e.retryWrite(ctx); err != nil {
+			return nil, err
+		}
 	}
-	rec, err := s.read(e, name)
+	m, err := e.s.current(ctx, needRead)
 	if err != nil {
 		return nil, err
 	}
-	if sl != nil && before&1 == 0 && sl.ctr.Load() == before {
-		e.fast.Store(&known{seq: before, rec: rec})
+	if m == nil { // no index yet: nothing to remember by
+		return e.s.read(e)
+	}
+	c, ok := e.counterIn(m, false)
+	if !ok {
+		return nil, errFaulted(m, e.s)
+	}
+	before, ok := m.load(c.off)
+	if !ok {
+		return nil, errFaulted(m, e.s)
+	}
+	if k := e.fast.Load(); k != nil && k.c == c && k.seq == before {
+		return k.rec, nil // the mapping was checked; the record is unchanged
+	}
+	rec, err := e.s.read(e)
+	if err != nil {
+		return nil, err
+	}
+	if after, ok := m.load(c.off); ok && c.stable(before) && after == before {
+		k := &known{c: c, seq: before, rec: rec}
+		e.fast.Store(k)
+		if e.failed.Load() { // a write failed meanwhile: no copy may outlive it
+			e.fast.CompareAndSwap(k, nil)
+		}
 	}
 	return rec, nil
 }
 
-// read reads the record without a lock, reusing the decoded record while
-// its file is unchanged.
-func (s *Store) read(e *entry, name string) (*circuit.Record, error) {
-	if err := fault("read", "lstat", e.recordPath); err != nil {
-		return nil, err
+// counterIn returns the circuit's counter in m; with claim (writers, under
+// the circuit's lock), claiming a slot for it when one is free.
+func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
+	if c := e.ctr.Load(); c != nil && c.m == m {
+		return *c, true
 	}
-	var st syscall.Stat_t
-	if err := syscall.Lstat(e.recordPath, &st); err != nil {
-		if errors.Is(err, syscall.ENOENT) {
-			if err := s.checkDir(false); err != nil && !errors.Is(err, errNoDir) {
-				return nil, err
-			}
-			return nil, nil
+	c, fresh, final, ok := m.counterOf(e.tag, claim)
+	if !ok {
+		return c, false
+	}
+	if fresh { // readers may hold copies by the spill counter: drop them
+		spill := m.spillOf(e.tag)
+		v, ok := spill.begin()
+		if _, ok2 := spill.end(v); !ok || !ok2 {
+			return c, false
 		}
-		return nil, &fs.PathError{Op: "lstat", Path: e.recordPath, Err: err}
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, fmt.Errorf("record %s is not a regular file (a symlink?): refused", e.recordPath)
+	if final {
+		e.ctr.Store(&c)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.file.same(&st) {
-		return e.file.rec, nil
+	return c, true
+}
+
+func errFaulted(m *mapping, s *Store) error {
+	m.retire()
+	return fmt.Errorf("change index %s faulted (truncated under this process?): its mapping is dropped", s.indexPath())
+}
+
+// read reads the record from its file, without a lock.
+func (s *Store) read(e *entry) (*circuit.Record, error) {
+	if err := fault("read", "open", e.recordPath()); err != nil {
+		return nil, fmt.Errorf("open record: %w", err)
 	}
 	if err := s.checkDir(false); err != nil {
+		if errors.Is(err, errNoDir) {
+			return nil, nil
+		}
 		return nil, err
 	}
-	f, rec, st2, err := readRecord(e.recordPath)
+	rec, err := readRecord(e.recordPath())
 	if err != nil || rec == nil {
 		return nil, err
 	}
-	if rec.Name != name {
-		_ = f.Close()
-		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", e.recordPath, circuit.ErrCorrupt, rec.Name)
+	if rec.Name != e.name {
+		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", e.recordPath(), circuit.ErrCorrupt, rec.Name)
 	}
-	e.hold(held{file: f, ino: st2.Ino, size: uint64(st2.Size), mtimeNanos: st2.Mtim.Nano(), rec: rec})
 	return rec, nil
-}
-
-// hold remembers h as the entry's record file, closing the one it replaces.
-// The caller holds e.mu.
-func (e *entry) hold(h held) {
-	if e.file.file != nil && e.file.file != h.file {
-		_ = e.file.file.Close()
-	}
-	e.file = h
-}
-
-// readRecord opens, stats and decodes the record at path, and returns it
-// with its still open file; all nil when absent.
-func readRecord(path string) (_ *os.File, _ *circuit.Record, _ *syscall.Stat_t, err error) {
-	// O_NONBLOCK: opening a FIFO planted as a record must not wait for a
-	// writer; Fstat below refuses it. It changes nothing for regular files.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil, nil
-		}
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, nil, nil, fmt.Errorf("record %s is a symlink: refused", path)
-		}
-		return nil, nil, nil, fmt.Errorf("open record: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-		}
-	}()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, nil, nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, nil, nil, fmt.Errorf("record %s is not a regular file: refused", path)
-	}
-	data := make([]byte, st.Size)
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, nil, nil, fmt.Errorf("read record %s: %w", path, err)
-	}
-	rec, err := decode(data)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("record %s: %w: %v", path, circuit.ErrCorrupt, err)
-	}
-	if circuit.Key(rec.Name)+".json" != filepath.Base(path) {
-		return nil, nil, nil, fmt.Errorf("record %s: %w: it holds circuit %q", path, circuit.ErrCorrupt, rec.Name)
-	}
-	return f, rec, &st, nil
 }
 
 // Replace stores next as the circuit's record if the stored one is still
@@ -264,62 +242,54 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 
 // Replace is Store.Replace for the bound circuit.
 func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
-	s, name := e.s, e.name
-	if next == nil || next.Name != name {
-		return fmt.Errorf("replace %q: the new record must be that circuit's", name)
+	if next == nil || next.Name != e.name {
+		return fmt.Errorf("replace %q: the new record must be that circuit's", e.name)
 	}
 	if err := next.Check(); err != nil {
-		return fmt.Errorf("replace %q: refusing to write an inconsistent record: %w", name, err)
+		return fmt.Errorf("replace %q: refusing to write an inconsistent record: %w", e.name, err)
 	}
-	if err := s.checkDir(true); err != nil {
-		return err
+	data, err := encode(next)
+	if err != nil {
+		return fmt.Errorf("encode record: %w", err)
 	}
-	if st := s.clk.Load(); st == nil || !st.persist {
-		s.syncClock(true) // anchor this boot's clock in the directory
-	}
-	return s.locked(ctx, e, func() error {
-		cur, err := s.read(e, name)
+	return e.wrote(e.change(ctx, func(c counter) error {
+		cur, err := e.s.read(e)
 		if err != nil {
 			return err
 		}
 		if !circuit.SameRevision(cur, prev) {
+			e.unknown(c, cur)
 			return circuit.ErrConflict
 		}
-		data, err := encode(next)
-		if err != nil {
-			return fmt.Errorf("encode record: %w", err)
+		if st := e.s.clk.Load(); st != nil && c.m.anchored.Load() && st.anchor != c.m.anchor {
+			// The decision was made by another anchor than the index's (the
+			// index was made anew): make it again by the index's clock.
+			e.s.clk.Store(nil)
+			return circuit.ErrConflict
 		}
-		sl := s.slotFor(e, true)
-		var seq uint64
-		// Temporary files of a writer that died are swept by the next: the
-		// first write of each circuit in a process, and any write that finds
-		// a change left half-way in the index.
-		sweep := sl == nil || !e.swept.Load()
-		if sl != nil {
-			var interrupted bool
-			seq, interrupted = sl.begin()
-			sweep = sweep || interrupted
-		}
-		if sweep {
-			s.sweep(e.key)
-			e.swept.Store(true)
-		}
-		f, st, err := s.write(e, data)
-		e.mu.Lock()
-		if err != nil {
-			e.hold(held{})
-		} else {
-			e.hold(held{file: f, ino: st.Ino, size: uint64(st.Size), mtimeNanos: st.Mtim.Nano(), rec: next})
-		}
-		e.mu.Unlock()
-		if sl != nil {
-			sl.end(seq)
-			if err == nil {
-				e.fast.Store(&known{seq: seq + 1, rec: next})
-			}
+		seq, err := e.s.write(e, c, data)
+		if err == nil {
+			e.fast.Store(&known{c: c, seq: seq, rec: next})
 		}
 		return err
-	})
+	}))
+}
+
+// unknown handles a record found, under the lock, to differ from the one the
+// caller decided on. When the counter says this process's copy is current,
+// the file changed behind the store's back (removed or edited by hand):
+// the counter is moved on so that every process reads the file again.
+// The caller holds the circuit's lock.
+func (e *entry) unknown(c counter, cur *circuit.Record) {
+	k := e.fast.Swap(nil)
+	if k == nil || k.c != c || circuit.SameRevision(k.rec, cur) {
+		return
+	}
+	if v, ok := c.m.load(c.off); ok && v == k.seq {
+		if seq, ok := c.begin(); ok {
+			c.end(seq)
+		}
+	}
 }
 
 // Delete removes the circuit's record, even a corrupt one, under its lock.
@@ -331,75 +301,57 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 
 // Delete is Store.Delete for the bound circuit.
 func (e *entry) Delete(ctx context.Context) error {
-	s := e.s
-	if err := s.checkDir(false); err != nil {
+	if err := e.s.checkDir(false); err != nil {
 		if errors.Is(err, errNoDir) {
 			return nil
 		}
 		return err
 	}
-	return s.locked(ctx, e, func() error {
-		sl := s.slotFor(e, true)
-		var seq uint64
-		if sl != nil {
-			seq, _ = sl.begin()
-		}
-		err := fault("remove", "remove", e.recordPath)
-		if err == nil {
-			err = os.Remove(e.recordPath)
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("remove record: %w", err)
-		} else {
-			s.sweep(e.key)
-			err = s.syncDir()
-		}
-		e.mu.Lock()
-		e.hold(held{})
-		e.mu.Unlock()
-		if sl != nil {
-			sl.end(seq)
-		}
+	return e.wrote(e.change(ctx, func(c counter) error { return e.s.remove(e, c) }))
+}
+
+// change runs fn under the circuit's lock with its counter in the index,
+// checked to be the directory's current one: a change no other process
+// would see is never made. Without a usable index nothing is written.
+func (e *entry) change(ctx context.Context, fn func(counter) error) error {
+	s := e.s
+	if err := s.checkDir(true); err != nil {
 		return err
+	}
+	return s.locked(ctx, e, func() error {
+		m, err := s.current(ctx, needWrite)
+		if err != nil {
+			return err
+		}
+		c, ok := e.counterIn(m, true)
+		if !ok {
+			return errFaulted(m, s)
+		}
+		return fn(c)
 	})
 }
 
-// slotFor returns the circuit's slot in the change index, or nil when it
-// has none. With claim (writers, under the circuit's lock), the index is
-// created and a slot claimed when needed.
-func (s *Store) slotFor(e *entry, claim bool) *slot {
-	if sl := e.slot.Load(); sl != nil {
-		return sl
+// wrote records the outcome of a write: once a write fails, no copy of the
+// record is used and Load fails until a write succeeds (fail closed).
+func (e *entry) wrote(err error) error {
+	switch {
+	case err == nil:
+		e.failed.Store(false)
+	case !errors.Is(err, circuit.ErrConflict):
+		e.failed.Store(true)
+		e.fast.Store(nil)
 	}
-	x := s.index(claim)
-	if x == nil {
-		return nil
-	}
-	sl := x.find(e.tag, claim)
-	if sl != nil {
-		e.slot.Store(sl)
-	}
-	return sl
+	return err
 }
 
-// index returns the mapped change index, mapping it when it exists (or,
-// with create, creating it first); nil when there is none or it is unusable.
-func (s *Store) index(create bool) *index {
-	if x := s.idx.Load(); x != nil || s.idxBad.Load() {
-		return x
-	}
-	s.idxMu.Lock()
-	defer s.idxMu.Unlock()
-	if x := s.idx.Load(); x != nil {
-		return x
-	}
-	x, err := openIndex(s.dir, create)
+// retryWrite is Load's path for a circuit whose last write failed: it writes
+// a temporary file under the circuit's lock with a checked index, which
+// makes every step of a record write but the rename, and removes it. Only
+// when that succeeds does Load go on.
+func (e *entry) retryWrite(ctx context.Context) error {
+	err := e.wrote(e.change(ctx, func(c counter) error { return e.s.trial(e) }))
 	if err != nil {
-		s.idxBad.Store(true) // correct without it: every read goes to the file
-		return nil
+		return fmt.Errorf("a write of this circuit failed, and no call is admitted until one succeeds: %w", err)
 	}
-	if x != nil {
-		s.idx.Store(x)
-	}
-	return x
+	return nil
 }

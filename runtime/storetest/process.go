@@ -50,6 +50,8 @@ type ProcessConfig struct {
 //     runs its operation (the half-open probe); the others get a
 //     *circuit.OpenError in the half-open state, and the probe's success
 //     leaves the circuit closed in the next generation.
+//   - SharedWindow, CloseAfter, GrowingCooldown: the round-2 policies
+//     across processes (policyprocess.go);
 //   - KilledProbe: a helper process that holds the probe is killed with
 //     SIGKILL in the middle of its call. Until the probe's lease ends (one
 //     second), every call of the other helpers gets a *circuit.OpenError;
@@ -75,6 +77,9 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 	}
 	t.Run("ProbeRace", func(t *testing.T) { testProbeRace(t, cfg) })
 	t.Run("KilledProbe", func(t *testing.T) { testKilledProbe(t, cfg) })
+	t.Run("SharedWindow", func(t *testing.T) { testSharedWindow(t, cfg) })
+	t.Run("CloseAfter", func(t *testing.T) { testCloseAfter(t, cfg) })
+	t.Run("GrowingCooldown", func(t *testing.T) { testGrowingCooldown(t, cfg) })
 }
 
 // HelperProcess is the body of the helper processes that Processes starts.
@@ -124,10 +129,12 @@ func say(format string, args ...any) {
 }
 
 // helperWorker runs one call through the shared circuit for each command
-// read from stdin, "run <probe lease in nanoseconds>". The call's operation
-// says "ran" and returns Success once the next line, "finish", arrives.
-// After each call it says "ok", "open <state>" for a *circuit.OpenError, or
-// "err <error>".
+// read from stdin, "run <probe lease in nanoseconds> [policy]" or "call
+// <probe lease> [policy]" (policyCommand reads the rest). The operation of
+// run says "ran" and returns Success once the next line, "finish", arrives;
+// that of call returns the command's outcome at once. After each call it
+// says "ok", "open <state>" for a *circuit.OpenError (call adds its Until in
+// Unix nanoseconds), or "err <error>".
 func helperWorker(t *testing.T, s circuit.Store) error {
 	b := circuit.New(s)
 	ctx := t.Context()
@@ -137,12 +144,21 @@ func helperWorker(t *testing.T, s circuit.Store) error {
 	in := bufio.NewScanner(os.Stdin)
 	say("ready")
 	for in.Scan() {
-		lease, err := strconv.ParseInt(strings.TrimPrefix(in.Text(), "run "), 10, 64)
-		if err != nil {
+		verb, args, _ := strings.Cut(in.Text(), " ")
+		lease, rest, _ := strings.Cut(args, " ")
+		n, err := strconv.ParseInt(lease, 10, 64)
+		if err != nil || verb != "run" && verb != "call" {
+			return fmt.Errorf("command %q: want run or call, then a lease in nanoseconds", in.Text())
+		}
+		p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Duration(n)}
+		var outcome circuit.Outcome
+		if p, outcome, err = policyCommand(p, rest); err != nil {
 			return fmt.Errorf("command %q: %w", in.Text(), err)
 		}
-		p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Duration(lease)}
 		err = b.Run(ctx, circuitName, p, func(context.Context) (circuit.Outcome, error) {
+			if verb == "call" {
+				return outcome, nil
+			}
 			say("ran")
 			if !in.Scan() || in.Text() != "finish" {
 				return circuit.Ignored, errors.New("no finish command")
@@ -153,6 +169,8 @@ func helperWorker(t *testing.T, s circuit.Store) error {
 		switch {
 		case err == nil:
 			say("ok")
+		case errors.As(err, &open) && verb == "call":
+			say("open %s %d", open.State, open.Until.UnixNano())
 		case errors.As(err, &open):
 			say("open %s", open.State)
 		default:

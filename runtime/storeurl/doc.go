@@ -1,6 +1,6 @@
 // Package storeurl opens the circuit store a URL names, for tools that are
 // told where circuit state lives rather than built against one store, such
-// as circuitgen's operators' commands:
+// as circuitctl, the operators' command:
 //
 //	file:///var/lib/myapp/circuits          runtime/filestore (the directory must exist)
 //	redis://user:pass@host:6379/0?prefix=P  runtime/redisstore (also rediss:// and

@@ -1,0 +1,205 @@
+//go:build linux
+
+package filestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// TestIndexFromAnotherBootIsReanchored shows a reboot detected: an index
+// whose header names another boot gets this boot's anchor from the next
+// writer, taken from the wall clock.
+func TestIndexFromAnotherBootIsReanchored(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	if err := os.WriteFile(filepath.Join(dir, indexName), newIndex(12345, old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openDir(t, dir)
+	if ran, err := failN(t.Context(), circuit.New(s), "api", 1); ran != 1 || err != errBoom {
+		t.Fatal(ran, err)
+	}
+	m := s.m.Load()
+	boot, _ := m.load(hdrBoot)
+	anchor, _ := m.load(hdrAnchor)
+	if boot != s.boot() || int64(anchor) == old {
+		t.Fatalf("header: boot %x anchor %v; want this boot's (%x), anchored anew", boot, time.Unix(0, int64(anchor)), s.boot())
+	}
+	if d := time.Since(s.Now()); d > time.Second || d < -time.Second {
+		t.Fatalf("store clock is %v away from the wall clock", d)
+	}
+}
+
+// TestIndexRemadeNeverClosesEarly is finding 5: the index (and with it the
+// anchor) removed within a boot, and made anew by a process whose wall
+// clock stepped an hour ahead. The new anchor is no later than the lost
+// one, so the circuit opened with a 10-minute cooldown stays open; the
+// first process then takes the new index's anchor, so both agree.
+func TestIndexRemadeNeverClosesEarly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	first := openDir(t, dir)
+	if ran, _ := failN(ctx, circuit.New(first), "api", 3); ran != 3 {
+		t.Fatal(ran)
+	}
+	if err := os.Remove(filepath.Join(dir, indexName)); err != nil {
+		t.Fatal(err)
+	}
+	ahead := openDir(t, dir, WithWallClock(func() time.Time { return time.Now().Add(time.Hour) }))
+	ran := false
+	err := circuit.New(ahead).Run(ctx, "api", p3, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Success, nil })
+	var open *circuit.OpenError
+	if !errors.As(err, &open) || ran || open.RetryAfter() < 9*time.Minute {
+		t.Fatalf("a process an hour ahead, after the index was made anew: %v (ran %v), want open for about 10 minutes", err, ran)
+	}
+	// The first process sees the index replaced at its next write (or
+	// within recheck) and takes its anchor.
+	if ran, err := failN(ctx, circuit.New(first), "other", 1); ran != 1 || err != errBoom {
+		t.Fatal(ran, err)
+	}
+	if d := first.Now().Sub(ahead.Now()); d > 100*time.Millisecond || d < -100*time.Millisecond {
+		t.Fatalf("the two processes' clocks differ by %v after the index was made anew", d)
+	}
+}
+
+// TestPlantedClockFileIgnored: the clock file of earlier versions is no
+// longer read, so a directory, FIFO or garbage planted as "clock" changes
+// nothing: calls work and the clock follows the index's anchor.
+func TestPlantedClockFileIgnored(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		plant func(path string) error
+	}{
+		{"Directory", func(p string) error { return os.Mkdir(p, 0o700) }},
+		{"FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"Garbage", func(p string) error {
+			return os.WriteFile(p, []byte(`{"v":1,"boot_id":"x","wall_at_boot":"1999-01-01T00:00:00Z"}`), 0o600)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.plant(filepath.Join(dir, "clock")); err != nil {
+				t.Fatal(err)
+			}
+			s := openDir(t, dir)
+			if ran, err := failN(t.Context(), circuit.New(s), "api", 1); ran != 1 || err != errBoom {
+				t.Fatal(ran, err)
+			}
+			if d := time.Since(s.Now()); d > time.Second || d < -time.Second {
+				t.Fatalf("store clock is %v away from the wall clock", d)
+			}
+		})
+	}
+}
+
+// TestOneProbeAcrossAnchors: two stores whose wall clocks differ by an hour
+// race for the probe of a circuit whose cooldown has ended: exactly one
+// runs, because both read the same anchor from the index.
+func TestOneProbeAcrossAnchors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Minute}
+	a := circuit.New(openDir(t, dir))
+	b := circuit.New(openDir(t, dir, WithWallClock(func() time.Time { return time.Now().Add(-time.Hour) })))
+	if err := a.Run(ctx, "api", p, func(context.Context) (circuit.Outcome, error) { return circuit.Failure, errBoom }); err != errBoom {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	release := make(chan struct{})
+	results := make(chan bool, 2)
+	for _, br := range []*circuit.Breaker{a, b} {
+		go func() {
+			ran := false
+			_ = br.Run(ctx, "api", p, func(context.Context) (circuit.Outcome, error) { ran = true; <-release; return circuit.Success, nil })
+			results <- ran
+		}()
+	}
+	first := <-results // the rejected one returns first
+	close(release)
+	second := <-results
+	if first == second {
+		t.Fatalf("probes run: %v, %v; want exactly one", first, second)
+	}
+}
+
+// TestAnchorChangedInPlace: the anchor in the index header made an hour
+// later under a process that validated it, in place or by renaming a
+// doctored copy over the index. At its next check the process reports the
+// damage as a StateError, replaces the index with the anchor it validated
+// (an hour later would end every recorded deadline an hour early), and
+// carries on; a new process then agrees with it.
+func TestAnchorChangedInPlace(t *testing.T) {
+	for _, renamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "InPlace", true: "Renamed"}[renamed], func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			ctx := t.Context()
+			s := openDir(t, dir)
+			b := circuit.New(s)
+			if ran, _ := failN(ctx, b, "api", 3); ran != 3 {
+				t.Fatal(ran)
+			}
+			valid := s.m.Load().anchor
+			index := filepath.Join(dir, indexName)
+			target := index
+			if renamed {
+				data, err := os.ReadFile(index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				target = index + ".copy"
+				if err := os.WriteFile(target, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := os.OpenFile(target, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var later [8]byte
+			binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
+			if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if renamed {
+				if err := os.Rename(target, index); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ran, err := failN(ctx, b, "other", 1) // a write checks the index at once
+			var se *circuit.StateError
+			if !errors.As(err, &se) || ran != 0 || !strings.Contains(err.Error(), "anchor") {
+				t.Fatalf("first write after the anchor changed: %v (ran %d), want a StateError about the anchor", err, ran)
+			}
+			if ran, err := failN(ctx, b, "other", 1); ran != 1 || err != errBoom {
+				t.Fatalf("next call: %v (ran %d)", err, ran)
+			}
+			if got := s.m.Load().anchor; got != valid {
+				t.Fatalf("anchor after the repair: %v, want the validated %v", time.Unix(0, got), time.Unix(0, valid))
+			}
+			fresh := openDir(t, dir)
+			if snap, err := circuit.New(fresh).Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateOpen {
+				t.Fatalf("a new process: %+v, %v", snap, err)
+			}
+			if d := fresh.Now().Sub(s.Now()); d > 100*time.Millisecond || d < -100*time.Millisecond {
+				t.Fatalf("a new process's clock differs by %v", d)
+			}
+		})
+	}
+}

@@ -1,0 +1,295 @@
+package filestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// How a process finds, checks, creates and repairs the change index file.
+//
+// A process trusts its mapping for at most recheck at a time (a copy of a
+// record reads the clock at one fast-path use in checkEvery to see whether
+// that time is up); then, and before every write, it checks with one lstat
+// that the index file is still the one it mapped (same device and inode,
+// whole) and that its header still holds the anchor it validated. A mapping
+// that fails the check, or faults, is retired: every copy of a record read
+// under it is dropped with it, and the file is mapped anew. So a removed,
+// replaced or truncated index, or a state directory removed and made anew
+// by another process, is seen by readers within recheck (and checkEvery
+// uses of a copy), by writers at once.
+//
+// A missing index is created by the first writer; a damaged one (truncated,
+// of another size or format, a FIFO, a symlink) is replaced by the first
+// call that finds it, which fails closed with the damage as its error. Both
+// happen under the directory-wide lock index.lock, and take their anchor as
+// clock.go says.
+
+// recheck bounds how long a process uses its mapping of the index without
+// checking that it is still the directory's index file.
+const recheck = time.Second
+
+// errNoIndex reports that the state directory has no index file.
+var errNoIndex = errors.New("no change index")
+
+// damagedError reports an index file that exists but cannot be used.
+type damagedError struct{ path, why string }
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("change index %s is damaged (%s)", e.path, e.why)
+}
+
+// need is what a caller of current needs from the index.
+type need int
+
+const (
+	needPeek  need = iota // a usable index if there is one: the clock
+	needRead              // the same, replacing a damaged index: Load
+	needWrite             // a checked, anchored index, created if missing: writers
+)
+
+// indexMagicWord is indexMagic as the header's first word.
+var indexMagicWord = binary.NativeEndian.Uint64([]byte(indexMagic))
+
+// current returns the directory's index, mapped, or nil when there is none
+// and n is not needWrite. With needWrite the mapping is checked against the
+// file whatever its age: a writer must bump the counter every reader of the
+// directory watches.
+func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
+	now := s.mono()
+	if m := s.m.Load(); m != nil && n != needWrite && m.trusted(now) {
+		return m, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.m.Load()
+	if m != nil && n != needWrite && m.trusted(now) {
+		return m, nil
+	}
+	if m != nil && s.verify(m) != nil {
+		m.retire()
+		s.m.Store(nil)
+		m = nil
+	}
+	var cause error
+	if m == nil {
+		var err error
+		m, err = mapIndex(s.indexPath())
+		if err == nil && s.anchorLater(m) {
+			unmap(m.data)
+			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed to a later one than this process validated"}
+		}
+		var dmg *damagedError
+		switch {
+		case err == nil:
+		case errors.Is(err, errNoIndex) && n != needWrite:
+			return nil, nil
+		case errors.Is(err, errNoIndex), errors.As(err, &dmg) && n != needPeek:
+			if dmg != nil {
+				cause = dmg
+			}
+			if m, err = s.makeIndex(ctx); err != nil {
+				if dmg != nil {
+					return nil, fmt.Errorf("%w; replacing it failed: %v", dmg, err)
+				}
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+		s.adopt(m)
+		s.m.Store(m)
+	}
+	if n == needWrite && !m.anchored.Load() {
+		if err := s.anchorIndex(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	if u := m.until.Load(); u == 0 || !m.until.CompareAndSwap(u, now+int64(recheck)) {
+		return nil, fmt.Errorf("change index %s faulted: truncated under this process?", s.indexPath())
+	}
+	if cause != nil {
+		return m, fmt.Errorf("%w: replaced it with a new one; this call fails closed", cause)
+	}
+	return m, nil
+}
+
+func (s *Store) indexPath() string { return filepath.Join(s.dir, indexName) }
+
+// verify reports whether m still maps the directory's index, whole, with
+// the anchor this process validated. It adopts an anchor another process
+// gave the index meanwhile. The caller holds s.mu.
+func (s *Store) verify(m *mapping) error {
+	if m.until.Load() == 0 {
+		return errors.New("retired")
+	}
+	fi, err := os.Lstat(s.indexPath())
+	if err != nil {
+		return err
+	}
+	if id := identify(fi); id.dev != m.id.dev || id.ino != m.id.ino || fi.Size() != indexSize {
+		return errors.New("replaced or resized")
+	}
+	magic, ok1 := m.load(0)
+	boot, ok2 := m.load(hdrBoot)
+	anchor, ok3 := m.load(hdrAnchor)
+	switch {
+	case !ok1 || !ok2 || !ok3 || magic != indexMagicWord:
+		return errors.New("damaged")
+	case m.anchored.Load() && (boot != m.boot || int64(anchor) != m.anchor):
+		return errors.New("anchor changed")
+	}
+	s.adopt(m)
+	return nil
+}
+
+// adopt takes the anchor in m's header when it is this boot's. The caller
+// holds s.mu.
+func (s *Store) adopt(m *mapping) {
+	if m.anchored.Load() {
+		return
+	}
+	boot, ok := m.load(hdrBoot)
+	anchor, ok2 := m.load(hdrAnchor)
+	if ok && ok2 && boot != 0 && boot == s.boot() {
+		m.boot, m.anchor = boot, int64(anchor)
+		s.last, s.lastSet = m.anchor, true
+		m.anchored.Store(true)
+	}
+}
+
+// mapIndex maps the index file at path: errNoIndex when there is none, a
+// *damagedError when it is not a usable index.
+func mapIndex(path string) (*mapping, error) {
+	if err := fault("index", "open", path); err != nil {
+		return nil, fmt.Errorf("open change index: %w", err)
+	}
+	// O_NONBLOCK: a FIFO planted as the index must not block the open.
+	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errNoIndex
+	case errors.Is(err, syscall.ELOOP):
+		return nil, &damagedError{path, "a symlink"}
+	case errors.Is(err, syscall.EISDIR):
+		return nil, &damagedError{path, "a directory"}
+	case err != nil:
+		return nil, fmt.Errorf("open change index: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat change index: %w", err)
+	}
+	if err := checkOwner("change index", path, fi); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &damagedError{path, "not a regular file"}
+	}
+	if fi.Size() != indexSize {
+		return nil, &damagedError{path, fmt.Sprintf("%d bytes, want %d", fi.Size(), indexSize)}
+	}
+	data, err := mapShared(f, indexSize)
+	if err != nil {
+		return nil, fmt.Errorf("map change index: %w", err)
+	}
+	m := &mapping{data: data, id: identify(fi)}
+	m.until.Store(1) // not retired; to be checked
+	if magic, ok := m.load(0); !ok || magic != indexMagicWord {
+		unmap(data)
+		return nil, &damagedError{path, "unknown format"}
+	}
+	return m, nil
+}
+
+// anchorLater reports whether m's header holds a later anchor for this
+// boot than the one this process validated: a header changed in place, or
+// an index replaced by one with another anchor. A later anchor would make
+// every deadline recorded under the earlier one end early, so such an index
+// is replaced, with the anchor this process validated; an earlier one is
+// taken (deadlines end late, never early). Processes so converge on the
+// earliest anchor any of them validated. The caller holds s.mu.
+func (s *Store) anchorLater(m *mapping) bool {
+	if !s.lastSet {
+		return false
+	}
+	boot, ok := m.load(hdrBoot)
+	anchor, ok2 := m.load(hdrAnchor)
+	return ok && ok2 && boot == s.boot() && int64(anchor) > s.last
+}
+
+// makeIndex creates the index, or replaces a damaged one (or one with a
+// later anchor, see anchorLater), under the directory-wide lock, unless
+// another process did first. The caller holds s.mu.
+func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
+	unlock, err := s.lockIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	path := s.indexPath()
+	m, err := mapIndex(path)
+	if err == nil && s.anchorLater(m) {
+		unmap(m.data)
+		m, err = nil, &damagedError{path, "its clock anchor is later than this process validated"}
+	}
+	var dmg *damagedError
+	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {
+		return m, err // made meanwhile, or an error a new index cannot cure
+	}
+	tmp, err := writeWhole(s.dir, ".index-*", newIndex(s.boot(), s.chooseAnchor(true)))
+	if err != nil {
+		return nil, fmt.Errorf("create change index: %w", err)
+	}
+	defer os.Remove(tmp)
+	if dmg == nil {
+		err = os.Link(tmp, path)
+	} else {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create change index: %w", err)
+	}
+	return mapIndex(path)
+}
+
+// anchorIndex gives m's header this boot's anchor, under the directory-wide
+// lock, unless another process did first. The caller holds s.mu.
+func (s *Store) anchorIndex(ctx context.Context, m *mapping) error {
+	unlock, err := s.lockIndex(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.adopt(m); m.anchored.Load() {
+		return nil
+	}
+	// The header is another boot's: records were written under that boot's
+	// anchor and keep their wall-clock meaning; this boot gets its own.
+	a := s.chooseAnchor(false)
+	if !m.store(hdrAnchor, uint64(a)) || !m.store(hdrBoot, s.boot()) {
+		return fmt.Errorf("change index %s faulted", s.indexPath())
+	}
+	s.adopt(m)
+	if !m.anchored.Load() {
+		return fmt.Errorf("change index %s: could not anchor this boot's clock", s.indexPath())
+	}
+	return nil
+}
+
+// lockIndex takes the directory-wide lock under which the index is created,
+// replaced and anchored.
+func (s *Store) lockIndex(ctx context.Context) (unlock func(), err error) {
+	fl, err := lockFile(ctx, filepath.Join(s.dir, indexLockName))
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = fl.Close() }, nil
+}

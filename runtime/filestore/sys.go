@@ -1,0 +1,23 @@
+package filestore
+
+// The operating system layer. Everything the store needs beyond package os
+// is in the per-OS files, behind these few names, so that almost all of the
+// store is the same code, tested on linux, on every system it runs on:
+//
+//	supported() error                      nil where the store works (linux, darwin)
+//	bootClock() (time.Duration, error)     a clock that no wall-clock step moves and that
+//	                                       counts through suspend, shared by every process
+//	bootID() (string, error)               an id that changes with every boot
+//	identify(fs.FileInfo) fileID           device, inode and owner of a file
+//	mapShared(*os.File, int) ([]byte, error), unmap([]byte)
+//	oNoFollow, oNonBlock, oDirectory       open flags (0 where they do not exist)
+//
+// sys_linux.go and sys_darwin.go hold the clock and the boot id, sys_unix.go
+// what linux and darwin share (mmap, stat fields, flags), sys_other.go the
+// stubs that make the package compile elsewhere.
+
+// fileID identifies a file and names its owner.
+type fileID struct {
+	dev, ino uint64
+	uid      int
+}
