@@ -47,7 +47,7 @@ func (r *result) chart(w io.Writer) {
 			{"cache on max", ms(percentile(r.on.Delays, 100)), rd(percentile(r.on.Delays, 100)).String(), on},
 		}},
 	}
-	height := 70
+	height := 86
 	for _, pn := range panels {
 		height += 40 + len(pn.bars)*(barH+gap) + 10
 	}
@@ -55,8 +55,9 @@ func (r *result) chart(w io.Writer) {
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="13">`, width, height, width, height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>`)
 	p(`<text x="16" y="26" font-size="17" font-weight="bold">Fleet: %d processes × %d goroutines, one hot circuit, one redis-server</text>`, r.cfg.K, r.cfg.G)
-	p(`<text x="16" y="46" fill="#444">Each panel on its own log scale; shorter is better. Cache off reads Redis on every call; cache on serves healthy calls from copies Redis invalidates.</text>`)
-	y := 70
+	p(`<text x="16" y="46" fill="#444">Each panel on its own log scale; shorter is better. Cache off reads Redis on every call;</text>`)
+	p(`<text x="16" y="62" fill="#444">cache on serves healthy calls from local copies that Redis invalidates.</text>`)
+	y := 86
 	plotW := float64(width - left - right)
 	for _, pn := range panels {
 		lo, hi := math.Inf(1), math.Inf(-1)

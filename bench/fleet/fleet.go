@@ -35,6 +35,7 @@ type mode struct {
 	Calls         int64   // admitted calls in the steady phase, every process
 	Seconds       float64 // its length
 	Commands      int64   // Redis commands in it (INFO commandstats)
+	Pings         int64   // of which PINGs: the invalidation connections' heartbeats
 	RedisCPU      float64 // Redis CPU seconds in it (INFO cpu, user + sys), less the idle server's
 	Delays        []time.Duration
 	RoundMax      []time.Duration // per opening, the delay until every process saw it
@@ -44,6 +45,10 @@ type mode struct {
 
 func (m mode) callsPerSecond() float64  { return float64(m.Calls) / m.Seconds }
 func (m mode) commandsPerCall() float64 { return float64(m.Commands) / float64(m.Calls) }
+
+// callCommandsPerCall is commandsPerCall without the heartbeats, whose
+// number grows with time and servers, not with calls.
+func (m mode) callCommandsPerCall() float64 { return float64(m.Commands-m.Pings) / float64(m.Calls) }
 
 // serversPerCore is how many servers each making perServer guarded calls a
 // second on the hot circuit one Redis core serves: the Redis CPU a server
@@ -145,11 +150,11 @@ func (p *proc) line() (string, error) {
 	return strings.TrimSpace(s), err
 }
 
-// stats reads the server's command count and CPU seconds.
-func stats(ctx context.Context, c *redis.Client) (commands int64, cpu float64, err error) {
+// stats reads the server's command count, of which PINGs, and CPU seconds.
+func stats(ctx context.Context, c *redis.Client) (commands, pings int64, cpu float64, err error) {
 	info, err := c.Info(ctx, "commandstats", "cpu").Result()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	for _, line := range strings.Split(info, "\r\n") {
 		if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok {
@@ -160,6 +165,9 @@ func stats(ctx context.Context, c *redis.Client) (commands int64, cpu float64, e
 			v, _, _ = strings.Cut(v, ",")
 			n, _ := strconv.ParseInt(v, 10, 64)
 			commands += n
+			if strings.HasPrefix(rest, "ping:") {
+				pings += n
+			}
 		}
 		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
 			if v, ok := strings.CutPrefix(line, k); ok {
@@ -168,7 +176,7 @@ func stats(ctx context.Context, c *redis.Client) (commands int64, cpu float64, e
 			}
 		}
 	}
-	return commands, cpu, nil
+	return commands, pings, cpu, nil
 }
 
 // runMode runs the fleet once against a fresh server.
@@ -184,12 +192,12 @@ func runMode(ctx context.Context, cfg config, cache bool, logf func(string, ...a
 
 	// The idle server's own CPU (its cron), over as long as the steady
 	// phase, is subtracted from the fleet's.
-	_, idle0, err := stats(ctx, c)
+	_, _, idle0, err := stats(ctx, c)
 	if err != nil {
 		return m, err
 	}
 	time.Sleep(cfg.Steady)
-	_, idle1, err := stats(ctx, c)
+	_, _, idle1, err := stats(ctx, c)
 	if err != nil {
 		return m, err
 	}
@@ -218,7 +226,7 @@ func runMode(ctx context.Context, cfg config, cache bool, logf func(string, ...a
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		return m, err
 	}
-	cmd0, cpu0, err := stats(ctx, c)
+	cmd0, ping0, cpu0, err := stats(ctx, c)
 	if err != nil {
 		return m, err
 	}
@@ -229,7 +237,7 @@ func runMode(ctx context.Context, cfg config, cache bool, logf func(string, ...a
 		}
 	}
 	time.Sleep(cfg.Steady)
-	cmd1, cpu1, err := stats(ctx, c)
+	cmd1, ping1, cpu1, err := stats(ctx, c)
 	if err != nil {
 		return m, err
 	}
@@ -239,7 +247,7 @@ func runMode(ctx context.Context, cfg config, cache bool, logf func(string, ...a
 		}
 	}
 	m.Seconds = time.Since(start).Seconds()
-	m.Commands = cmd1 - cmd0
+	m.Commands, m.Pings = cmd1-cmd0, ping1-ping0
 	m.RedisCPU = max(cpu1-cpu0-idle*m.Seconds/cfg.Steady.Seconds(), 0)
 	logf("cache %v: steady phase over, %d commands, %.3f s Redis CPU (idle server: %.3f s)", cache, m.Commands, m.RedisCPU, idle)
 

@@ -106,6 +106,8 @@ func (r *result) markdown(w io.Writer) {
 	p("| guarded calls/s (all processes) | %.0f | %.0f | %.1f× |", r.off.callsPerSecond(), r.on.callsPerSecond(), r.on.callsPerSecond()/r.off.callsPerSecond())
 	p("| Redis commands/s | %.0f | %.1f | %.0f× fewer |", float64(r.off.Commands)/r.off.Seconds, float64(r.on.Commands)/r.on.Seconds, (float64(r.off.Commands)/r.off.Seconds)/max(float64(r.on.Commands)/r.on.Seconds, 1e-9))
 	p("| Redis commands per guarded call | %.3f | %.7f | %.0f× fewer |", r.off.commandsPerCall(), r.on.commandsPerCall(), r.off.commandsPerCall()/max(r.on.commandsPerCall(), 1e-12))
+	p("| of which heartbeat PINGs/s per server; other commands per call | %.1f; %.3f | %.1f; %.7f | |",
+		float64(r.off.Pings)/r.off.Seconds/float64(r.cfg.K), r.off.callCommandsPerCall(), float64(r.on.Pings)/r.on.Seconds/float64(r.cfg.K), r.on.callCommandsPerCall())
 	p("| Redis CPU (cores, less the idle server's) | %.3f | %.4f | |", r.off.RedisCPU/r.off.Seconds, r.on.RedisCPU/r.on.Seconds)
 	p("| servers at %d calls/s one Redis core supports | %.0f | %.0f | |", perServer, r.off.serversPerCore(r.cfg.K, perServer), r.on.serversPerCore(r.cfg.K, perServer))
 	p("| opening seen by a process: p50 / p99 / max | %v / %v / %v | %v / %v / %v | |",

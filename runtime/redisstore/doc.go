@@ -108,8 +108,8 @@
 //
 // What changes with copies: a change made by another server (an opening) is
 // seen once its invalidation arrives, not at the next call. On loopback the
-// tests measure it (TestInvalidationDelay: p50 about 1 ms, max under 50 ms);
-// BENCHMARKS.md has the fleet figures. Calls admitted meanwhile are settled
+// tests measure it (TestInvalidationDelay: p50 about 1 ms); BENCHMARKS.md
+// has the distributions and the fleet figures. Calls admitted meanwhile are settled
 // against the server like any call admitted just before an opening.
 //
 // Each circuit is one key, so in a Redis Cluster it lives on one slot (one

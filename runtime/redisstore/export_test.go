@@ -12,10 +12,10 @@ func ReplaceWithWriteID(s *Store, ctx context.Context, name string, prev, next *
 }
 
 // Live reports whether a cached store's invalidation stream is live.
-func (s *Store) Live() bool { return s.cache != nil && s.cache.live.Load() }
+func (s *Store) Live() bool { return s.cache != nil && s.cache.Live() }
 
 // Cached reports whether the named circuit has a copy.
 func (s *Store) Cached(name string) bool {
 	e := s.bind(name).entry
-	return e != nil && e.copy.Load() != nil
+	return e != nil && e.Copy() != nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/internal/copies"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,7 +25,9 @@ const DefaultPrefix = "circuitgen:circuit:"
 type Store struct {
 	client redis.Scripter
 	prefix string
-	cache  *cache // nil without local copies
+	cache  *copies.Cache // nil without local copies
+	stop   func()        // ends the invalidation goroutine
+	done   chan struct{} // closed when it has ended
 
 	bound sync.Map // circuit name → *bound
 }
@@ -61,8 +64,8 @@ func NewCached(client redis.UniversalClient, prefix string, stallBound time.Dura
 	}
 	s := New(client, prefix)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.cache = &cache{stop: cancel, done: make(chan struct{}), origin: time.Now()}
-	go s.cache.track(ctx, client, prefix, stallBound)
+	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
+	go track(ctx, s.cache, s.done, client, prefix, stallBound)
 	return s
 }
 
@@ -71,8 +74,8 @@ func NewCached(client redis.UniversalClient, prefix string, stallBound time.Dura
 // close the client. Close on an uncached store does nothing.
 func (s *Store) Close() error {
 	if s.cache != nil {
-		s.cache.stop()
-		<-s.cache.done
+		s.stop()
+		<-s.done
 	}
 	return nil
 }
@@ -85,7 +88,7 @@ type bound struct {
 	s     *Store
 	name  string
 	key   string
-	entry *entry // nil without a cache
+	entry *copies.Entry // nil without a cache
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
@@ -97,7 +100,7 @@ func (s *Store) bind(name string) *bound {
 	}
 	b := &bound{s: s, name: name, key: s.Key(name)}
 	if s.cache != nil {
-		b.entry = s.cache.entry(b.key)
+		b.entry = s.cache.Entry(b.key)
 	}
 	actual, _ := s.bound.LoadOrStore(name, b)
 	return actual.(*bound)
@@ -115,7 +118,7 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 // round trip.
 func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 	if b.entry != nil {
-		if rec := b.entry.copy.Load(); rec != nil && b.s.cache.fresh() {
+		if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
 			return rec, time.Time{}, nil
 		}
 	}
@@ -125,9 +128,9 @@ func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 // read reads the circuit's record and the server's time from the server,
 // and keeps a copy of a closed record in a cached store.
 func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
-	var r reading
+	var r copies.Reading
 	if b.entry != nil {
-		r = b.s.cache.begin(b.entry)
+		r = b.s.cache.Begin(b.entry)
 	}
 	rec, now, err := b.s.load(ctx, b.key)
 	if err == nil && rec != nil && rec.Name != b.name {
@@ -137,7 +140,7 @@ func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
 		return nil, now, err
 	}
 	if b.entry != nil {
-		b.s.cache.install(b.entry, r, rec)
+		b.s.cache.Install(b.entry, r, rec)
 	}
 	return rec, now, nil
 }
@@ -200,8 +203,8 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 // returns circuit.ErrConflict without a round trip, so that the Breaker
 // decides again on the record and the time the server gives.
 func (b *bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
-	if b.entry != nil && b.s.cache.isCopy(prev) {
-		b.entry.invalidate()
+	if b.entry != nil && b.s.cache.IsCopy(prev) {
+		b.entry.Invalidate()
 		return circuit.ErrConflict
 	}
 	return b.replace(ctx, prev, next, writeID())
@@ -210,7 +213,7 @@ func (b *bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
 // replace is Store.Replace with the write id given.
 func (b *bound) replace(ctx context.Context, prev, next *circuit.Record, id string) error {
 	if b.entry != nil {
-		defer b.entry.invalidate() // this process sees its own write at once
+		defer b.entry.Invalidate() // this process sees its own write at once
 	}
 	return b.s.replace(ctx, b.key, b.name, prev, next, id)
 }
@@ -249,7 +252,7 @@ func (s *Store) Delete(ctx context.Context, name string) error { return s.bind(n
 // Delete is Store.Delete for the bound circuit.
 func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
-		defer b.entry.invalidate()
+		defer b.entry.Invalidate()
 	}
 	if err := deleteScript.Run(ctx, b.s.client, []string{b.key}).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)

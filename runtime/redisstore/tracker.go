@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/circuitgen/circuitgen/runtime/internal/copies"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -30,14 +32,14 @@ const TrackerName = "circuitgen-invalidations"
 // track keeps the cache's invalidation stream going until ctx ends: one
 // session after another, each on fresh connections, with every copy dropped
 // between two sessions.
-func (c *cache) track(ctx context.Context, client redis.UniversalClient, prefix string, bound time.Duration) {
-	defer close(c.done)
+func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration) {
+	defer close(done)
 	for ctx.Err() == nil {
 		nodes, err := masters(ctx, client)
 		if err == nil {
-			err = c.session(ctx, client, nodes, prefix, bound)
+			err = session(ctx, c, client, nodes, prefix, bound)
 		}
-		c.down()
+		c.Down()
 		select { // a pause before the next session, during which calls read the server
 		case <-ctx.Done():
 		case <-time.After(bound / 4):
@@ -69,32 +71,22 @@ func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Option
 	default:
 		err = fmt.Errorf("redisstore: cannot track invalidations through a %T", client)
 	}
-	slices.SortFunc(opts, func(a, b *redis.Options) int { return cmpString(a.Addr, b.Addr) })
+	slices.SortFunc(opts, func(a, b *redis.Options) int { return strings.Compare(a.Addr, b.Addr) })
 	return opts, err
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // session runs one invalidation connection to each server in nodes. It
 // marks the cache live once every connection has answered a PING (so its
 // tracking and subscription are in place), and returns at the first error,
 // stall, or change in the cluster's masters.
-func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes []*redis.Options, prefix string, bound time.Duration) error {
+func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Options, prefix string, bound time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2*len(nodes)+1)
 	var ready atomic.Int32
 	heard := make([]atomic.Int64, len(nodes)) // when each server was last heard from (c.clock)
 	hear := func(i int) {
-		heard[i].Store(c.clock())
+		heard[i].Store(c.Clock())
 		if int(ready.Load()) < len(nodes) {
 			return
 		}
@@ -102,7 +94,7 @@ func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes
 		for j := range heard {
 			oldest = min(oldest, heard[j].Load())
 		}
-		c.heard(oldest, bound)
+		c.Heard(oldest, bound)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -119,7 +111,7 @@ func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes
 			for {
 				msg, err := ps.ReceiveTimeout(ctx, bound)
 				if err != nil {
-					c.down() // at once: the other goroutines may take a while to stop
+					c.Down() // at once: the other goroutines may take a while to stop
 					errc <- fmt.Errorf("redisstore: invalidations from %s: %w", opt.Addr, err)
 					return
 				}
@@ -128,16 +120,16 @@ func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes
 					if first {
 						first = false
 						if int(ready.Add(1)) == len(nodes) {
-							c.up()
+							c.Up()
 						}
 					}
 					hear(i)
 				case *redis.Message:
 					if m.Payload != "" {
-						c.invalidateKey(m.Payload)
+						c.InvalidateKey(m.Payload)
 					}
 					for _, key := range m.PayloadSlice {
-						c.invalidateKey(key)
+						c.InvalidateKey(key)
 					}
 				}
 			}
@@ -148,7 +140,7 @@ func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes
 			defer tick.Stop()
 			for {
 				if err := ps.Ping(ctx); err != nil {
-					c.down()
+					c.Down()
 					errc <- fmt.Errorf("redisstore: ping %s: %w", opt.Addr, err)
 					return
 				}
@@ -161,7 +153,7 @@ func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes
 		}()
 	}
 	if _, ok := client.(*redis.Client); !ok {
-		go c.watchMasters(ctx, client, nodes, bound, errc)
+		go watchMasters(ctx, c, client, nodes, bound, errc)
 	}
 	select {
 	case err := <-errc:
@@ -175,7 +167,7 @@ func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes
 // cluster or the shards of a ring are no longer nodes: a failover or a
 // resharding brings a server whose writes no connection of the session
 // tracks.
-func (c *cache) watchMasters(ctx context.Context, client redis.UniversalClient, nodes []*redis.Options, bound time.Duration, errc chan<- error) {
+func watchMasters(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Options, bound time.Duration, errc chan<- error) {
 	tick := time.NewTicker(bound)
 	defer tick.Stop()
 	for {
@@ -186,7 +178,7 @@ func (c *cache) watchMasters(ctx context.Context, client redis.UniversalClient, 
 		}
 		now, err := masters(ctx, client)
 		if err != nil || !slices.EqualFunc(now, nodes, func(a, b *redis.Options) bool { return a.Addr == b.Addr }) {
-			c.down()
+			c.Down()
 			errc <- errors.Join(errors.New("redisstore: the servers changed"), err)
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/jackc/pgx/v5"
@@ -40,12 +41,19 @@ type backend struct {
 	// open opens dsn with a tracer (may be nil; PostgreSQL only).
 	open    func(t testing.TB, dsn string, tracer pgx.QueryTracer) *sql.DB
 	dialect sqlstore.Dialect
+	cached  bool // local copies, invalidated by LISTEN/NOTIFY (PostgreSQL)
 }
 
 var backends = []backend{
-	{"postgres", createPostgres, openPostgres, sqlstore.Postgres},
-	{"sqlite", createSQLite, openSQLite, sqlstore.SQLite},
+	{"postgres", createPostgres, openPostgres, sqlstore.Postgres, false},
+	{"sqlite", createSQLite, openSQLite, sqlstore.SQLite, false},
 }
+
+// cachedPostgres is PostgreSQL with local copies.
+var cachedPostgres = backend{"postgres-cached", createPostgres, openPostgres, sqlstore.Postgres, true}
+
+// testStall is the stall bound of the tests' cached stores.
+const testStall = 400 * time.Millisecond
 
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -113,10 +121,44 @@ func migrate(t testing.TB, db *sql.DB, d sqlstore.Dialect) {
 // newStore returns a store on a fresh database of backend b, and its *sql.DB.
 func (b backend) newStore(t testing.TB) (*sqlstore.Store, *sql.DB) {
 	t.Helper()
-	db := b.open(t, b.create(t), nil)
-	s, err := sqlstore.New(db, b.dialect)
+	return b.openStore(t, b.create(t))
+}
+
+// openStore opens a store of backend b on the database dsn names, and
+// returns it and its *sql.DB; a cached one once it is listening.
+func (b backend) openStore(t testing.TB, dsn string) (*sqlstore.Store, *sql.DB) {
+	t.Helper()
+	db := b.open(t, dsn, nil)
+	if !b.cached {
+		s, err := sqlstore.New(db, b.dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, db
+	}
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := sqlstore.NewCached(db, cfg, testStall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	waitFor(t, 5*time.Second, "the listening connection is up", s.Live)
 	return s, db
+}
+
+// waitFor polls cond every 100µs until it holds, failing the test after d,
+// and returns how long that took.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("after %v: not yet %s", d, what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return time.Since(start)
 }

@@ -3,9 +3,9 @@ package sqlstore_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
@@ -18,22 +18,23 @@ const (
 
 // processConfig shares a fresh database of backend b.
 func processConfig(b backend) storetest.ProcessConfig {
-	return storetest.ProcessConfig{
+	cfg := storetest.ProcessConfig{
 		Env: func(t *testing.T) []string {
 			return []string{envBackend + "=" + b.name, envDSN + "=" + b.create(t)}
 		},
 		Open: openShared,
 	}
+	if b.cached {
+		cfg.Propagation = 50 * time.Millisecond // the target for an opening to reach every process
+	}
+	return cfg
 }
 
 // openShared opens the database that envBackend and envDSN name.
 func openShared(t *testing.T) circuit.Store {
-	for _, b := range backends {
+	for _, b := range append(backends, cachedPostgres) {
 		if b.name == os.Getenv(envBackend) {
-			s, err := sqlstore.New(b.open(t, os.Getenv(envDSN), nil), b.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, _ := b.openStore(t, os.Getenv(envDSN))
 			return s
 		}
 	}
@@ -44,7 +45,7 @@ func openShared(t *testing.T) circuit.Store {
 // TestProcesses runs storetest's multi-process checks on every backend:
 // processes racing for one half-open probe, and a probe killed mid-call.
 func TestProcesses(t *testing.T) {
-	for _, b := range backends {
+	for _, b := range append(backends, cachedPostgres) {
 		t.Run(b.name, func(t *testing.T) { storetest.Processes(t, processConfig(b)) })
 	}
 }

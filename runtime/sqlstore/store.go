@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/internal/copies"
 )
 
 // Store is a circuit.Store on the circuits table of a SQL database. It is
@@ -16,9 +17,16 @@ import (
 type Store struct {
 	db      *sql.DB
 	dialect Dialect
+
+	cache *copies.Cache // nil without local copies (cache.go)
+	stop  func()        // ends the listening goroutine
+	done  chan struct{} // closed when it has ended
 }
 
-var _ circuit.Store = (*Store)(nil)
+var (
+	_ circuit.Store  = (*Store)(nil)
+	_ circuit.Binder = (*Store)(nil)
+)
 
 // New returns a store on db, whose dialect is d (see DialectOf). It does no
 // I/O and creates nothing: call Migrate once, at deployment or in setup.
@@ -30,8 +38,9 @@ func New(db *sql.DB, d Dialect) (*Store, error) {
 }
 
 // Migrate creates the circuits table if it does not exist, adds the
-// policy_state column to a table created by an earlier release, and
-// creates the window counts' table (window.go).
+// policy_state column to a table created by an earlier release, creates the
+// window counts' table (window.go) and, on PostgreSQL, (re)creates the
+// trigger that notifies cached stores of every change to circuits.
 func (s *Store) Migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, s.dialect.schema()); err != nil {
 		return fmt.Errorf("sqlstore: migrate: %w", err)
@@ -41,6 +50,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	if err := s.migrateWindow(ctx); err != nil {
 		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	if s.dialect == Postgres {
+		if _, err := s.db.ExecContext(ctx, notifySchema); err != nil {
+			return fmt.Errorf("sqlstore: migrate: the notify trigger: %w", err)
+		}
 	}
 	return nil
 }

@@ -16,13 +16,37 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
-// openPostgres opens postgres:// or postgresql:// in pgx's URL syntax.
+// openPostgres opens postgres:// or postgresql:// in pgx's URL syntax, with
+// local copies unless cache=off.
 func openPostgres(ctx context.Context, u *url.URL) (*Store, error) {
-	cfg, err := pgx.ParseConfig(u.String())
+	q := u.Query()
+	cached, err := cacheParam(q)
+	if err != nil {
+		return nil, err
+	}
+	v := *u
+	v.RawQuery = q.Encode()
+	cfg, err := pgx.ParseConfig(v.String())
 	if err != nil {
 		return nil, fmt.Errorf("postgres URL: %w", err)
 	}
-	return openSQL(ctx, stdlib.OpenDB(*cfg), sqlstore.Postgres)
+	if !cached {
+		return openSQL(ctx, stdlib.OpenDB(*cfg), sqlstore.Postgres)
+	}
+	db := stdlib.OpenDB(*cfg)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	ss, err := sqlstore.NewCached(db, cfg, 0)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{Store: ss, names: ss.Names, close: func() error {
+		_ = ss.Close()
+		return db.Close()
+	}}, nil
 }
 
 // openSQLite opens sqlite:///abs/path.db: a database file that must exist.

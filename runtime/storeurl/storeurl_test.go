@@ -2,6 +2,7 @@ package storeurl_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +11,10 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 func TestOpenFile(t *testing.T) {
@@ -79,5 +83,66 @@ func TestOpenErrors(t *testing.T) {
 				t.Fatalf("Open: the password leaked: %v", err)
 			}
 		})
+	}
+}
+
+// TestOpenPostgresCache opens PostgreSQL with local copies (the default)
+// and with ?cache=off: both run guarded calls; only the first keeps a
+// listening connection (application_name circuitgen-invalidations).
+func TestOpenPostgresCache(t *testing.T) {
+	dsn := os.Getenv("CIRCUITGEN_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CIRCUITGEN_POSTGRES_DSN is not set")
+		}
+		t.Skip("CIRCUITGEN_POSTGRES_DSN is not set (source .ci/services.sh and run start_postgres)")
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	admin := stdlib.OpenDB(*cfg)
+	defer admin.Close()
+	ctx := t.Context()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	raw := (&url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: "localhost", Path: "/" + cfg.Database,
+		RawQuery: url.Values{"host": {cfg.Host}, "search_path": {schema}, "sslmode": {"disable"}}.Encode()}).String()
+	mig, err := storeurl.Open(ctx, raw+"&cache=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mig.Store.(*sqlstore.Store).Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mig.Close()
+	listeners := func() int {
+		var n int
+		if err := admin.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := listeners()
+	for _, tt := range []struct {
+		query     string
+		listening int
+	}{{"", 1}, {"&cache=off", 0}} {
+		s, err := storeurl.Open(ctx, raw+tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: time.Second}
+		if err := circuit.New(s).Run(ctx, "billing-api", p, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := listeners() - before; got != tt.listening {
+			t.Errorf("%q: %d listening connections, want %d", tt.query, got, tt.listening)
+		}
+		s.Close()
 	}
 }

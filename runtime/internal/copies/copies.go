@@ -1,0 +1,175 @@
+// Package copies keeps the local copies of circuit records that a
+// distributed store serves without a round trip while its server's
+// invalidations arrive (runtime/redisstore, runtime/sqlstore): the rules
+// that make serving them safe, in one place. The store supplies the
+// invalidation stream and calls Invalidate, Down, Up and Heard.
+package copies
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// Cache holds a store's local copies: for each circuit, its record as last
+// read from the server while it was closed. A copy is kept only while the
+// invalidation stream is live and only until the server says the record
+// changed. The rules:
+//
+//   - only a closed record is copied, and a copy is served without the
+//     server's time: the Breaker needs no time to admit a call in the closed
+//     state, nor to find that a Success with no failures counted (or an
+//     Ignored outcome) changes nothing;
+//   - a Replace whose previous record is a copy is refused at once with
+//     circuit.ErrConflict, and the copy dropped, so that the Breaker decides
+//     again on a record read from the server with the server's time: every
+//     transition is a compare-and-swap made on a server read;
+//   - a copy is installed only if neither its key nor the stream changed
+//     while it was being read (the key's epoch and the cache's epoch are
+//     unchanged), so an invalidation that overtakes the reply of the read it
+//     invalidates is never lost;
+//   - every Replace and Delete drops the key's copy when its reply arrives,
+//     so a process sees its own writes at once;
+//   - losing the stream (its connection breaks, or nothing is heard from
+//     the server for the stall bound) drops every copy before anything else
+//     happens, and no copy is installed until the stream is live again.
+type Cache struct {
+	// epoch grows each time the stream stops being live.
+	epoch atomic.Uint64
+	live  atomic.Bool
+	// validUntil is when copies stop being served, in nanoseconds of the
+	// monotonic clock since origin: the stall bound after the servers were
+	// last heard from (the one heard from least recently, with several). No
+	// copy is served after it, even if the goroutine that would drop the
+	// copies has not run yet.
+	validUntil atomic.Int64
+	origin     time.Time
+
+	entries sync.Map // key → *Entry
+	copies  sync.Map // weak.Pointer[circuit.Record] of every copy → struct{}
+}
+
+// New returns an empty cache whose stream is not live.
+func New() *Cache { return &Cache{origin: time.Now()} }
+
+// Entry is one circuit's copy.
+type Entry struct {
+	copy atomic.Pointer[circuit.Record] // nil when there is none
+
+	mu    sync.Mutex
+	epoch uint64 // guarded by mu: grows with every invalidation of the key
+}
+
+// Fresh reports whether copies may be served now.
+func (c *Cache) Fresh() bool { return int64(time.Since(c.origin)) < c.validUntil.Load() }
+
+// Heard records that the servers were all heard from by at, a reading of
+// Clock, so that copies may be served until at + bound.
+func (c *Cache) Heard(at int64, bound time.Duration) { c.validUntil.Store(at + int64(bound)) }
+
+// Clock reads the monotonic clock of Heard.
+func (c *Cache) Clock() int64 { return int64(time.Since(c.origin)) }
+
+// Entry returns key's entry, creating it.
+func (c *Cache) Entry(key string) *Entry {
+	if e, ok := c.entries.Load(key); ok {
+		return e.(*Entry)
+	}
+	e, _ := c.entries.LoadOrStore(key, &Entry{})
+	return e.(*Entry)
+}
+
+// Reading is what a read from the server must find unchanged to install
+// its record as a copy.
+type Reading struct {
+	epoch, keyEpoch uint64
+	live            bool
+}
+
+// Begin is called before a read of e from the server.
+func (c *Cache) Begin(e *Entry) Reading {
+	var r Reading
+	r.epoch = c.epoch.Load() // before live: see down
+	r.live = c.live.Load()
+	e.mu.Lock()
+	r.keyEpoch = e.epoch
+	e.mu.Unlock()
+	return r
+}
+
+// Install keeps rec, as read from the server since r, as e's copy if it is
+// closed and nothing changed in between.
+func (c *Cache) Install(e *Entry, r Reading, rec *circuit.Record) {
+	if !r.live || rec == nil || rec.State != circuit.StateClosed {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.epoch != r.keyEpoch || c.epoch.Load() != r.epoch {
+		return
+	}
+	cp := new(circuit.Record)
+	*cp = *rec
+	w := weak.Make(cp)
+	c.copies.Store(w, struct{}{})
+	runtime.AddCleanup(cp, func(w weak.Pointer[circuit.Record]) { c.copies.Delete(w) }, w)
+	e.copy.Store(cp)
+}
+
+// IsCopy reports whether rec was served from a copy.
+func (c *Cache) IsCopy(rec *circuit.Record) bool {
+	if rec == nil {
+		return false
+	}
+	_, ok := c.copies.Load(weak.Make(rec))
+	return ok
+}
+
+// Copy returns e's copy, or nil. Serve it only while Fresh.
+func (e *Entry) Copy() *circuit.Record { return e.copy.Load() }
+
+// Invalidate drops e's copy and makes reads in flight unable to install one.
+func (e *Entry) Invalidate() {
+	e.mu.Lock()
+	e.epoch++
+	e.copy.Store(nil)
+	e.mu.Unlock()
+}
+
+// InvalidateKey is Invalidate for a key the server names.
+func (c *Cache) InvalidateKey(key string) {
+	if e, ok := c.entries.Load(key); ok {
+		e.(*Entry).Invalidate()
+	}
+}
+
+// Down drops every copy: the stream is no longer live. The epoch grows
+// after live is cleared, and begin reads it before live, so a read that saw
+// the stream live sees a new epoch when it tries to install.
+func (c *Cache) Down() {
+	c.validUntil.Store(0)
+	c.live.Store(false)
+	c.epoch.Add(1)
+	c.entries.Range(func(_, e any) bool {
+		e.(*Entry).Invalidate()
+		return true
+	})
+}
+
+// InvalidateAll invalidates every entry, the stream staying live.
+func (c *Cache) InvalidateAll() {
+	c.entries.Range(func(_, e any) bool {
+		e.(*Entry).Invalidate()
+		return true
+	})
+}
+
+// Up marks the stream live: reads that begin from now on may install copies.
+func (c *Cache) Up() { c.live.Store(true) }
+
+// Live reports whether the stream is live.
+func (c *Cache) Live() bool { return c.live.Load() }

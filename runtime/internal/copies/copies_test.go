@@ -1,0 +1,82 @@
+package copies
+
+import (
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+func closed() *circuit.Record {
+	return &circuit.Record{Name: "billing-api", State: circuit.StateClosed, Generation: 1, Version: 1}
+}
+
+// TestInstall checks when a read from the server becomes a copy: only a
+// closed record, read while the stream was live, with no invalidation of
+// its key and no loss of the stream while it was in flight.
+func TestInstall(t *testing.T) {
+	tests := []struct {
+		name   string
+		live   bool
+		rec    *circuit.Record
+		during func(c *Cache, e *Entry) // between the read's begin and its install
+		want   bool
+	}{
+		{"Closed", true, closed(), nil, true},
+		{"NotLive", false, closed(), nil, false},
+		{"Absent", true, nil, nil, false},
+		{"Open", true, &circuit.Record{Name: "billing-api", State: circuit.StateOpen}, nil, false},
+		{"KeyInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateKey("k") }, false},
+		{"OwnWrite", true, closed(), func(c *Cache, e *Entry) { e.Invalidate() }, false},
+		{"AllInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateAll() }, false},
+		{"StreamLost", true, closed(), func(c *Cache, e *Entry) { c.Down() }, false},
+		{"StreamLostAndBack", true, closed(), func(c *Cache, e *Entry) { c.Down(); c.Up() }, false},
+		{"OtherKeyInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateKey("other") }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New()
+			if tt.live {
+				c.Up()
+				c.Heard(c.Clock(), time.Minute)
+			}
+			e := c.Entry("k")
+			c.Entry("other")
+			r := c.Begin(e)
+			if tt.during != nil {
+				tt.during(c, e)
+			}
+			c.Install(e, r, tt.rec)
+			if got := e.Copy() != nil; got != tt.want {
+				t.Fatalf("copy installed: %v, want %v", got, tt.want)
+			}
+			if tt.want && (!c.IsCopy(e.Copy()) || c.IsCopy(tt.rec)) {
+				t.Fatal("IsCopy must recognise the copy, and only it, not the record read")
+			}
+		})
+	}
+}
+
+// TestFresh checks that copies are served only within the stall bound of
+// the last time the servers were heard from, and not at all once the
+// stream is down.
+func TestFresh(t *testing.T) {
+	c := New()
+	if c.Fresh() {
+		t.Fatal("fresh before anything was heard")
+	}
+	c.Up()
+	c.Heard(c.Clock(), 50*time.Millisecond)
+	if !c.Fresh() {
+		t.Fatal("not fresh just after hearing from the servers")
+	}
+	time.Sleep(60 * time.Millisecond)
+	if c.Fresh() {
+		t.Fatal("fresh beyond the stall bound")
+	}
+	c.Heard(c.Clock(), time.Minute)
+	c.Down()
+	if c.Fresh() || c.Live() {
+		t.Fatal("fresh or live after Down")
+	}
+}
