@@ -50,7 +50,8 @@ type need int
 
 const (
 	needPeek  need = iota // a usable index if there is one: the clock
-	needRead              // the same, replacing a damaged index: Load
+	needRead              // the same, replacing a damaged index
+	needCheck             // the same, checked against the file whatever its age: Load's slow path
 	needWrite             // a checked, anchored index, created if missing: writers
 )
 
@@ -63,13 +64,14 @@ var indexMagicWord = binary.NativeEndian.Uint64([]byte(indexMagic))
 // directory watches.
 func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	now := s.mono()
-	if m := s.m.Load(); m != nil && n != needWrite && m.trusted(now) {
+	force := n >= needCheck
+	if m := s.m.Load(); m != nil && !force && m.trusted(now) {
 		return m, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.m.Load()
-	if m != nil && n != needWrite && m.trusted(now) {
+	if m != nil && !force && m.trusted(now) {
 		return m, nil
 	}
 	if m != nil && s.verify(m) != nil {
@@ -244,6 +246,17 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {
 		return m, err // made meanwhile, or an error a new index cannot cure
 	}
+	keep := filepath.Join(s.dir, indexKeepName)
+	if _, serr := os.Lstat(keep); serr == nil && dmg == nil { // removed: put back the file every process still maps, if whole
+		if k, kerr := mapIndex(keep); kerr == nil && !s.anchorLater(k) {
+			unmap(k.data)
+			if err := os.Link(keep, path); err == nil || errors.Is(err, fs.ErrExist) {
+				return mapIndex(path)
+			}
+		} else if kerr == nil {
+			unmap(k.data)
+		}
+	}
 	tmp, err := writeWhole(s.dir, ".index-*", newIndex(s.boot(), s.chooseAnchor(true)))
 	if err != nil {
 		return nil, fmt.Errorf("create change index: %w", err)
@@ -252,12 +265,55 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	if dmg == nil {
 		err = os.Link(tmp, path)
 	} else {
+		poison(path)
 		err = os.Rename(tmp, path)
 	}
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create change index: %w", err)
 	}
+	// The second name keeps the file alive and findable if the first is
+	// removed by hand.
+	_ = os.Remove(keep)
+	_ = os.Link(path, keep)
 	return mapIndex(path)
+}
+
+// poison makes every process that still maps the index file at path, about
+// to be replaced, drop its copies at their next use: the file is brought
+// back to its full size (its mappings fault no more), every counter is
+// marked as changing, and its magic cleared, so that no process maps it
+// again. The caller holds the directory-wide lock.
+func poison(path string) {
+	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || checkOwner("change index", path, fi) != nil {
+		return
+	}
+	if fi.Size() != indexSize && f.Truncate(indexSize) != nil {
+		return
+	}
+	data, err := mapShared(f, indexSize)
+	if err != nil {
+		return
+	}
+	defer unmap(data)
+	m := &mapping{data: data}
+	for i := range slotCount {
+		off := slotsOffset + i*slotSize + 8
+		if v, ok := m.load(off); !ok || !m.store(off, (v|1)+2) {
+			return
+		}
+	}
+	for i := range spillCount {
+		if _, ok := m.add(spillOffset+i*8, spillBegin); !ok {
+			return
+		}
+	}
+	m.store(0, 0)
 }
 
 // anchorIndex gives m's header this boot's anchor, under the directory-wide
