@@ -83,6 +83,9 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m == nil {
 		var err error
 		m, err = mapIndex(s.indexPath())
+		if err == nil {
+			s.learnKeep(m)
+		}
 		if err == nil && s.anchorLater(m) {
 			unmap(m.data)
 			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed to a later one than this process validated"}
@@ -172,6 +175,11 @@ func mapIndex(path string) (*mapping, error) {
 	if err := fault("index", "open", path); err != nil {
 		return nil, fmt.Errorf("open change index: %w", err)
 	}
+	return mapFile(path)
+}
+
+// mapFile is mapIndex without the fault seam.
+func mapFile(path string) (*mapping, error) {
 	// O_NONBLOCK: a FIFO planted as the index must not block the open.
 	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
 	switch {
@@ -211,6 +219,33 @@ func mapIndex(path string) (*mapping, error) {
 	return m, nil
 }
 
+// learnKeep takes the anchor of index.keep, the index file's second name,
+// as the one this process validated, when it names another file than m
+// (the index was replaced) holding this boot's anchor, earlier than any this
+// process knew: an index renamed over the first name with a later anchor is
+// then replaced (anchorLater), even by a process that never mapped the
+// earlier one. The caller holds s.mu.
+func (s *Store) learnKeep(m *mapping) {
+	keep := filepath.Join(s.dir, indexKeepName)
+	fi, err := os.Lstat(keep)
+	if err != nil {
+		return
+	}
+	if id := identify(fi); id.dev == m.id.dev && id.ino == m.id.ino {
+		return
+	}
+	k, err := mapFile(keep)
+	if err != nil {
+		return
+	}
+	defer unmap(k.data)
+	boot, ok := k.load(hdrBoot)
+	anchor, ok2 := k.load(hdrAnchor)
+	if ok && ok2 && boot == s.boot() && (!s.lastSet || int64(anchor) < s.last) {
+		s.last, s.lastSet = int64(anchor), true
+	}
+}
+
 // anchorLater reports whether m's header holds a later anchor for this
 // boot than the one this process validated: a header changed in place, or
 // an index replaced by one with another anchor. A later anchor would make
@@ -248,7 +283,7 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	}
 	keep := filepath.Join(s.dir, indexKeepName)
 	if _, serr := os.Lstat(keep); serr == nil && dmg == nil { // removed: put back the file every process still maps, if whole
-		if k, kerr := mapIndex(keep); kerr == nil && !s.anchorLater(k) {
+		if k, kerr := mapFile(keep); kerr == nil && !s.anchorLater(k) {
 			unmap(k.data)
 			if err := os.Link(keep, path); err == nil || errors.Is(err, fs.ErrExist) {
 				return mapIndex(path)
