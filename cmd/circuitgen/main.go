@@ -5,15 +5,13 @@
 //
 //	circuitgen [gen] [-manifest F] [-out F] [-tags T] [-check] [packages]
 //	circuitgen init -source IMPORTPATH.Interface [-o circuitgen.yaml] [-force]
-//	circuitgen state [-store URL] [-json] [-timeout D] [names...]
-//	circuitgen clear [-store URL] [-yes] [-timeout D] NAME
 //
-// Without a subcommand it runs gen. state and clear are operators' commands:
-// they read and clear circuits in the store a URL names (file:///dir,
-// redis://…, unix://…, postgres://…, sqlite:///file.db; -store defaults to
-// $CIRCUITGEN_STORE). Exit status: 0 on success, 1 when the input has
-// errors, -check finds a stale file, a record cannot be read or a clear is
-// refused, 2 on a usage error.
+// Without a subcommand it runs gen. Exit status: 0 on success, 1 when the
+// input has errors or -check finds a stale file, 2 on a usage error.
+//
+// circuitgen imports only the generator, no store or driver, so that adding
+// it to a module with go get -tool adds little; the operators' commands are
+// in circuitctl.
 package main
 
 import (
@@ -33,10 +31,8 @@ type command struct {
 
 // commands are the subcommands by name. Add a subcommand here.
 var commands = map[string]command{
-	"gen":   {runGen, "generate guarded clients (the default)"},
-	"init":  {runInit, "write a manifest scaffold for an interface"},
-	"state": {runState, "print the state of circuits in a store"},
-	"clear": {runClear, "clear a circuit in a store, so that it starts afresh"},
+	"gen":  {runGen, "generate guarded clients (the default)"},
+	"init": {runInit, "write a manifest scaffold for an interface"},
 }
 
 func main() {

@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"strings"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 //go:embed status.html
@@ -19,6 +21,7 @@ type page struct {
 	Generated             timeCell
 	Refresh               int
 	Rows                  []row
+	Unreadable            []string // what is wrong with each record the listing could not read
 }
 
 // row is one circuit on the page.
@@ -36,15 +39,19 @@ type timeCell struct {
 	Text, ISO, Since string
 }
 
-var stateLabels = map[string]string{"closed": "Closed", "open": "Open", "half_open": "Half-open", StateError: "Error"}
+var stateLabels = map[string]string{"closed": "Closed", "open": "Open", "half_open": "Half-open", circuit.StatusUnreadable: "Error"}
 
 func newPage(rep StatusReport, now time.Time) page {
-	p := page{Generated: cell(rep.GeneratedAt, now), Refresh: refreshSeconds, Error: rep.Error}
+	p := page{Generated: cell(rep.GeneratedAt, now), Refresh: refreshSeconds, Error: rep.Error, Unreadable: rep.Unreadable}
 	counts := map[string]int{}
 	for _, c := range rep.Circuits {
-		counts[c.State]++
+		kind, label := c.State, stateLabels[c.State]
+		if c.Forced {
+			kind, label = "forced", "Forced open"
+		}
+		counts[kind]++
 		r := row{
-			Name: c.Name, State: c.State, Label: stateLabels[c.State], Class: "state-" + strings.ReplaceAll(c.State, "_", "-"),
+			Name: c.Name, State: c.State, Label: label, Class: "state-" + strings.ReplaceAll(kind, "_", "-"),
 			Failures: c.Failures, Generation: c.Generation,
 			OpenUntil: cell(c.OpenUntil, now), LeaseUntil: cell(c.LeaseUntil, now), Updated: cell(c.UpdatedAt, now),
 			Note: note(c, now),
@@ -52,9 +59,13 @@ func newPage(rep StatusReport, now time.Time) page {
 		p.Rows = append(p.Rows, r)
 	}
 	var parts []string
-	for _, s := range []string{"open", "half_open", StateError, "closed"} {
+	for _, s := range []string{"forced", "open", "half_open", circuit.StatusUnreadable, "closed"} {
 		if n := counts[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(stateLabels[s])))
+			label := stateLabels[s]
+			if s == "forced" {
+				label = "forced open"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(label)))
 		}
 	}
 	n := len(rep.Circuits)
@@ -62,20 +73,25 @@ func newPage(rep StatusReport, now time.Time) page {
 	if len(parts) > 0 {
 		p.Summary += ": " + strings.Join(parts, ", ")
 	}
+	if k := len(rep.Unreadable); k > 0 {
+		p.Summary += fmt.Sprintf("; %d %s could not be read", k, plural(k, "record"))
+	}
 	p.Title = "Circuits"
-	if k := counts["open"] + counts["half_open"] + counts[StateError]; k > 0 {
+	if k := counts["forced"] + counts["open"] + counts["half_open"] + counts[circuit.StatusUnreadable] + len(rep.Unreadable); k > 0 {
 		p.Title = fmt.Sprintf("Circuits (%d not closed)", k)
 	}
 	return p
 }
 
 // note explains a state a person could misread.
-func note(c CircuitStatus, now time.Time) string {
+func note(c circuit.Status, now time.Time) string {
 	switch {
 	case c.Error != "":
 		return c.Error
 	case !c.Recorded:
 		return "no record yet"
+	case c.Forced && now.Before(c.OpenUntil):
+		return "held open by an operator; circuitctl clear ends it"
 	case c.State == "open" && !now.Before(c.OpenUntil):
 		return "cooldown over: the next call probes"
 	case c.State == "half_open" && !now.Before(c.LeaseUntil):

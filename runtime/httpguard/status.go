@@ -37,8 +37,12 @@ func StatusHandler(b *circuit.Breaker, names ...string) http.Handler {
 //
 //	httpguard.StatusHandlerFunc(b, store.Names) // store is a *filestore.Store
 //
-// When list fails, the response is 500 with the report's Error set and no
-// circuits; the cause is logged with slog.Default, not shown.
+// When some records cannot be read, list returns the other circuits' names
+// and a joined error, one per bad record (errors.Join, as the stores' Names
+// do): the page shows those circuits and lists the bad records in the
+// report's Unreadable. When list fails otherwise, the response is 500 with
+// the report's Error set and no circuits. Either way the causes are logged
+// with slog.Default, not shown.
 func StatusHandlerFunc(b *circuit.Breaker, list func(context.Context) ([]string, error)) http.Handler {
 	return &statusHandler{b: b, list: list}
 }
@@ -59,12 +63,17 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	var rep StatusReport
 	names, err := h.list(r.Context())
-	if err != nil {
+	bad, partial := recordErrors(err)
+	if err != nil && !partial {
 		slog.Default().LogAttrs(r.Context(), slog.LevelError, "circuit status: cannot list circuits", slog.String("error", err.Error()))
-		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []CircuitStatus{}, Error: "the circuits in the store could not be listed"}
+		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []circuit.Status{}, Error: "the circuits in the store could not be listed"}
 		status = http.StatusInternalServerError
 	} else {
 		rep = report(r.Context(), h.b, names, now)
+		for _, e := range bad {
+			slog.Default().LogAttrs(r.Context(), slog.LevelError, "circuit status: a record cannot be read", slog.String("error", e.Error()))
+			rep.Unreadable = append(rep.Unreadable, circuit.Unreadable(e))
+		}
 	}
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-store")
@@ -82,6 +91,20 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_ = statusPage.Execute(w, newPage(rep, now))
+}
+
+// recordErrors splits the error of a listing into the errors of its bad
+// records, one each: it reports false when err is not such a joined error
+// (the listing failed as a whole).
+func recordErrors(err error) ([]error, bool) {
+	if err == nil {
+		return nil, true
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil, false
+	}
+	return j.Unwrap(), true
 }
 
 // wantsJSON reports whether r asks for JSON: format=json in the query, or an

@@ -10,18 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/httpguard"
 )
 
 // population puts circuits of every kind into f's store and returns their
-// names: closed with 2 failures, open, half-open, corrupt, never called.
+// names: closed with 2 failures, open, half-open, forced open, corrupt,
+// never called.
 func population(t *testing.T, f *fixture) []string {
 	t.Helper()
 	f.closed(t, "billing-api", 2)
 	f.open(t, "payment-gateway:refund")
 	f.halfOpen(t, "email-svc")
+	if err := f.b.ForceOpen(context.Background(), "refunds", time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	f.corrupt(t, "ledger")
-	return []string{"payment-gateway:refund", "billing-api", "email-svc", "ledger", "search", "billing-api"}
+	return []string{"payment-gateway:refund", "billing-api", "email-svc", "ledger", "refunds", "search", "billing-api"}
 }
 
 func fetchReport(t *testing.T, c *http.Client, req *http.Request) (*http.Response, httpguard.StatusReport) {
@@ -55,19 +60,21 @@ func TestStatusJSON(t *testing.T) {
 		gen             uint64
 		open, lease     bool
 		recorded, error bool
+		forced          bool
 	}
 	wants := map[string]want{
 		"billing-api":            {state: "closed", failures: 2, gen: 1, recorded: true},
 		"email-svc":              {state: "half_open", failures: 1, gen: 1, open: true, lease: true, recorded: true},
 		"ledger":                 {state: "error", error: true},
 		"payment-gateway:refund": {state: "open", failures: 3, gen: 1, open: true, recorded: true},
+		"refunds":                {state: "open", gen: 1, open: true, recorded: true, forced: true},
 		"search":                 {state: "closed"},
 	}
 	var names []string
 	for _, c := range rep.Circuits {
 		names = append(names, c.Name)
 		w := wants[c.Name]
-		got := want{c.State, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != ""}
+		got := want{c.State, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != "", c.Forced}
 		if got != w {
 			t.Errorf("%s = %+v, want %+v", c.Name, got, w)
 		}
@@ -75,7 +82,7 @@ func TestStatusJSON(t *testing.T) {
 			t.Errorf("%s updated_at = %v", c.Name, c.UpdatedAt)
 		}
 	}
-	if got := strings.Join(names, " "); got != "billing-api email-svc ledger payment-gateway:refund search" {
+	if got := strings.Join(names, " "); got != "billing-api email-svc ledger payment-gateway:refund refunds search" {
 		t.Errorf("circuits = %s, want each once, sorted", got)
 	}
 	if ledger := rep.Circuits[2]; ledger.Error != "corrupt record" {
@@ -141,30 +148,38 @@ func TestStatusHandlerFunc(t *testing.T) {
 		t.Errorf("report = %+v", rep.Circuits)
 	}
 
-	// A store whose listing fails (filestore.Names fails on any corrupt
-	// record) yields a 500 report that hides the cause.
+	// A corrupt record fails only itself: the listing returns the good
+	// circuits, and the page shows them and lists the bad record, hiding
+	// the store's internals.
 	f.corrupt(t, "ledger")
 	req, _ = http.NewRequest(http.MethodGet, srv.URL+"?format=json", nil)
 	resp, rep := fetchReport(t, srv.Client(), req)
-	if resp.StatusCode != http.StatusInternalServerError || rep.Error == "" || len(rep.Circuits) != 0 {
-		t.Errorf("listing failure: %d %+v", resp.StatusCode, rep)
+	if resp.StatusCode != http.StatusOK || rep.Error != "" || len(rep.Circuits) != 2 || rep.Circuits[1].State != "open" {
+		t.Errorf("one corrupt record: %d %+v", resp.StatusCode, rep)
 	}
-	if strings.Contains(rep.Error, f.dir) {
-		t.Errorf("error leaks the directory: %q", rep.Error)
+	if len(rep.Unreadable) != 1 || rep.Unreadable[0] != "corrupt record" {
+		t.Errorf("unreadable = %q, want the corrupt record listed", rep.Unreadable)
 	}
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
+	resp, body := get(t, srv.Client(), srv.URL)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("HTML, one corrupt record: %d", resp.StatusCode)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
-		t.Errorf("HTML listing failure: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	if strings.Contains(body, f.dir) || strings.Contains(body, circuit.Key("ledger")) {
+		t.Errorf("the page leaks the store's internals:\n%s", body)
+	}
+	for _, want := range []string{`data-circuit="billing-api"`, `data-circuit="payment-gateway:refund"`, "2 circuits: 1 open, 1 closed; 1 record could not be read", "<li>corrupt record</li>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q:\n%s", want, body)
+		}
 	}
 
+	// A listing that fails as a whole is a 500 that hides the cause.
 	failing := httpguard.StatusHandlerFunc(f.b, func(context.Context) ([]string, error) { return nil, errors.New("/secret/dir: boom") })
-	rec := httptest.NewRecorder()
-	failing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?format=json", nil))
-	if strings.Contains(rec.Body.String(), "secret") || rec.Code != 500 {
-		t.Errorf("listing error: %d %s", rec.Code, rec.Body)
+	for _, query := range []string{"?format=json", ""} {
+		rec := httptest.NewRecorder()
+		failing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+query, nil))
+		if strings.Contains(rec.Body.String(), "secret") || rec.Code != 500 || !strings.Contains(rec.Body.String(), "could not be listed") {
+			t.Errorf("listing error %q: %d %s", query, rec.Code, rec.Body)
+		}
 	}
 }

@@ -11,42 +11,53 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/httpguard"
+	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
-// stateReport is what `circuitgen state -json` prints.
+// stateReport is what `circuitctl state -json` prints.
 type stateReport struct {
 	// Store is the store's URL, its password hidden.
 	Store string `json:"store"`
-	// Circuits are the circuits read, sorted by name, in the form of
-	// httpguard's status handler; Error holds the whole error, for
-	// operators.
-	Circuits []httpguard.CircuitStatus `json:"circuits"`
+	// Circuits are the circuits read, sorted by name; Error holds the
+	// whole error, for operators.
+	Circuits []circuit.Status `json:"circuits"`
 	// Errors are the records that could not be read, each naming its record.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// readReport reads the named circuits of st, or every circuit with a
+// record when names is empty, and returns the report and the errors met.
+func readReport(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) (stateReport, []error) {
+	var errs []error
+	if len(names) == 0 {
+		var err error
+		names, err = st.Names(ctx)
+		errs = errorList(err)
+	}
+	states, serrs := readStates(ctx, b, names)
+	errs = append(errs, serrs...)
+	return stateReport{Store: st.String(), Circuits: states, Errors: texts(errs)}, errs
 }
 
 // readStates reads the named circuits with b.Snapshot, which never changes
 // them. A circuit that cannot be read is reported with state "error" and
 // its error; the others are read all the same.
-func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]httpguard.CircuitStatus, []error) {
+func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]circuit.Status, []error) {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	states := make([]httpguard.CircuitStatus, 0, len(names))
+	states := make([]circuit.Status, 0, len(names))
 	var errs []error
 	for _, name := range names {
 		snap, err := b.Snapshot(ctx, name)
 		if err != nil {
-			states = append(states, httpguard.CircuitStatus{Name: name, State: httpguard.StateError, Error: err.Error()})
+			st := circuit.StatusOfError(name, err)
+			st.Error = err.Error()
+			states = append(states, st)
 			errs = append(errs, err)
 			continue
 		}
-		states = append(states, httpguard.CircuitStatus{
-			Name: name, State: snap.State.String(), Failures: snap.Failures, Generation: snap.Generation,
-			OpenUntil: utc(snap.OpenUntil), LeaseUntil: utc(snap.LeaseUntil), UpdatedAt: utc(snap.UpdatedAt),
-			Recorded: snap.Exists,
-		})
+		states = append(states, circuit.StatusOf(snap))
 	}
 	return states, errs
 }
@@ -64,7 +75,7 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CIRCUIT\tSTATE\tFAILURES\tGENERATION\tOPEN UNTIL\tLEASE UNTIL\tUPDATED")
 	for _, c := range rep.Circuits {
-		if c.State == "error" {
+		if c.State == circuit.StatusUnreadable {
 			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t-\t-\n", c.Name)
 			continue
 		}
@@ -72,7 +83,11 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 		if c.Recorded {
 			gen = fmt.Sprint(c.Generation)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.State, c.Failures, gen,
+		state := c.State
+		if c.Forced {
+			state += " (forced)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, state, c.Failures, gen,
 			when(c.OpenUntil, now), when(c.LeaseUntil, now), when(c.UpdatedAt, now))
 	}
 	return tw.Flush()
@@ -114,13 +129,6 @@ func texts(errs []error) []string {
 		s[i] = err.Error()
 	}
 	return s
-}
-
-func utc(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC()
 }
 
 // isUsage reports whether err is a usage error: no store named, or an
