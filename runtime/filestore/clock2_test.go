@@ -203,3 +203,45 @@ func TestAnchorChangedInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestReplacedIndexLaterAnchorNewProcess: the index renamed over by a copy
+// whose anchor is an hour later; a process that never mapped the index
+// before finds the earlier anchor under the index's second name
+// (index.keep), replaces the doctored index, and keeps the circuit open.
+func TestReplacedIndexLaterAnchorNewProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	first := openDir(t, dir)
+	if ran, _ := failN(ctx, circuit.New(first), "api", 3); ran != 3 {
+		t.Fatal(ran)
+	}
+	valid := first.m.Load().anchor
+	index := filepath.Join(dir, indexName)
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.NativeEndian.PutUint64(data[hdrAnchor:], uint64(valid+int64(time.Hour)))
+	if err := os.WriteFile(index+".copy", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(index+".copy", index); err != nil {
+		t.Fatal(err)
+	}
+	fresh := openDir(t, dir)
+	b := circuit.New(fresh)
+	var last error
+	for range 2 { // the first call may fail closed on the damage
+		ran := false
+		last = b.Run(ctx, "api", p3, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Success, nil })
+		if ran {
+			t.Fatalf("a new process ran a call on a circuit open for 10 minutes: the later anchor was taken")
+		}
+	}
+	if !errors.Is(last, circuit.ErrOpen) {
+		t.Fatalf("a new process's call: %v, want rejected as open", last)
+	}
+	if got := fresh.m.Load().anchor; got != valid {
+		t.Fatalf("the new process's anchor: %v, want %v", time.Unix(0, got), time.Unix(0, valid))
+	}
+}

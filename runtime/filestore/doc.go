@@ -19,6 +19,7 @@
 //	<sha256>.json  the record, strict versioned JSON, at most 4 KiB
 //	<sha256>.lock  taken with flock(2) around every replace and delete
 //	index          the change index and the clock anchor, mapped into every process (below)
+//	index.keep     a second name of the index file: an index removed by hand is put back from it
 //	index.lock     taken while the index is created, replaced or anchored
 //
 // A replace reads the current record, compares it with the revision the
@@ -55,10 +56,14 @@
 //     StateError, and is tried again on the next call, never given up on;
 //   - a process trusts its mapping for at most a second without one lstat
 //     to check that the index file is still the one it mapped (a copy reads
-//     the clock at one use in 16 to see whether the check is due): an index
+//     the clock at one use in 16 to see whether the check is due), and
+//     checks it at every read of a record file and every write: an index
 //     (or the whole directory) removed or replaced is seen by readers within
 //     that second and 16 uses of a copy, at once by writers, and every copy
-//     read under the old mapping is dropped;
+//     read under the old mapping is dropped. An index removed by hand is put
+//     back from index.keep, so the processes that map it never lose it; an
+//     index replaced because it was damaged is first marked in every counter,
+//     so that every process still mapping it drops its copies at once;
 //   - a truncated, short or garbage index is a *circuit.StateError for the
 //     call that finds it (the mapping is accessed with faults turned into
 //     errors, never a SIGBUS), which replaces the index; a directory planted

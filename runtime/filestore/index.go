@@ -62,6 +62,7 @@ import (
 const (
 	indexName     = "index"
 	indexLockName = "index.lock"
+	indexKeepName = "index.keep" // a second name of the index file (indexfile.go)
 	indexMagic    = "cgindex2"
 
 	hdrBoot    = 8

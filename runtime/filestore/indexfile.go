@@ -50,7 +50,8 @@ type need int
 
 const (
 	needPeek  need = iota // a usable index if there is one: the clock
-	needRead              // the same, replacing a damaged index: Load
+	needRead              // the same, replacing a damaged index
+	needCheck             // the same, checked against the file whatever its age: Load's slow path
 	needWrite             // a checked, anchored index, created if missing: writers
 )
 
@@ -63,13 +64,14 @@ var indexMagicWord = binary.NativeEndian.Uint64([]byte(indexMagic))
 // directory watches.
 func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	now := s.mono()
-	if m := s.m.Load(); m != nil && n != needWrite && m.trusted(now) {
+	force := n >= needCheck
+	if m := s.m.Load(); m != nil && !force && m.trusted(now) {
 		return m, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.m.Load()
-	if m != nil && n != needWrite && m.trusted(now) {
+	if m != nil && !force && m.trusted(now) {
 		return m, nil
 	}
 	if m != nil && s.verify(m) != nil {
@@ -81,6 +83,9 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m == nil {
 		var err error
 		m, err = mapIndex(s.indexPath())
+		if err == nil {
+			s.learnKeep(m)
+		}
 		if err == nil && s.anchorLater(m) {
 			unmap(m.data)
 			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed to a later one than this process validated"}
@@ -170,6 +175,11 @@ func mapIndex(path string) (*mapping, error) {
 	if err := fault("index", "open", path); err != nil {
 		return nil, fmt.Errorf("open change index: %w", err)
 	}
+	return mapFile(path)
+}
+
+// mapFile is mapIndex without the fault seam.
+func mapFile(path string) (*mapping, error) {
 	// O_NONBLOCK: a FIFO planted as the index must not block the open.
 	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
 	switch {
@@ -209,6 +219,33 @@ func mapIndex(path string) (*mapping, error) {
 	return m, nil
 }
 
+// learnKeep takes the anchor of index.keep, the index file's second name,
+// as the one this process validated, when it names another file than m
+// (the index was replaced) holding this boot's anchor, earlier than any this
+// process knew: an index renamed over the first name with a later anchor is
+// then replaced (anchorLater), even by a process that never mapped the
+// earlier one. The caller holds s.mu.
+func (s *Store) learnKeep(m *mapping) {
+	keep := filepath.Join(s.dir, indexKeepName)
+	fi, err := os.Lstat(keep)
+	if err != nil {
+		return
+	}
+	if id := identify(fi); id.dev == m.id.dev && id.ino == m.id.ino {
+		return
+	}
+	k, err := mapFile(keep)
+	if err != nil {
+		return
+	}
+	defer unmap(k.data)
+	boot, ok := k.load(hdrBoot)
+	anchor, ok2 := k.load(hdrAnchor)
+	if ok && ok2 && boot == s.boot() && (!s.lastSet || int64(anchor) < s.last) {
+		s.last, s.lastSet = int64(anchor), true
+	}
+}
+
 // anchorLater reports whether m's header holds a later anchor for this
 // boot than the one this process validated: a header changed in place, or
 // an index replaced by one with another anchor. A later anchor would make
@@ -244,6 +281,17 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {
 		return m, err // made meanwhile, or an error a new index cannot cure
 	}
+	keep := filepath.Join(s.dir, indexKeepName)
+	if _, serr := os.Lstat(keep); serr == nil && dmg == nil { // removed: put back the file every process still maps, if whole
+		if k, kerr := mapFile(keep); kerr == nil && !s.anchorLater(k) {
+			unmap(k.data)
+			if err := os.Link(keep, path); err == nil || errors.Is(err, fs.ErrExist) {
+				return mapIndex(path)
+			}
+		} else if kerr == nil {
+			unmap(k.data)
+		}
+	}
 	tmp, err := writeWhole(s.dir, ".index-*", newIndex(s.boot(), s.chooseAnchor(true)))
 	if err != nil {
 		return nil, fmt.Errorf("create change index: %w", err)
@@ -252,12 +300,55 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	if dmg == nil {
 		err = os.Link(tmp, path)
 	} else {
+		poison(path)
 		err = os.Rename(tmp, path)
 	}
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create change index: %w", err)
 	}
+	// The second name keeps the file alive and findable if the first is
+	// removed by hand.
+	_ = os.Remove(keep)
+	_ = os.Link(path, keep)
 	return mapIndex(path)
+}
+
+// poison makes every process that still maps the index file at path, about
+// to be replaced, drop its copies at their next use: the file is brought
+// back to its full size (its mappings fault no more), every counter is
+// marked as changing, and its magic cleared, so that no process maps it
+// again. The caller holds the directory-wide lock.
+func poison(path string) {
+	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || checkOwner("change index", path, fi) != nil {
+		return
+	}
+	if fi.Size() != indexSize && f.Truncate(indexSize) != nil {
+		return
+	}
+	data, err := mapShared(f, indexSize)
+	if err != nil {
+		return
+	}
+	defer unmap(data)
+	m := &mapping{data: data}
+	for i := range slotCount {
+		off := slotsOffset + i*slotSize + 8
+		if v, ok := m.load(off); !ok || !m.store(off, (v|1)+2) {
+			return
+		}
+	}
+	for i := range spillCount {
+		if _, ok := m.add(spillOffset+i*8, spillBegin); !ok {
+			return
+		}
+	}
+	m.store(0, 0)
 }
 
 // anchorIndex gives m's header this boot's anchor, under the directory-wide

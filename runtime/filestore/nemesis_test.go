@@ -160,7 +160,11 @@ func setupNemesis(t *testing.T) nemEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	env := nemEnv{base: base, state: filepath.Join(base, "state"), hist: filepath.Join(base, "history"), binary: os.Args[0]}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := nemEnv{base: base, state: filepath.Join(base, "state"), hist: filepath.Join(base, "history"), binary: self}
 	if err := os.Mkdir(env.hist, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +183,7 @@ func setupNemesis(t *testing.T) nemEnv {
 		t.Fatal(err)
 	}
 	env.binary = filepath.Join(base, "filestore.test")
-	if err := copyExecutable(os.Args[0], env.binary); err != nil {
+	if err := copyExecutable(self, env.binary); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(env.state, 0o700); err != nil {

@@ -153,7 +153,7 @@ func (e *entry) loadSlow(ctx context.Context) (*circuit.Record, error) {
 			return nil, err
 		}
 	}
-	m, err := e.s.current(ctx, needRead)
+	m, err := e.s.current(ctx, needCheck)
 	if err != nil {
 		return nil, err
 	}
