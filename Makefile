@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check test demo bench fuzz soak fleet
+.PHONY: all generate check cross test demo bench fuzz soak fleet
 
 all: check test
 
@@ -9,13 +9,19 @@ all: check test
 generate:
 	$(GO) generate ./...
 
-# Fails on unformatted files, vet findings and stale generated files.
-check:
+# Fails on unformatted files, vet findings, stale generated files and
+# packages that do not build or vet on another platform.
+check: cross
 	@files=$$(git ls-files '*.go' | grep -v '^testdata/golden/stale/'); \
 	out=$$(gofmt -l $$files) || exit 1; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	bash .ci/stale
+
+# Cross-compiles and vets every package, test files included, for
+# darwin/arm64, darwin/amd64, windows/amd64 and linux/arm64.
+cross:
+	GO=$(GO) bash .ci/cross
 
 # The full test suite, with private redis-server and PostgreSQL instances
 # when they are installed (bash .ci/run installs them).

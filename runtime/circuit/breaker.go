@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// settleTimeout bounds settling a call whose own context has ended: a call
-// that failed with context.DeadlineExceeded must still be counted.
+// settleTimeout bounds the writes that settle a call, which run detached
+// from the caller's context: a call that failed with
+// context.DeadlineExceeded must still be counted.
 const settleTimeout = 10 * time.Second
 
 // maxConflicts bounds how often one decision is retried against concurrent
@@ -240,18 +241,29 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 // settle records a call's outcome, already classified (Policy.Classify).
 // A closed-admitted call of a current record is counted in the window of
 // the rate rule, once, before the decision that may open the circuit.
+//
+// The operation has returned, so its outcome is recorded even when the
+// caller's context ends meanwhile, whether it ended before settle began or
+// ends while settle waits (a deadline that falls while another writer holds
+// the lock): every write runs on a context detached from the caller's
+// cancellation and bounded by settleTimeout. The first load writes nothing
+// and runs on the caller's context while it lasts, so that a call that
+// changes nothing (a success on a healthy circuit) costs nothing more.
 func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-		defer cancel()
-	}
+	detached := ctx.Done() == nil // a context that never ends needs no detaching
 	counted := false
 	for range maxConflicts {
 		rec, storeNow, err := b.load(ctx, r)
+		if err != nil && !detached && ctx.Err() != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = detach(ctx)
+			defer cancel()
+			detached = true
+			rec, storeNow, err = b.load(ctx, r)
+		}
 		if err != nil {
 			return err
 		}
@@ -260,6 +272,12 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
 			if ws, ok := b.store.(WindowSharer); ok {
+				if !detached && ctx.Err() != nil { // a flush is a round trip
+					var cancel context.CancelFunc
+					ctx, cancel = detach(ctx)
+					defer cancel()
+					detached = true
+				}
 				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted)
 			} else {
 				w, err = b.count(r, p, rec, now, o, !counted)
@@ -273,6 +291,12 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		// time, so the clock is read only when it does.
 		if SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
 			return nil
+		}
+		if !detached {
+			var cancel context.CancelFunc
+			ctx, cancel = detach(ctx)
+			defer cancel()
+			detached = true
 		}
 		if now.IsZero() {
 			now = b.now(storeNow)
@@ -289,6 +313,12 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 // whose outcome the window counts.
 func current(rec *Record, g Grant) bool {
 	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
+}
+
+// detach returns a context with ctx's values that ctx's cancellation does
+// not reach, ending after settleTimeout.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 }
 
 func (b *Breaker) notify(prev, next *Record) {
