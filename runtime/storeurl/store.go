@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
@@ -21,6 +22,16 @@ type Store struct {
 // Records that cannot be read are left out and reported in the error, one
 // joined error per record, each naming its record (file, key or row).
 func (s *Store) Names(ctx context.Context) ([]string, error) { return s.names(ctx) }
+
+// Now returns the store's clock (the file store's boot clock) when it has
+// one, and the wall clock otherwise, so that a Breaker over the wrapper
+// decides with the same time as every other process using the store.
+func (s *Store) Now() time.Time {
+	if c, ok := s.Store.(circuit.Clock); ok {
+		return c.Now()
+	}
+	return time.Now()
+}
 
 // Close releases the store's connections.
 func (s *Store) Close() error {

@@ -35,6 +35,15 @@ func TestOpenFile(t *testing.T) {
 		if names, err := s.Names(ctx); err != nil || !slices.Equal(names, []string{"billing-api"}) {
 			t.Fatalf("Names = %q, %v", names, err)
 		}
+		// The wrapper's clock is the file store's boot clock, not the wall
+		// clock: a Breaker over either decides with the same time.
+		inner, ok := s.Store.(circuit.Clock)
+		if !ok {
+			t.Fatalf("%T has no store clock", s.Store)
+		}
+		if d := s.Now().Sub(inner.Now()); d > time.Second || d < -time.Second {
+			t.Errorf("Now = store clock %+v", d)
+		}
 		if s.String() != raw {
 			t.Errorf("String = %q, want %q", s.String(), raw)
 		}
