@@ -76,6 +76,15 @@ func (b *builder) lookup(name string) types.Object {
 	return nil
 }
 
+// qualifier writes the packages of types in messages: none for the target
+// package, the package's name for others.
+func (b *builder) qualifier(p *types.Package) string {
+	if p == b.home {
+		return ""
+	}
+	return p.Name()
+}
+
 // position returns the position of a token.Pos.
 func (b *builder) position(p token.Pos) token.Position { return b.l.fset.Position(p) }
 
@@ -256,7 +265,7 @@ func (b *builder) method(spec *ifaceSpec, fn *types.Func, ms *methodSpec, opts o
 	case n > 0 && types.Identical(m.Results[n-1].Type, errorType):
 	case n == 1 && carriesError(m.Results[0].Type):
 		if !settable(m.Results[0].Type) {
-			b.errs.add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", spec.Name, fn.Name(), types.TypeString(m.Results[0].Type, types.RelativeTo(b.home)))
+			b.errs.add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", spec.Name, fn.Name(), types.TypeString(m.Results[0].Type, b.qualifier))
 			return nil
 		}
 		m.Carrier = true

@@ -137,7 +137,7 @@ func (l *loaded) more(dir string, paths, tags []string) error {
 
 // add records p and every package it imports.
 func (l *loaded) add(p *types.Package) {
-	if p == nil || l.byPath[p.Path()] != nil {
+	if p == nil || l.byPath[p.Path()] != nil && l.byPath[p.Path()].Complete() {
 		return
 	}
 	l.byPath[p.Path()] = p
@@ -146,11 +146,12 @@ func (l *loaded) add(p *types.Package) {
 	}
 }
 
-// pkg returns the loaded package at path, or nil when it is missing or
-// failed to load.
+// pkg returns the loaded package at path, or nil when it is missing,
+// failed to load, or is known only by the objects other packages' export
+// data mention (an indirect dependency, incomplete).
 func (l *loaded) pkg(path string) *types.Package {
 	p := l.byPath[path]
-	if p == nil || l.failed[path] != "" || !p.Complete() && p.Scope().Len() == 0 {
+	if p == nil || l.failed[path] != "" || !p.Complete() {
 		return nil
 	}
 	return p
