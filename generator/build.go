@@ -43,11 +43,8 @@ var errorType = types.Universe.Lookup("error").Type()
 // circuits so far.
 func build(l *loaded, t *target, defaults options, circuits map[string]*Circuit, errs *ErrorList) *Model {
 	decls := map[string]bool{}
-	scope := t.pkg.Types.Scope()
-	for _, n := range scope.Names() {
-		if !l.inOurs(scope.Lookup(n).Pos()) {
-			decls[n] = true
-		}
+	for _, n := range t.pkg.Types.Scope().Names() {
+		decls[n] = true
 	}
 	b := &builder{
 		l: l, errs: errs, target: t.pkg, home: t.pkg.Types, circuits: circuits,
@@ -67,13 +64,9 @@ func build(l *loaded, t *target, defaults options, circuits map[string]*Circuit,
 	return b.model
 }
 
-// lookup returns the target package's object named name, leaving out
-// the declarations of a previous output of ours.
+// lookup returns the target package's object named name.
 func (b *builder) lookup(name string) types.Object {
-	if o := b.home.Scope().Lookup(name); o != nil && !b.l.inOurs(o.Pos()) {
-		return o
-	}
-	return nil
+	return b.home.Scope().Lookup(name)
 }
 
 // qualifier writes the packages of types in messages: none for the target
