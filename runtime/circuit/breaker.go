@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// settleTimeout bounds settling a call whose own context has ended: a call
-// that failed with context.DeadlineExceeded must still be counted.
+// settleTimeout bounds the writes that settle a call, which run detached
+// from the caller's context: a call that failed with
+// context.DeadlineExceeded must still be counted.
 const settleTimeout = 10 * time.Second
 
 // maxConflicts bounds how often one decision is retried against concurrent
@@ -26,7 +28,8 @@ type Breaker struct {
 	store      Store
 	storeClock Clock
 	clock      func() time.Time
-	observers  []Observer
+	observers  []Observer     // those that are not CallObservers
+	calls      []CallObserver // nil when there are none: the hot path checks
 
 	refs  sync.Map  // circuit name → *ref
 	epoch time.Time // a monotonic reading, for rejections (reject.go)
@@ -81,6 +84,13 @@ func New(store Store, opts ...Option) *Breaker {
 	for _, o := range opts {
 		o(b)
 	}
+	b.observers = slices.DeleteFunc(b.observers, func(o Observer) bool {
+		c, ok := o.(CallObserver)
+		if ok {
+			b.calls = append(b.calls, c)
+		}
+		return ok
+	})
 	return b
 }
 
@@ -194,7 +204,7 @@ func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *Record) (bool
 	err := r.store.Replace(ctx, prev, next)
 	switch {
 	case err == nil:
-		b.notify(prev, next)
+		b.notify(ctx, prev, next)
 		return true, nil
 	case errors.Is(err, ErrConflict):
 		return false, nil
@@ -219,13 +229,13 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 		local := storeNow.IsZero() && b.clock == nil
 		if local {
 			if e := r.rejected(rec, b.epoch); e != nil {
-				return Grant{}, e // Admit's rejection, as decided for this record
+				return Grant{}, b.rejection(ctx, e) // Admit's rejection, as decided for this record
 			}
 		}
 		now := b.now(storeNow)
 		a := Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return Grant{}, r.reject(rec, a, now, b.epoch, local)
+			return Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local))
 		}
 		if a.Next == nil {
 			return a.Grant, nil
@@ -240,18 +250,37 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 // settle records a call's outcome, already classified (Policy.Classify).
 // A closed-admitted call of a current record is counted in the window of
 // the rate rule, once, before the decision that may open the circuit.
+//
+// The operation has returned, so its outcome is recorded even when the
+// caller's context ends meanwhile, whether it ended before settle began or
+// ends while settle waits (a deadline that falls while another writer holds
+// the lock): every write runs on a context detached from the caller's
+// cancellation and bounded by settleTimeout. The first load writes nothing
+// and runs on the caller's context while it lasts, so that a call that
+// changes nothing (a success on a healthy circuit) costs nothing more.
 func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
+	for _, c := range b.calls {
+		c.ObserveOutcome(ctx, r.name, o)
+	}
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-		defer cancel()
+	detached := ctx.Done() == nil // a context that never ends needs no detaching
+	cancel := context.CancelFunc(func() {})
+	defer func() { cancel() }()
+	detachOnce := func() {
+		if !detached {
+			ctx, cancel = detach(ctx)
+			detached = true
+		}
 	}
 	counted := false
 	for range maxConflicts {
 		rec, storeNow, err := b.load(ctx, r)
+		if err != nil && !detached && ctx.Err() != nil {
+			detachOnce()
+			rec, storeNow, err = b.load(ctx, r)
+		}
 		if err != nil {
 			return err
 		}
@@ -260,6 +289,9 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
 			if ws, ok := b.store.(WindowSharer); ok {
+				if ctx.Err() != nil {
+					detachOnce()
+				}
 				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted)
 			} else {
 				w, err = b.count(r, p, rec, now, o, !counted)
@@ -274,6 +306,7 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
 			return nil
 		}
+		detachOnce()
 		if now.IsZero() {
 			now = b.now(storeNow)
 		}
@@ -285,24 +318,43 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
+// detach returns a context with ctx's values that ctx's cancellation does
+// not reach, ending after settleTimeout.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
 // current reports whether rec is the closed record that admitted g: a call
 // whose outcome the window counts.
 func current(rec *Record, g Grant) bool {
 	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
 }
 
-func (b *Breaker) notify(prev, next *Record) {
+// notify tells the observers of a committed change from prev to next, when
+// it is a transition.
+func (b *Breaker) notify(ctx context.Context, prev, next *Record) {
 	from := StateClosed
 	if prev != nil {
 		from = prev.State
 	}
-	if len(b.observers) == 0 || from == next.State {
+	if len(b.observers)+len(b.calls) == 0 || from == next.State {
 		return
 	}
 	t := Transition{Name: next.Name, From: from, To: next.State, Generation: next.Generation, Failures: next.Failures, At: next.UpdatedAt}
 	for _, o := range b.observers {
 		o.ObserveTransition(t)
 	}
+	for _, c := range b.calls {
+		c.ObserveTransitionContext(ctx, t)
+	}
+}
+
+// rejection tells the CallObservers of a call that e rejected, and returns e.
+func (b *Breaker) rejection(ctx context.Context, e *OpenError) *OpenError {
+	for _, c := range b.calls {
+		c.ObserveRejection(ctx, e)
+	}
+	return e
 }
 
 // ForceOpen holds the named circuit open for d, 1s..24h, in every process

@@ -25,15 +25,11 @@ const (
 
 // DefaultPolicy is the policy of a circuit whose directive, manifest or
 // caller sets nothing: five consecutive failures open it for thirty seconds,
-// and a half-open probe holds its claim for ten. MinCalls and Window are
-// what a failure-rate rule uses when it is turned on (FailureRate set)
-// without them; with FailureRate zero they do nothing. It is the one place
-// the defaults live; the generator, its templates and the README read them
-// here.
+// and a half-open probe holds its claim for ten; every round-2 rule is off.
+// It is the one place the defaults live; the generator, its templates and
+// the README read them here.
 var DefaultPolicy = Policy{
 	FailureThreshold: 5,
-	MinCalls:         20,
-	Window:           time.Minute,
 	Cooldown:         30 * time.Second,
 	ProbeLease:       10 * time.Second,
 }

@@ -26,11 +26,11 @@ func TestValidateReportsEveryBadField(t *testing.T) {
 		{"all three", circuit.Policy{FailureThreshold: 1001, Cooldown: 25 * time.Hour, ProbeLease: 0}, []string{"FailureThreshold", "Cooldown", "ProbeLease"}},
 		{"zero", circuit.Policy{}, []string{"FailureThreshold", "Cooldown", "ProbeLease"}},
 		{"rate only", rateOnly(0.5), nil},
-		{"rate and threshold", withRate(circuit.DefaultPolicy, 1), nil},
+		{"rate and threshold", withRate(rateOnly(0), 1), nil},
 		{"rate zero below", withRate(rateOnly(0), 0), []string{"FailureThreshold"}},
-		{"rate negative", withRate(circuit.DefaultPolicy, -0.1), []string{"FailureRate"}},
-		{"rate above one", withRate(circuit.DefaultPolicy, 1.01), []string{"FailureRate"}},
-		{"rate NaN", withRate(circuit.DefaultPolicy, math.NaN()), []string{"FailureRate"}},
+		{"rate negative", withRate(rateOnly(0), -0.1), []string{"FailureRate"}},
+		{"rate above one", withRate(rateOnly(0), 1.01), []string{"FailureRate"}},
+		{"rate NaN", withRate(rateOnly(0), math.NaN()), []string{"FailureRate"}},
 		{"rate without min calls or window", circuit.Policy{FailureRate: 0.5, Cooldown: time.Second, ProbeLease: time.Second}, []string{"MinCalls", "Window"}},
 		{"min calls and window without rate are inert", circuit.Policy{FailureThreshold: 1, MinCalls: 5, Window: time.Minute, Cooldown: time.Second, ProbeLease: time.Second}, nil},
 		{"min calls and window out of bounds without rate", circuit.Policy{FailureThreshold: 1, MinCalls: -1, Window: 2 * time.Hour, Cooldown: time.Second, ProbeLease: time.Second}, []string{"MinCalls", "Window"}},
@@ -96,6 +96,8 @@ func rateOnly(r float64) circuit.Policy {
 	p := circuit.DefaultPolicy
 	p.FailureThreshold = 0
 	p.FailureRate = r
+	p.MinCalls = 20
+	p.Window = time.Minute
 	return p
 }
 

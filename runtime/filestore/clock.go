@@ -25,9 +25,11 @@ import (
 // is taken anew, so deadlines recorded before keep their wall-clock meaning.
 // Within a boot the anchor never changes while the index lives; a process
 // compares the header with the anchor it validated at every check of its
-// mapping, and a header changed in place under it is damage: the call fails
-// closed and the index is replaced, with the validated anchor
-// (indexfile.go).
+// mapping. A later anchor for this boot (the header changed in place, or the
+// index replaced by a doctored copy) is damage: the call fails closed and
+// the index is replaced, with the validated anchor. An earlier one is taken:
+// deadlines then end late, never early. Processes so converge on the
+// earliest anchor any of them validated (indexfile.go).
 //
 // When the index must be made anew within a boot (removed, truncated,
 // garbage), records written under the lost anchor X may exist. The new

@@ -138,45 +138,68 @@ func TestOneProbeAcrossAnchors(t *testing.T) {
 	}
 }
 
-// TestAnchorChangedInPlace: the anchor in the index header changed in place
-// (an hour later) under a process that validated it. At its next check the
-// process reports the damage as a StateError, replaces the index with the
-// anchor it validated, and carries on; a new process then agrees with it.
+// TestAnchorChangedInPlace: the anchor in the index header made an hour
+// later under a process that validated it, in place or by renaming a
+// doctored copy over the index. At its next check the process reports the
+// damage as a StateError, replaces the index with the anchor it validated
+// (an hour later would end every recorded deadline an hour early), and
+// carries on; a new process then agrees with it.
 func TestAnchorChangedInPlace(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	ctx := t.Context()
-	s := openDir(t, dir)
-	b := circuit.New(s)
-	if ran, _ := failN(ctx, b, "api", 3); ran != 3 {
-		t.Fatal(ran)
-	}
-	valid := s.m.Load().anchor
-	f, err := os.OpenFile(filepath.Join(dir, indexName), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var later [8]byte
-	binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
-	if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	ran, err := failN(ctx, b, "other", 1) // a write checks the index at once
-	var se *circuit.StateError
-	if !errors.As(err, &se) || ran != 0 || !strings.Contains(err.Error(), "anchor changed") {
-		t.Fatalf("first write after the anchor changed: %v (ran %d), want a StateError about the anchor", err, ran)
-	}
-	if ran, err := failN(ctx, b, "other", 1); ran != 1 || err != errBoom {
-		t.Fatalf("next call: %v (ran %d)", err, ran)
-	}
-	if got := s.m.Load().anchor; got != valid {
-		t.Fatalf("anchor after the repair: %v, want the validated %v", time.Unix(0, got), time.Unix(0, valid))
-	}
-	fresh := openDir(t, dir)
-	if snap, err := circuit.New(fresh).Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateOpen {
-		t.Fatalf("a new process: %+v, %v", snap, err)
-	}
-	if d := fresh.Now().Sub(s.Now()); d > 100*time.Millisecond || d < -100*time.Millisecond {
-		t.Fatalf("a new process's clock differs by %v", d)
+	for _, renamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "InPlace", true: "Renamed"}[renamed], func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			ctx := t.Context()
+			s := openDir(t, dir)
+			b := circuit.New(s)
+			if ran, _ := failN(ctx, b, "api", 3); ran != 3 {
+				t.Fatal(ran)
+			}
+			valid := s.m.Load().anchor
+			index := filepath.Join(dir, indexName)
+			target := index
+			if renamed {
+				data, err := os.ReadFile(index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				target = index + ".copy"
+				if err := os.WriteFile(target, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := os.OpenFile(target, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var later [8]byte
+			binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
+			if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if renamed {
+				if err := os.Rename(target, index); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ran, err := failN(ctx, b, "other", 1) // a write checks the index at once
+			var se *circuit.StateError
+			if !errors.As(err, &se) || ran != 0 || !strings.Contains(err.Error(), "anchor") {
+				t.Fatalf("first write after the anchor changed: %v (ran %d), want a StateError about the anchor", err, ran)
+			}
+			if ran, err := failN(ctx, b, "other", 1); ran != 1 || err != errBoom {
+				t.Fatalf("next call: %v (ran %d)", err, ran)
+			}
+			if got := s.m.Load().anchor; got != valid {
+				t.Fatalf("anchor after the repair: %v, want the validated %v", time.Unix(0, got), time.Unix(0, valid))
+			}
+			fresh := openDir(t, dir)
+			if snap, err := circuit.New(fresh).Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateOpen {
+				t.Fatalf("a new process: %+v, %v", snap, err)
+			}
+			if d := fresh.Now().Sub(s.Now()); d > 100*time.Millisecond || d < -100*time.Millisecond {
+				t.Fatalf("a new process's clock differs by %v", d)
+			}
+		})
 	}
 }

@@ -23,8 +23,10 @@
 //
 // A replace reads the current record, compares it with the revision the
 // Breaker decided on, and writes the new one, all under the lock: a private
-// temporary file in the same directory (O_EXCL, 0600) is written, fsynced,
-// closed and renamed over the record, then the directory is fsynced. A crash
+// temporary file in the same directory (<sha256>.json.tmp-next, O_EXCL,
+// 0600) is written, fsynced, closed and renamed over the record, then the
+// directory is fsynced. A temporary file a killed writer left is in the next
+// writer's way, and is removed (not followed) by it. A crash
 // at any step leaves the old record or the new one, whole. A failed fsync is
 // never retried; it is reported.
 //
@@ -52,10 +54,11 @@
 //     index file; an index that cannot be opened or created is a
 //     StateError, and is tried again on the next call, never given up on;
 //   - a process trusts its mapping for at most a second without one lstat
-//     to check that the index file is still the one it mapped: an index (or
-//     the whole directory) removed or replaced is seen within that second by
-//     readers, at once by writers, and every copy read under the old
-//     mapping is dropped;
+//     to check that the index file is still the one it mapped (a copy reads
+//     the clock at one use in 16 to see whether the check is due): an index
+//     (or the whole directory) removed or replaced is seen by readers within
+//     that second and 16 uses of a copy, at once by writers, and every copy
+//     read under the old mapping is dropped;
 //   - a truncated, short or garbage index is a *circuit.StateError for the
 //     call that finds it (the mapping is accessed with faults turned into
 //     errors, never a SIGBUS), which replaces the index; a directory planted

@@ -225,13 +225,13 @@ func TestIndexUnopenableFailsClosed(t *testing.T) {
 }
 
 // manyCircuits is how many circuits TestManyCircuitsFewFDs makes: 100,000
-// in soak mode (make soak), 10,000 otherwise (still ten times the fd limit
-// and past the index's slots).
+// in soak mode (make soak), 5,000 otherwise (still five times the fd limit
+// and past the index's 4,096 slots).
 func manyCircuits() int {
 	if soakMode() {
 		return 100_000
 	}
-	return 10_000
+	return 5_000
 }
 
 func circuitName(i int) string { return fmt.Sprintf("svc-%06d", i) }

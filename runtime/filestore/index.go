@@ -217,19 +217,17 @@ func (c counter) stable(v uint64) bool {
 }
 
 // begin marks a change of the circuit's record as under way. It returns the
-// value to give end, and reports whether a writer of the circuit died
-// between its marks (owned slots only: a spill counter cannot tell).
-func (c counter) begin() (v uint64, interrupted, ok bool) {
+// value to give end.
+func (c counter) begin() (v uint64, ok bool) {
 	if !c.owned {
-		v, ok = c.m.add(c.off, spillBegin)
-		return v, false, ok
+		return c.m.add(c.off, spillBegin)
 	}
 	old, ok := c.m.load(c.off)
 	if !ok {
-		return 0, false, false
+		return 0, false
 	}
 	v = (old | 1) + 2
-	return v, old&1 == 1, c.m.store(c.off, v)
+	return v, c.m.store(c.off, v)
 }
 
 // end marks the change begun with value v as complete, and returns the

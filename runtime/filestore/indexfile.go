@@ -14,14 +14,16 @@ import (
 
 // How a process finds, checks, creates and repairs the change index file.
 //
-// A process trusts its mapping for at most recheck at a time; then, and
-// before every write, it checks with one lstat that the index file is still
-// the one it mapped (same device and inode, whole) and that its header still
-// holds the anchor it validated. A mapping that fails the check, or faults,
-// is retired: every copy of a record read under it is dropped with it, and
-// the file is mapped anew. So a removed, replaced or truncated index, or a
-// state directory removed and made anew by another process, is seen within
-// recheck by readers and at once by writers.
+// A process trusts its mapping for at most recheck at a time (a copy of a
+// record reads the clock at one fast-path use in checkEvery to see whether
+// that time is up); then, and before every write, it checks with one lstat
+// that the index file is still the one it mapped (same device and inode,
+// whole) and that its header still holds the anchor it validated. A mapping
+// that fails the check, or faults, is retired: every copy of a record read
+// under it is dropped with it, and the file is mapped anew. So a removed,
+// replaced or truncated index, or a state directory removed and made anew
+// by another process, is seen by readers within recheck (and checkEvery
+// uses of a copy), by writers at once.
 //
 // A missing index is created by the first writer; a damaged one (truncated,
 // of another size or format, a FIFO, a symlink) is replaced by the first
@@ -70,9 +72,7 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m != nil && n != needWrite && m.trusted(now) {
 		return m, nil
 	}
-	var stale *fileID // the index file a mapping that failed its check mapped
 	if m != nil && s.verify(m) != nil {
-		stale = &m.id
 		m.retire()
 		s.m.Store(nil)
 		m = nil
@@ -81,8 +81,9 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m == nil {
 		var err error
 		m, err = mapIndex(s.indexPath())
-		if err == nil && s.anchorChanged(m, stale) {
-			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed under this process"}
+		if err == nil && s.anchorLater(m) {
+			unmap(m.data)
+			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed to a later one than this process validated"}
 		}
 		var dmg *damagedError
 		switch {
@@ -93,7 +94,7 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 			if dmg != nil {
 				cause = dmg
 			}
-			if m, err = s.makeIndex(ctx, stale); err != nil {
+			if m, err = s.makeIndex(ctx); err != nil {
 				if dmg != nil {
 					return nil, fmt.Errorf("%w; replacing it failed: %v", dmg, err)
 				}
@@ -208,25 +209,26 @@ func mapIndex(path string) (*mapping, error) {
 	return m, nil
 }
 
-// anchorChanged reports whether m maps the same index file as the mapping
-// that failed its check (stale) and its header holds another anchor for this
-// boot than the one this process validated: the header was changed in
-// place. Such an index is replaced, with the anchor this process validated.
-// The caller holds s.mu.
-func (s *Store) anchorChanged(m *mapping, stale *fileID) bool {
-	if stale == nil || m.id != *stale || !s.lastSet {
+// anchorLater reports whether m's header holds a later anchor for this
+// boot than the one this process validated: a header changed in place, or
+// an index replaced by one with another anchor. A later anchor would make
+// every deadline recorded under the earlier one end early, so such an index
+// is replaced, with the anchor this process validated; an earlier one is
+// taken (deadlines end late, never early). Processes so converge on the
+// earliest anchor any of them validated. The caller holds s.mu.
+func (s *Store) anchorLater(m *mapping) bool {
+	if !s.lastSet {
 		return false
 	}
 	boot, ok := m.load(hdrBoot)
 	anchor, ok2 := m.load(hdrAnchor)
-	return ok && ok2 && boot == s.boot() && int64(anchor) != s.last
+	return ok && ok2 && boot == s.boot() && int64(anchor) > s.last
 }
 
-// makeIndex creates the index, or replaces a damaged one, under the
-// directory-wide lock, unless another process did first. stale, if not nil,
-// is an index file found with a changed anchor, replaced too. The caller
-// holds s.mu.
-func (s *Store) makeIndex(ctx context.Context, stale *fileID) (*mapping, error) {
+// makeIndex creates the index, or replaces a damaged one (or one with a
+// later anchor, see anchorLater), under the directory-wide lock, unless
+// another process did first. The caller holds s.mu.
+func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	unlock, err := s.lockIndex(ctx)
 	if err != nil {
 		return nil, err
@@ -234,9 +236,9 @@ func (s *Store) makeIndex(ctx context.Context, stale *fileID) (*mapping, error) 
 	defer unlock()
 	path := s.indexPath()
 	m, err := mapIndex(path)
-	if err == nil && s.anchorChanged(m, stale) {
+	if err == nil && s.anchorLater(m) {
 		unmap(m.data)
-		m, err = nil, &damagedError{path, "its clock anchor changed"}
+		m, err = nil, &damagedError{path, "its clock anchor is later than this process validated"}
 	}
 	var dmg *damagedError
 	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {

@@ -228,7 +228,7 @@ func TestPlantedFilesNotFollowed(t *testing.T) {
 	}
 	t.Run("TempSymlink", func(t *testing.T) {
 		dir, outside, content := secSetup(t)
-		link := filepath.Join(dir, circuit.Key(secCircuit)+".json.tmp-0123456789abcdef")
+		link := filepath.Join(dir, circuit.Key(secCircuit)+".json.tmp-next")
 		if err := os.Symlink(outside, link); err != nil {
 			t.Fatal(err)
 		}

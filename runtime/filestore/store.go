@@ -53,16 +53,22 @@ type entry struct {
 
 	ctr    atomic.Pointer[counter] // its counter in the current mapping, once found
 	fast   atomic.Pointer[known]   // its record as of a stable counter value
-	swept  atomic.Bool             // this process swept the circuit's temporary files
 	failed atomic.Bool             // a write failed, and none has succeeded since
 }
 
 // known is a record (nil: none) as of the value seq of the counter c.
 type known struct {
-	c   counter
-	seq uint64
-	rec *circuit.Record
+	c    counter
+	seq  uint64
+	rec  *circuit.Record
+	uses atomic.Uint32 // fast-path uses, so that only every checkEvery-th reads the clock
 }
+
+// checkEvery is how many fast-path uses of a copy read the clock once, to
+// see whether the mapping is due for its check (recheck). Reading the clock
+// costs more than the rest of the fast path; a retired mapping is seen at
+// every use.
+const checkEvery = 16
 
 var (
 	_ circuit.Store  = (*Store)(nil)
@@ -111,6 +117,7 @@ func (s *Store) entry(name string) *entry {
 
 func (e *entry) recordPath() string { return filepath.Join(e.s.dir, e.key+".json") }
 func (e *entry) lockPath() string   { return filepath.Join(e.s.dir, e.key+".lock") }
+func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.key+".json.tmp-next") }
 
 // Bind returns the circuit name of the store, resolved once: its key and
 // its counter in the change index.
@@ -126,9 +133,12 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 
 // Load is Store.Load for the bound circuit.
 func (e *entry) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
-	if k := e.fast.Load(); k != nil && k.c.m.trusted(e.s.mono()) {
-		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq {
-			return k.rec, time.Time{}, nil
+	if k := e.fast.Load(); k != nil {
+		m := k.c.m
+		if until := m.until.Load(); until != 0 && (k.uses.Add(1)%checkEvery != 0 || e.s.mono() < until) {
+			if v, ok := m.load(k.c.off); ok && v == k.seq {
+				return k.rec, time.Time{}, nil
+			}
 		}
 	}
 	rec, err := e.loadSlow(ctx)
@@ -187,7 +197,7 @@ func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 	}
 	if fresh { // readers may hold copies by the spill counter: drop them
 		spill := m.spillOf(e.tag)
-		v, _, ok := spill.begin()
+		v, ok := spill.begin()
 		if _, ok2 := spill.end(v); !ok || !ok2 {
 			return c, false
 		}
@@ -276,7 +286,7 @@ func (e *entry) unknown(c counter, cur *circuit.Record) {
 		return
 	}
 	if v, ok := c.m.load(c.off); ok && v == k.seq {
-		if seq, _, ok := c.begin(); ok {
+		if seq, ok := c.begin(); ok {
 			c.end(seq)
 		}
 	}

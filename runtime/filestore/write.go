@@ -1,13 +1,10 @@
 package filestore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // stepHook, when set (by tests only), is called after each step of a write
@@ -31,7 +28,7 @@ func (s *Store) write(e *entry, c counter, data []byte) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	seq, err := s.marked(e, c, tmp, func() error {
+	seq, err := s.marked(c, func() error {
 		err := fault("rename", "rename", tmp)
 		if err == nil {
 			err = os.Rename(tmp, e.recordPath())
@@ -56,7 +53,7 @@ func (s *Store) write(e *entry, c counter, data []byte) (uint64, error) {
 // remove removes the circuit's record between the two marks of c. The
 // caller holds the lock.
 func (s *Store) remove(e *entry, c counter) error {
-	_, err := s.marked(e, c, "", func() error {
+	_, err := s.marked(c, func() error {
 		err := fault("remove", "remove", e.recordPath())
 		if err == nil {
 			err = os.Remove(e.recordPath())
@@ -64,7 +61,7 @@ func (s *Store) remove(e *entry, c counter) error {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove record: %w", err)
 		}
-		s.sweep(e.key, "")
+		_ = os.Remove(e.tempPath()) // a dead writer's, if any
 		return nil
 	})
 	e.fast.Store(nil)
@@ -89,20 +86,11 @@ func (s *Store) trial(e *entry) error {
 }
 
 // marked runs change (a rename or removal of the record) between the two
-// marks of the counter, sweeping first the temporary files a writer that
-// died may have left (all but keep, the caller's own). It returns the
-// counter's value after.
-func (s *Store) marked(e *entry, c counter, keep string, change func() error) (uint64, error) {
-	seq, interrupted, ok := c.begin()
+// marks of the counter, and returns the counter's value after.
+func (s *Store) marked(c counter, change func() error) (uint64, error) {
+	seq, ok := c.begin()
 	if !ok {
 		return 0, errFaulted(c.m, s)
-	}
-	// Temporary files of a writer that died are swept by the next: the
-	// first write of each circuit in a process, and any write that finds a
-	// change left half-way in the index.
-	if interrupted || !e.swept.Load() {
-		s.sweep(e.key, keep)
-		e.swept.Store(true)
 	}
 	err := change()
 	after, ok := c.end(seq)
@@ -113,15 +101,22 @@ func (s *Store) marked(e *entry, c counter, keep string, change func() error) (u
 }
 
 // temp writes data to a new private temporary record, fsynced and closed,
-// and returns its path.
+// and returns its path. The temporary record of a circuit always has the
+// same name, <key>.json.tmp-next: the caller holds the circuit's lock, so
+// one found in the way is a dead writer's (or planted), and is removed, not
+// followed, before the exclusive create is tried again. No directory scan
+// is ever needed to sweep leftovers.
 func (s *Store) temp(e *entry, data []byte) (string, error) {
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := e.recordPath() + ".tmp-" + hex.EncodeToString(rnd[:])
+	tmp := e.tempPath()
 	var f *os.File
 	err := fault("create", "open", tmp)
 	if err == nil {
 		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			if err = os.Remove(tmp); err == nil {
+				f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+			}
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("create temporary record: %w", err)
@@ -167,15 +162,4 @@ func writeSync(f *os.File, data []byte) error {
 	}
 	step("fsync")
 	return nil
-}
-
-// sweep removes temporary records left for key by writers that crashed,
-// all but keep. The caller holds the lock, so no live writer owns one.
-func (s *Store) sweep(key, keep string) {
-	leftovers, _ := filepath.Glob(filepath.Join(s.dir, key+".json.tmp-*"))
-	for _, p := range leftovers {
-		if p != keep {
-			_ = os.Remove(p)
-		}
-	}
 }

@@ -33,6 +33,13 @@ type ProcessConfig struct {
 	// has set that environment with t.Setenv, and in every helper process,
 	// which inherits it. Cleanup belongs in t.Cleanup. It is required.
 	Open func(t *testing.T) circuit.Store
+
+	// Propagation is how long a change made through one process's store
+	// may take to reach a Breaker in another: 0 for a store that reads its
+	// backend on every call, the invalidation delay for one that keeps
+	// local copies. After each change it makes itself, Processes waits this
+	// long before the helper processes call.
+	Propagation time.Duration
 }
 
 // Processes checks, with real processes, that Breakers in different
@@ -177,6 +184,7 @@ func testProbeRace(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, raceHelpers)
 	for ep := range raceEpisodes {
 		opened := openPast(t, s)
+		time.Sleep(cfg.Propagation)
 		// The probe's operation holds until every other helper has
 		// answered, and its lease outlasts the episode, so that no helper
 		// can find the circuit closed again or the probe's claim expired.
@@ -197,6 +205,7 @@ func testKilledProbe(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, killHelpers)
 	victim, others := hs[0], hs[1:]
 	opened := openPast(t, s)
+	time.Sleep(cfg.Propagation)
 	victim.send(runCommand(killLease))
 	victim.expect("ran")
 	victim.kill()

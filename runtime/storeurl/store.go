@@ -36,13 +36,24 @@ func (s *Store) String() string { return s.location }
 // Open opens the store raw names. See the package documentation for the
 // URLs it accepts. It checks that the store exists and answers (a directory
 // or database file exists, a server answers a ping); it writes nothing.
+// Neither its errors nor the Store's String show a password the URL holds,
+// in its userinfo or its query (password=, sslpassword=).
 func Open(ctx context.Context, raw string) (*Store, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("store URL: %w", redactErr(err, raw))
 	}
-	loc := u.Redacted()
-	var s *Store
+	s, err := open(ctx, u)
+	if err != nil {
+		return nil, scrub(err, passwords(u, raw))
+	}
+	s.location = redact(u)
+	return s, nil
+}
+
+// open opens the store u names; its errors name the store, password hidden.
+func open(ctx context.Context, u *url.URL) (s *Store, err error) {
+	loc := redact(u)
 	switch u.Scheme {
 	case "file":
 		s, err = openFile(u)
@@ -60,7 +71,6 @@ func Open(ctx context.Context, raw string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", loc, err)
 	}
-	s.location = loc
 	return s, nil
 }
 

@@ -63,7 +63,7 @@ func TestOpenErrors(t *testing.T) {
 		{"redis://u:secret@127.0.0.1:1/0", "u:xxxxx@127.0.0.1:1"},
 		{"postgres://u:secret@127.0.0.1:1/db?connect_timeout=1", "postgres"},
 	}
-	for _, tt := range tests {
+	for _, tt := range append(tests, passwordURLs...) {
 		t.Run(tt.url, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -75,7 +75,7 @@ func TestOpenErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Open: %v; want it to say %q", err, tt.want)
 			}
-			if strings.Contains(err.Error(), "secret") {
+			if strings.Contains(err.Error(), "secret") || leaks(err.Error()) {
 				t.Fatalf("Open: the password leaked: %v", err)
 			}
 		})

@@ -1,0 +1,131 @@
+package storeurl_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/storeurl"
+)
+
+// secret is the password every URL below carries; it must never be shown.
+const secret = "hunter2-Zq"
+
+// leaks reports whether s shows secret, in any spelling a URL gives it.
+func leaks(s string) bool {
+	for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret), "h%40nter2", "h@nter2"} {
+		if strings.Contains(s, form) {
+			return true
+		}
+	}
+	return false
+}
+
+// passwordURLs are every URL form that can carry a password, each failing
+// in a different place: URL syntax, the driver's parser, the connection,
+// the scheme. TestOpenErrors opens them.
+var passwordURLs = []struct {
+	url, want string
+}{
+	// PostgreSQL: userinfo, the password and sslpassword parameters.
+	{"postgres://u:" + secret + "@127.0.0.1:1/db?connect_timeout=1", "postgres"},
+	{"postgresql://u:" + secret + "@127.0.0.1:1/db?connect_timeout=1", "postgres"},
+	{"postgres://u@127.0.0.1:1/db?password=" + secret + "&connect_timeout=1", "postgres"},
+	{"postgres://127.0.0.1:1/db?user=u&password=" + secret + "&connect_timeout=1", "postgres"},
+	{"postgres://u@127.0.0.1:1/db?sslpassword=" + secret + "&connect_timeout=1", "postgres"},
+	{"postgres://u:" + secret + "@127.0.0.1:1/db?connect_timeout=x", "postgres URL"},
+	{"postgres://u@127.0.0.1:1/db?password=" + secret + "&connect_timeout=x", "postgres URL"},
+	{"postgres://u@127.0.0.1:1/db?connect_timeout=x&Password=" + secret, "postgres URL"},
+	{"postgres://u:h%40nter2@127.0.0.1:1/db?connect_timeout=x", "postgres URL"},
+	{"postgres://u:" + secret + "@127.0.0.1:notaport/db", "store URL"},
+	{"postgres://u:" + secret + "@[::1", "store URL"},
+	// Redis: userinfo (with and without a user), TLS, a socket, a query.
+	{"redis://:" + secret + "@127.0.0.1:1/0", "redis"},
+	{"redis://u:" + secret + "@127.0.0.1:1/0", "redis"},
+	{"rediss://u:" + secret + "@127.0.0.1:1/0", "redis"},
+	{"unix://u:" + secret + "@/nonexistent/redis.sock?db=0", "redis"},
+	{"redis://127.0.0.1:1/0?password=" + secret, "redis URL"},
+	{"rediss://127.0.0.1:1/0?password=" + secret + "&prefix=p", "redis URL"},
+	{"redis://u:" + secret + "@127.0.0.1:1/0?bogus=1", "redis URL"},
+	{"redis://u:" + secret + "@127.0.0.1:1/x", "redis URL"},
+	// Schemes that take no password still hide one.
+	{"file://u:" + secret + "@/var/lib/circuits", "no user"},
+	{"sqlite://u:" + secret + "@/var/lib/c.db?password=" + secret, "sqlite:///absolute/path"},
+	{"ftp://u:" + secret + "@host/x?password=" + secret, `unsupported scheme "ftp"`},
+}
+
+// TestPasswordNeverShownByServers opens the CI servers with a password in
+// every place a URL can carry one: the servers, which set no password,
+// accept the connection or refuse it, and neither String nor the error may
+// show the password.
+func TestPasswordNeverShownByServers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Run("postgres", func(t *testing.T) {
+		q := url.Values{}
+		for _, kv := range strings.Fields(service(t, "CIRCUITGEN_POSTGRES_DSN")) {
+			k, v, _ := strings.Cut(kv, "=")
+			q.Set(k, v)
+		}
+		db := q.Get("dbname")
+		q.Del("dbname")
+		user := q.Get("user")
+		q.Del("user")
+		for _, u := range []url.URL{
+			{Scheme: "postgres", User: url.UserPassword(user, secret), Path: "/" + db, RawQuery: q.Encode()},
+			{Scheme: "postgresql", User: url.User(user), Path: "/" + db, RawQuery: q.Encode() + "&password=" + secret},
+		} {
+			s, err := storeurl.Open(ctx, u.String())
+			if err != nil {
+				if leaks(err.Error()) {
+					t.Fatalf("the password leaked: %v", err)
+				}
+				t.Fatalf("Open(%s): %v", u.Redacted(), err)
+			}
+			if leaks(s.String()) || !strings.Contains(s.String(), "xxxxx") {
+				t.Errorf("String = %q, want the password shown as xxxxx", s.String())
+			}
+			s.Close()
+		}
+	})
+	t.Run("redis", func(t *testing.T) {
+		base, err := url.Parse(service(t, "CIRCUITGEN_REDIS_URL"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, user := range []*url.Userinfo{url.UserPassword("", secret), url.UserPassword("default", secret)} {
+			u := *base
+			u.User = user
+			s, err := storeurl.Open(ctx, u.String())
+			if err != nil {
+				if leaks(err.Error()) {
+					t.Fatalf("the password leaked: %v", err)
+				}
+				continue
+			}
+			if leaks(s.String()) || !strings.Contains(s.String(), "xxxxx") {
+				t.Errorf("String = %q, want the password shown as xxxxx", s.String())
+			}
+			s.Close()
+		}
+	})
+}
+
+// service returns the environment variable's value. Without it the test is
+// skipped, or fails when CI=true: CI tests against real servers, started by
+// .ci/services.sh.
+func service(t *testing.T, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		msg := env + " is not set: no server to test against (source .ci/services.sh and run start_redis and start_postgres)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return v
+}
