@@ -43,11 +43,8 @@ var errorType = types.Universe.Lookup("error").Type()
 // circuits so far.
 func build(l *loaded, t *target, defaults options, circuits map[string]*Circuit, errs *ErrorList) *Model {
 	decls := map[string]bool{}
-	scope := t.pkg.Types.Scope()
-	for _, n := range scope.Names() {
-		if !l.inOurs(scope.Lookup(n).Pos()) {
-			decls[n] = true
-		}
+	for _, n := range t.pkg.Types.Scope().Names() {
+		decls[n] = true
 	}
 	b := &builder{
 		l: l, errs: errs, target: t.pkg, home: t.pkg.Types, circuits: circuits,
@@ -67,13 +64,18 @@ func build(l *loaded, t *target, defaults options, circuits map[string]*Circuit,
 	return b.model
 }
 
-// lookup returns the target package's object named name, leaving out
-// the declarations of a previous output of ours.
+// lookup returns the target package's object named name.
 func (b *builder) lookup(name string) types.Object {
-	if o := b.home.Scope().Lookup(name); o != nil && !b.l.inOurs(o.Pos()) {
-		return o
+	return b.home.Scope().Lookup(name)
+}
+
+// qualifier writes the packages of types in messages: none for the target
+// package, the package's name for others.
+func (b *builder) qualifier(p *types.Package) string {
+	if p == b.home {
+		return ""
 	}
-	return nil
+	return p.Name()
 }
 
 // position returns the position of a token.Pos.
@@ -256,7 +258,7 @@ func (b *builder) method(spec *ifaceSpec, fn *types.Func, ms *methodSpec, opts o
 	case n > 0 && types.Identical(m.Results[n-1].Type, errorType):
 	case n == 1 && carriesError(m.Results[0].Type):
 		if !settable(m.Results[0].Type) {
-			b.errs.add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", spec.Name, fn.Name(), types.TypeString(m.Results[0].Type, types.RelativeTo(b.home)))
+			b.errs.add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", spec.Name, fn.Name(), types.TypeString(m.Results[0].Type, b.qualifier))
 			return nil
 		}
 		m.Carrier = true

@@ -93,9 +93,9 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 	}
 	want := "func(error) circuit.Outcome"
 	if !m.Carrier && len(m.Results) > 1 {
-		want += " or func(" + types.TypeString(m.Results[0].Type, types.RelativeTo(b.home)) + ", error) circuit.Outcome"
+		want += " or func(" + types.TypeString(m.Results[0].Type, b.qualifier) + ", error) circuit.Outcome"
 	}
-	b.errs.add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, types.RelativeTo(b.home)), m.Name, want)
+	b.errs.add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)
 	return nil
 }
 
@@ -157,7 +157,7 @@ func (b *builder) resolveError(e item, file *ast.File) (ErrorMatch, bool) {
 			return ErrorMatch{}, false
 		}
 		if !types.AssignableTo(obj.Type(), errorType) {
-			b.errs.add(e.Pos, "%s is a variable of type %s, which is not an error", e.Text, types.TypeString(obj.Type(), types.RelativeTo(b.home)))
+			b.errs.add(e.Pos, "%s is a variable of type %s, which is not an error", e.Text, types.TypeString(obj.Type(), b.qualifier))
 			return ErrorMatch{}, false
 		}
 		return ErrorMatch{Var: obj}, true

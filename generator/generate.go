@@ -129,8 +129,27 @@ func patterns(cfg Config, dir string, m *manifest) []string {
 		if !slices.ContainsFunc(ps, func(p string) bool { return abspath(dir, p) == filepath.Dir(m.Output) }) {
 			ps = append(ps, mdir)
 		}
+		// The packages it lists load in the same go list run: a second
+		// one costs more than reading them without function bodies.
+		for _, path := range sourcesOf(m) {
+			if !slices.Contains(ps, path) {
+				ps = append(ps, path)
+			}
+		}
 	}
 	return ps
+}
+
+// sourcesOf returns the import paths of the packages a manifest lists
+// interfaces of, other than its own.
+func sourcesOf(m *manifest) []string {
+	var paths []string
+	for _, spec := range m.Interfaces {
+		if spec.PkgPath != "" && !slices.Contains(paths, spec.PkgPath) {
+			paths = append(paths, spec.PkgPath)
+		}
+	}
+	return paths
 }
 
 // collect reads the directives of every loaded package and the manifest's
@@ -138,7 +157,15 @@ func patterns(cfg Config, dir string, m *manifest) []string {
 func collect(l *loaded, cfg Config, dir string, m *manifest, errs *ErrorList) []*target {
 	var targets []*target
 	sawManifest := false
+	var sources []string
+	if m != nil {
+		sources = sourcesOf(m)
+	}
 	for _, pkg := range l.roots {
+		listed := slices.Contains(sources, pkg.PkgPath) || slices.Contains(sources, pkg.ID)
+		if listed && !slices.Contains(cfg.Patterns, pkg.PkgPath) && (len(pkg.GoFiles) == 0 || filepath.Dir(pkg.GoFiles[0]) != filepath.Dir(m.Output)) {
+			continue // only a source of the manifest: its errors are reported where it is listed
+		}
 		if len(pkg.GoFiles) == 0 || pkg.Types == nil {
 			reportLoadErrors(pkg, errs, false, l.ours)
 			if len(pkg.Errors) == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
@@ -32,25 +33,25 @@ type loaded struct {
 	// failed holds the first load error of each package that failed, by
 	// import path and by ID.
 	failed map[string]string
-	// ours are the files of ours in the target directories: a previous
-	// output, loaded with the package but otherwise ignored.
+	// ours are the files of ours among the roots' files: previous outputs,
+	// read as their package clause alone.
 	ours map[string]bool
 }
 
 // load loads patterns, run from dir, with one packages.Load.
 //
-// A previous output of ours among the roots' files is loaded with its
-// package (an overlay hiding it would make go/packages type-check every
-// dependency from source, several times slower), and ignored: its
-// declarations do not count as the package's (see builder.lookup) and its
-// errors are not reported, so that a stale or broken output cannot stop
-// the run.
+// A previous output of ours among the roots' files is read as its package
+// clause alone (see parseFile): nothing it declares counts, and a stale or
+// broken one cannot stop the run. Its list errors are not reported either.
+// (An overlay hiding it would make go/packages type-check every dependency
+// from source, several times slower.)
 func load(dir string, patterns, tags []string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
-		Mode: loadMode,
-		Dir:  dir,
-		Fset: fset,
+		Mode:      loadMode,
+		Dir:       dir,
+		Fset:      fset,
+		ParseFile: parseFile,
 	}
 	if len(tags) > 0 {
 		cfg.BuildFlags = []string{"-tags=" + strings.Join(tags, ",")}
@@ -60,6 +61,25 @@ func load(dir string, patterns, tags []string) (*loaded, error) {
 		return nil, fmt.Errorf("load packages: %w", err)
 	}
 	return newLoaded(fset, roots), nil
+}
+
+// parseFile parses a file of a root package for the type checker. A file
+// of ours (a previous output) is read as its package clause alone; every
+// other file without its function bodies, which no guarded signature
+// depends on and which would only cost type-checking time.
+func parseFile(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+	if bytes.HasPrefix(src, []byte(Header)) {
+		return parser.ParseFile(fset, filename, src, parser.PackageClauseOnly)
+	}
+	f, err := parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments|parser.SkipObjectResolution)
+	if f != nil {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				fd.Body = nil
+			}
+		}
+	}
+	return f, err
 }
 
 // newLoaded records the packages roots hold.
@@ -85,11 +105,6 @@ func oursIn(roots []*packages.Package) map[string]bool {
 		}
 	}
 	return ours
-}
-
-// inOurs reports whether pos lies in a file of ours.
-func (l *loaded) inOurs(pos token.Pos) bool {
-	return pos.IsValid() && l.ours[l.fset.Position(pos).Filename]
 }
 
 // isOurs reports whether the file at path starts with Header.
@@ -137,7 +152,7 @@ func (l *loaded) more(dir string, paths, tags []string) error {
 
 // add records p and every package it imports.
 func (l *loaded) add(p *types.Package) {
-	if p == nil || l.byPath[p.Path()] != nil {
+	if p == nil || l.byPath[p.Path()] != nil && l.byPath[p.Path()].Complete() {
 		return
 	}
 	l.byPath[p.Path()] = p
@@ -146,11 +161,12 @@ func (l *loaded) add(p *types.Package) {
 	}
 }
 
-// pkg returns the loaded package at path, or nil when it is missing or
-// failed to load.
+// pkg returns the loaded package at path, or nil when it is missing,
+// failed to load, or is known only by the objects other packages' export
+// data mention (an indirect dependency, incomplete).
 func (l *loaded) pkg(path string) *types.Package {
 	p := l.byPath[path]
-	if p == nil || l.failed[path] != "" || !p.Complete() && p.Scope().Len() == 0 {
+	if p == nil || l.failed[path] != "" || !p.Complete() {
 		return nil
 	}
 	return p

@@ -57,11 +57,12 @@ func render(m *Model, n *Names) ([]byte, error) {
 	return groupImports(buf.Bytes()), nil
 }
 
-// policyCode renders a circuit's policy: every field that is not zero.
+// policyCode renders a circuit's policy: every field that is not zero, but
+// MinCalls and Window without FailureRate, which do nothing then.
 func policyCode(c *Circuit) jen.Code {
 	var fields []jen.Code
 	for _, k := range schema {
-		if k.Field == "" {
+		if k.Field == "" || c.Policy.FailureRate == 0 && (k.Field == "MinCalls" || k.Field == "Window") {
 			continue
 		}
 		var v jen.Code

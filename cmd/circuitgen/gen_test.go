@@ -45,3 +45,48 @@ func TestCheckFromEnvironment(t *testing.T) {
 		t.Fatalf("%s=0 did not generate: %v", checkEnv, err)
 	}
 }
+
+// TestCheckPatterns checks that -check accepts ./... and import paths and
+// checks every package they name, with the previous outputs present, as CI
+// runs it from a module's root.
+func TestCheckPatterns(t *testing.T) {
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("testdata")
+	t.Cleanup(func() { os.Remove(abs) }) // only when empty
+	root, err := os.MkdirTemp("testdata", "multi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.Abs(root)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	for _, p := range []string{"a", "b"} {
+		src := strings.Replace(apiSrc, "package clitest", "package "+p, 1)
+		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p, "api.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chdir(t, root)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"./..."}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen ./...: exit %d: %s", code, stderr.String())
+	}
+	importPath := "github.com/circuitgen/circuitgen/cmd/circuitgen/testdata/" + filepath.Base(root) + "/a"
+	for _, args := range [][]string{{"-check", "./..."}, {"-check", importPath, "./b"}} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v on fresh outputs: exit %d, stdout %q, stderr %q", args, code, stdout.String(), stderr.String())
+		}
+	}
+	src, _ := os.ReadFile(filepath.Join(root, "b", "api.go"))
+	os.WriteFile(filepath.Join(root, "b", "api.go"), bytes.Replace(src, []byte("statuses=503"), []byte("statuses=502"), 1), 0o644)
+	stdout.Reset()
+	if code := run([]string{"-check", "./..."}, &stdout, &stderr); code != 1 || !strings.Contains(stdout.String(), "b/guarded_gen.go (generated)") || strings.Contains(stdout.String(), "a/guarded_gen.go") {
+		t.Fatalf("-check ./... with b stale: exit %d, stdout %q; want 1 and a diff of b only", code, stdout.String())
+	}
+}

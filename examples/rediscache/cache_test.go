@@ -1,0 +1,122 @@
+package rediscache
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+)
+
+// redisURL returns the test server's URL from CIRCUITGEN_REDIS_URL (source
+// .ci/services.sh and run start_redis). Without it the test is skipped, or
+// fails when CI=true.
+func redisURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("CIRCUITGEN_REDIS_URL")
+	if u == "" {
+		msg := "CIRCUITGEN_REDIS_URL is not set: no Redis server to test against (source .ci/services.sh and run start_redis)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return u
+}
+
+// TestGuardedRedisAgainstServer drives the guarded client against a real
+// redis-server: commands pass, a missing key is no failure, a server that
+// stops answering opens the circuit, and a rejected command carries the
+// *circuit.OpenError without reaching the server.
+func TestGuardedRedisAgainstServer(t *testing.T) {
+	opts, err := redis.ParseURL(redisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MaxRetries = -1
+	opts.ReadTimeout = 200 * time.Millisecond
+	client := redis.NewClient(opts)
+	admin := redis.NewClient(opts)
+	t.Cleanup(func() { admin.Close() })
+	store, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(store)
+	cache := NewGuardedCache(client, b)
+	ctx := context.Background()
+
+	key := "rediscache-test:" + t.Name()
+	if err := cache.Set(ctx, key, "v", time.Minute).Err(); err != nil {
+		t.Fatalf("Set: %v", err)
+	}
+	if v, err := cache.Get(ctx, key).Result(); err != nil || v != "v" {
+		t.Fatalf("Get = %q, %v; want v", v, err)
+	}
+	for range 5 {
+		if err := cache.Get(ctx, key+":missing").Err(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("Get of a missing key: %v, want redis.Nil", err)
+		}
+	}
+	if s := snapshot(t, b); s != "closed" {
+		t.Fatalf("after missing keys the circuit is %s, want closed: redis.Nil is no failure", s)
+	}
+
+	// The server stops answering: three timeouts open the circuit.
+	if err := admin.Do(ctx, "CLIENT", "PAUSE", "1500", "ALL").Err(); err != nil {
+		t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+	for i := range 3 {
+		err := cache.Get(ctx, key).Err()
+		var open *circuit.OpenError
+		if err == nil || errors.As(err, &open) {
+			t.Fatalf("call %d while paused: %v, want a timeout", i, err)
+		}
+	}
+	start := time.Now()
+	cmd := cache.Get(ctx, key)
+	var open *circuit.OpenError
+	if !errors.As(cmd.Err(), &open) {
+		t.Fatalf("Get after three timeouts: %v, want *circuit.OpenError", cmd.Err())
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("a rejected Get took %v: it should not reach the paused server", d)
+	}
+	if s := snapshot(t, b); s != "open" {
+		t.Fatalf("circuit is %s, want open", s)
+	}
+
+	// The pause ends and the cooldown passes: the probe closes it.
+	time.Sleep(1600 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := cache.Get(ctx, key).Result()
+		if err == nil && v == "v" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Get after the pause: %q, %v", v, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := snapshot(t, b); s != "closed" {
+		t.Fatalf("after a successful probe the circuit is %s, want closed", s)
+	}
+	if err := cache.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func snapshot(t *testing.T, b *circuit.Breaker) string {
+	t.Helper()
+	s, err := b.Snapshot(context.Background(), "cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.State.String()
+}
