@@ -15,7 +15,7 @@ var (
 	policyBillingAPICharge   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 	policyBillingAPIHealth   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 	policyBillingAPIInvoices = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIRefund   = circuit.Policy{FailureThreshold: 5, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
+	policyBillingAPIRefund   = circuit.Policy{FailureThreshold: 5, FailureRate: 0.5, MinCalls: 20, Window: time.Minute, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 )
 
 // GuardedBillingAPI is a BillingAPI that runs every call of a guarded method

@@ -22,6 +22,9 @@ const (
 	Healthy Mode = iota
 	// Failing answers every request with 503 Service Unavailable.
 	Failing
+	// Flaky answers every other request with 503 Service Unavailable, so
+	// that failures never come two in a row.
+	Flaky
 )
 
 // Server is a running billing provider on a loopback port.
@@ -50,7 +53,7 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
-// SetMode switches between healthy and failing.
+// SetMode switches between healthy, failing and flaky.
 func (s *Server) SetMode(m Mode) { s.mode.Store(int32(m)) }
 
 // SetLatency makes every answer wait d first.
@@ -64,11 +67,11 @@ func (s *Server) Close() error { return s.srv.Close() }
 
 // ServeHTTP answers the billing API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.hits.Add(1)
+	n := s.hits.Add(1)
 	if d := time.Duration(s.latency.Load()); d > 0 {
 		time.Sleep(d)
 	}
-	if Mode(s.mode.Load()) == Failing {
+	if m := Mode(s.mode.Load()); m == Failing || m == Flaky && n%2 == 0 {
 		http.Error(w, "billing backend unavailable", http.StatusServiceUnavailable)
 		return
 	}
