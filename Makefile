@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross test demo bench fuzz soak
+.PHONY: all generate check cross test demo bench fuzz soak nemesis fleet
 
 all: check test
 
@@ -54,3 +54,23 @@ SOAK_KILLS ?= 1000
 soak:
 	CIRCUITGEN_SOAK_KILLS=$(SOAK_KILLS) $(GO) test -count=1 -v -timeout 60m \
 	  -run '^(TestCrashSoak|TestLinearizability|TestManyCircuitsFewFDs)$$' ./runtime/filestore/ -soak
+
+# The nemesis test at length: worker processes make guarded calls while
+# faults are injected at random (fd exhaustion, a full tmpfs, a truncated
+# index, clock-file tampering, removed records, permission flips, SIGKILL,
+# SIGSTOP), then the history is checked. Needs root for every fault.
+# NEMESIS sets how long the faults go on (CI runs 30s).
+NEMESIS ?= 10m
+nemesis:
+	CIRCUITGEN_NEMESIS=$(NEMESIS) $(GO) test -count=1 -v -timeout 60m \
+	  -run '^TestNemesis$$' ./runtime/filestore/
+
+# The fleet simulation of issue 16 at full size: FLEET_K processes ×
+# FLEET_G goroutines on one hot circuit against a private redis-server,
+# cache off and on; prints the Markdown report (BENCHMARKS.md) and writes
+# bench/fleet.svg. Its short form is TestFleet in bench/fleet.
+FLEET_K ?= 8
+FLEET_G ?= 4
+fleet:
+	$(GO) build -o bench/out/fleet ./bench/fleet
+	bench/out/fleet -k $(FLEET_K) -g $(FLEET_G) -steady 5s -openings 50 -svg bench/fleet.svg

@@ -2,9 +2,15 @@
 # .ci/services.sh: private Redis and PostgreSQL instances for the integration
 # tests of runtime/redisstore and runtime/sqlstore. Source it, then:
 #
-#	start_redis     # exports CIRCUITGEN_REDIS_URL (unix socket)
-#	start_postgres  # exports CIRCUITGEN_POSTGRES_DSN (unix socket)
-#	stop_services   # stops both by pid and removes their directories
+#	start_redis          # exports CIRCUITGEN_REDIS_URL (unix socket)
+#	start_redis_cluster  # exports CIRCUITGEN_REDIS_CLUSTER (three masters on loopback, host:port,...)
+#	start_redis_tls      # exports CIRCUITGEN_REDIS_TLS_URL (rediss://, loopback) and
+#	                     # CIRCUITGEN_REDIS_TLS_CA (the self-signed CA that signed its certificate)
+#	start_postgres       # exports CIRCUITGEN_POSTGRES_DSN (unix socket)
+#	stop_services        # stops them all by pid and removes their directories
+#
+# A cluster needs TCP (its bus is port + 10000): its three redis-servers
+# listen on 127.0.0.1 at free ports, as does the TLS server.
 #
 # Each instance lives in its own temporary directory, listens only on a unix
 # socket there (no TCP port to collide with), persists nothing and is stopped
@@ -13,6 +19,8 @@
 
 _circuitgen_redis_dir=""
 _circuitgen_pg_dir=""
+_circuitgen_cluster_dir=""
+_circuitgen_tls_dir=""
 
 # _circuitgen_wait polls "$@" for up to 30s.
 _circuitgen_wait() {
@@ -39,6 +47,76 @@ start_redis() {
 	fi
 	export CIRCUITGEN_REDIS_URL="unix://$d/redis.sock"
 	echo "redis-server pid $(cat "$d/redis.pid") at $CIRCUITGEN_REDIS_URL"
+}
+
+# _circuitgen_free_port prints a TCP port on 127.0.0.1 that nothing listens
+# on, nor on the port 10000 above it (a cluster's bus).
+_circuitgen_free_port() {
+	local p i
+	for ((i = 0; i < 100; i++)); do
+		p=$((20000 + RANDOM % 35000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# start_redis_cluster starts three redis-servers with --cluster-enabled yes
+# and joins them as three masters with no replicas.
+start_redis_cluster() {
+	local bin i p addrs=() d
+	bin=$(command -v redis-server) || { echo "start_redis_cluster: redis-server not found" >&2; return 1; }
+	_circuitgen_cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/circuitgen-cluster.XXXXXX") || return 1
+	for i in 1 2 3; do
+		d=$_circuitgen_cluster_dir/$i
+		mkdir -p "$d"
+		p=$(_circuitgen_free_port) || return 1
+		"$bin" --bind 127.0.0.1 --port "$p" --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
+			--cluster-node-timeout 2000 --dir "$d" --save '' --appendonly no \
+			--daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log" || return 1
+		_circuitgen_wait redis-cli -p "$p" ping || { cat "$d/redis.log" >&2; return 1; }
+		addrs+=("127.0.0.1:$p")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes >"$_circuitgen_cluster_dir/create.log" 2>&1 || {
+		echo "start_redis_cluster: redis-cli --cluster create failed:" >&2
+		cat "$_circuitgen_cluster_dir/create.log" >&2
+		return 1
+	}
+	_circuitgen_wait bash -c "redis-cli -p ${p} cluster info | grep -q cluster_state:ok" || return 1
+	CIRCUITGEN_REDIS_CLUSTER=$(
+		IFS=,
+		echo "${addrs[*]}"
+	)
+	export CIRCUITGEN_REDIS_CLUSTER
+	echo "redis cluster at $CIRCUITGEN_REDIS_CLUSTER"
+}
+
+# start_redis_tls starts a redis-server that speaks only TLS, with a
+# certificate for 127.0.0.1 and localhost signed by a CA made for it.
+start_redis_tls() {
+	local bin p d
+	bin=$(command -v redis-server) || { echo "start_redis_tls: redis-server not found" >&2; return 1; }
+	command -v openssl >/dev/null || { echo "start_redis_tls: openssl not found" >&2; return 1; }
+	_circuitgen_tls_dir=$(mktemp -d "${TMPDIR:-/tmp}/circuitgen-tls.XXXXXX") || return 1
+	d=$_circuitgen_tls_dir
+	{
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=circuitgen-test-ca \
+			-keyout "$d/ca.key" -out "$d/ca.crt" &&
+			openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$d/server.key" -out "$d/server.csr" &&
+			printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext" &&
+			openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+				-days 2 -extfile "$d/san.ext" -out "$d/server.crt"
+	} >"$d/openssl.log" 2>&1 || { echo "start_redis_tls: openssl failed:" >&2; cat "$d/openssl.log" >&2; return 1; }
+	chmod 600 "$d/server.key" "$d/ca.key"
+	p=$(_circuitgen_free_port) || return 1
+	"$bin" --bind 127.0.0.1 --port 0 --tls-port "$p" --tls-cert-file "$d/server.crt" --tls-key-file "$d/server.key" \
+		--tls-ca-cert-file "$d/ca.crt" --tls-auth-clients no --dir "$d" --save '' --appendonly no \
+		--daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log" || return 1
+	_circuitgen_wait redis-cli --tls --cacert "$d/ca.crt" -h 127.0.0.1 -p "$p" ping || { cat "$d/redis.log" >&2; return 1; }
+	export CIRCUITGEN_REDIS_TLS_URL="rediss://127.0.0.1:$p" CIRCUITGEN_REDIS_TLS_CA="$d/ca.crt"
+	echo "redis (TLS) pid $(cat "$d/redis.pid") at $CIRCUITGEN_REDIS_TLS_URL"
 }
 
 start_postgres() {
@@ -93,6 +171,21 @@ _circuitgen_stop_pid() {
 }
 
 stop_services() {
+	local f
+	if [[ -n $_circuitgen_cluster_dir ]]; then
+		for f in "$_circuitgen_cluster_dir"/*/redis.pid; do
+			_circuitgen_stop_pid "$(cat "$f" 2>/dev/null)"
+		done
+		rm -rf "$_circuitgen_cluster_dir"
+		_circuitgen_cluster_dir=""
+		unset CIRCUITGEN_REDIS_CLUSTER
+	fi
+	if [[ -n $_circuitgen_tls_dir ]]; then
+		_circuitgen_stop_pid "$(cat "$_circuitgen_tls_dir/redis.pid" 2>/dev/null)"
+		rm -rf "$_circuitgen_tls_dir"
+		_circuitgen_tls_dir=""
+		unset CIRCUITGEN_REDIS_TLS_URL CIRCUITGEN_REDIS_TLS_CA
+	fi
 	if [[ -n $_circuitgen_redis_dir ]]; then
 		_circuitgen_stop_pid "$(cat "$_circuitgen_redis_dir/redis.pid" 2>/dev/null)"
 		rm -rf "$_circuitgen_redis_dir"

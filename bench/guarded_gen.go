@@ -5,8 +5,9 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 var (
@@ -16,20 +17,48 @@ var (
 	policyBenchTrip   = circuit.Policy{FailureThreshold: 1, Cooldown: 24 * time.Hour, ProbeLease: time.Minute}
 )
 
-// GuardedBackend is a Backend that runs every call of a guarded method through a circuit breaker.
+// GuardedBackend is a Backend that runs every call of a guarded method through
+// a circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next:
+//
+//	client := NewGuardedBackend(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.Count(ctx, id)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit bench-count is open: retry after open.RetryAfter()
+//	}
 type GuardedBackend struct {
-	next     Backend
-	circuits [4]*circuit.Circuit
+	next        Backend
+	benchCount  *circuit.Circuit // bench-count
+	benchCycle  *circuit.Circuit // bench-cycle
+	benchClosed *circuit.Circuit // bench-closed
+	benchTrip   *circuit.Circuit // bench-trip
 }
 
-// NewGuardedBackend returns a GuardedBackend that calls next through the circuits of b.
+// NewGuardedBackend returns a GuardedBackend that calls next through the
+// circuits of b, with the policies circuitgen was given.
 func NewGuardedBackend(next Backend, b *circuit.Breaker) *GuardedBackend {
-	return &GuardedBackend{next: next, circuits: [4]*circuit.Circuit{
+	return NewGuardedBackendWithCircuits(
+		next,
 		b.Circuit("bench-count", policyBenchCount),
 		b.Circuit("bench-cycle", policyBenchCycle),
 		b.Circuit("bench-closed", policyBenchClosed),
 		b.Circuit("bench-trip", policyBenchTrip),
-	}}
+	)
+}
+
+// NewGuardedBackendWithCircuits returns a GuardedBackend that calls next
+// through circuits the caller prepared with Breaker.Circuit: benchCount for
+// circuit bench-count, benchCycle for circuit bench-cycle, benchClosed for
+// circuit bench-closed, benchTrip for circuit bench-trip.
+func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchClosed, benchTrip *circuit.Circuit) *GuardedBackend {
+	return &GuardedBackend{
+		next:        next,
+		benchCount:  benchCount,
+		benchCycle:  benchCycle,
+		benchClosed: benchClosed,
+		benchTrip:   benchTrip,
+	}
 }
 
 var _ Backend = (*GuardedBackend)(nil)
@@ -37,16 +66,18 @@ var _ Backend = (*GuardedBackend)(nil)
 // Count calls next.Count through circuit bench-count.
 func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.circuits[0].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.benchCount.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Count(ctx, id)
-		return classifyBenchCount(err), err
+		return classifyDown(err), err
 	})
 	return r0, err
 }
 
-// classifyBenchCount classifies the outcome of a call to circuits bench-count, bench-cycle, bench-closed, bench-trip.
-func classifyBenchCount(err error) circuit.Outcome {
+// classifyDown returns Failure for ErrDown; Ignored for any other error;
+// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
+// bench-trip use it.
+func classifyDown(err error) circuit.Outcome {
 	if err != nil {
 		if errors.Is(err, ErrDown) {
 			return circuit.Failure
@@ -59,10 +90,10 @@ func classifyBenchCount(err error) circuit.Outcome {
 // Cycle calls next.Cycle through circuit bench-cycle.
 func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.circuits[1].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.benchCycle.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Cycle(ctx, id)
-		return classifyBenchCount(err), err
+		return classifyDown(err), err
 	})
 	return r0, err
 }
@@ -70,10 +101,10 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 // Get calls next.Get through circuit bench-closed.
 func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.circuits[2].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.benchClosed.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Get(ctx, id)
-		return classifyBenchCount(err), err
+		return classifyDown(err), err
 	})
 	return r0, err
 }
@@ -81,10 +112,10 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 // Trip calls next.Trip through circuit bench-trip.
 func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.circuits[3].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.benchTrip.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Trip(ctx, id)
-		return classifyBenchCount(err), err
+		return classifyDown(err), err
 	})
 	return r0, err
 }

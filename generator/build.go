@@ -1,26 +1,22 @@
 package generator
 
 import (
+	"errors"
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
-	"sort"
-	"time"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/tools/go/packages"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-)
-
-// Policy defaults when neither a directive nor a manifest gives a value.
-const (
-	DefaultThreshold = 5
-	DefaultCooldown  = 30 * time.Second
-	DefaultLease     = 10 * time.Second
 )
 
 // builder turns the specs of one target package into a Model.
@@ -30,43 +26,45 @@ type builder struct {
 	target *packages.Package
 	home   *types.Package
 	model  *Model
+	// circuits are the circuits of the whole run, by name: one name has
+	// one policy in every package.
+	circuits map[string]*Circuit
+	// generated are the package-level names the wrappers take.
+	generated map[string]bool
 	// typeErrsShown is set once the target's type errors are reported.
 	typeErrsShown bool
-	// decls are the package-level names the output file declares.
-	decls map[string]bool
-	// classifiers are the distinct classifiers made so far.
-	classifiers []*Classifier
 }
 
 // errorType is the universe's error.
 var errorType = types.Universe.Lookup("error").Type()
 
-// newBuilder starts the model of the output file at path for target.
-func newBuilder(l *loaded, errs *ErrorList, target *packages.Package, path string) *builder {
-	// The package's own names are taken too, so that the file's imports
-	// and locals are chosen around them (see prepare).
+// build checks the specs of target t and returns its Model; defaults are
+// the manifest's, for the interfaces it lists. circuits are the run's
+// circuits so far.
+func build(l *loaded, t *target, defaults options, circuits map[string]*Circuit, errs *ErrorList) *Model {
 	decls := map[string]bool{}
-	for _, n := range target.Types.Scope().Names() {
-		if !l.inOurs(target.Types.Scope().Lookup(n).Pos()) {
+	scope := t.pkg.Types.Scope()
+	for _, n := range scope.Names() {
+		if !l.inOurs(scope.Lookup(n).Pos()) {
 			decls[n] = true
 		}
 	}
-	return &builder{
-		l: l, errs: errs, target: target, home: target.Types,
-		model: &Model{Path: path, PkgPath: target.PkgPath, PkgName: target.Name, Decls: decls},
-		decls: decls,
+	b := &builder{
+		l: l, errs: errs, target: t.pkg, home: t.pkg.Types, circuits: circuits,
+		model:     &Model{Path: t.out, PkgPath: t.pkg.PkgPath, PkgName: t.pkg.Name, Decls: decls},
+		generated: map[string]bool{},
 	}
-}
-
-// declare reserves a package-level name, made unique against the package
-// and the file's own declarations.
-func (b *builder) declare(base string) string {
-	name := base
-	for i := 2; b.decls[name] || b.lookup(name) != nil; i++ {
-		name = base + itoa(i)
+	if t.manifest {
+		b.checkPolicy(defaults, token.Position{})
 	}
-	b.decls[name] = true
-	return name
+	for _, spec := range t.specs {
+		d := options{}
+		if spec.Manifest {
+			d = defaults
+		}
+		b.addInterface(spec, d)
+	}
+	return b.model
 }
 
 // lookup returns the target package's object named name, leaving out
@@ -85,14 +83,13 @@ func (b *builder) position(p token.Pos) token.Position { return b.l.fset.Positio
 func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	pkg := b.home
 	if spec.PkgPath != "" && spec.PkgPath != b.home.Path() {
-		pkg = b.l.byPath[spec.PkgPath]
-		if pkg == nil || !pkg.Complete() && pkg.Scope().Len() == 0 {
-			b.errs.add(spec.Pos, "cannot load package %q%s", spec.PkgPath, b.l.loadError(spec.PkgPath))
+		pkg = b.l.pkg(spec.PkgPath)
+		if pkg == nil {
+			b.errs.add(spec.Pos, "%s", b.l.missing(spec.PkgPath))
 			return
 		}
 	}
-	obj := pkg.Scope().Lookup(spec.Name)
-	tn, ok := obj.(*types.TypeName)
+	tn, ok := pkg.Scope().Lookup(spec.Name).(*types.TypeName)
 	if !ok {
 		b.errs.add(spec.Pos, "no type %s in package %s", spec.Name, pkg.Path())
 		return
@@ -106,47 +103,13 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 		b.errs.add(spec.Pos, "%s is not an interface type", spec.Name)
 		return
 	}
-	file := spec.File
-	if file == nil {
-		file = b.l.fileOf(tn)
-	}
 	it := &Interface{Name: spec.Name, PkgPath: pkg.Path()}
 	if named, ok := types.Unalias(tn.Type()).(*types.Named); ok && named.TypeParams() != nil {
 		for i := range named.TypeParams().Len() {
 			it.TypeParams = append(it.TypeParams, named.TypeParams().At(i))
 		}
 	}
-	it.Wrapper = "Guarded" + spec.Name
-	wpos := spec.Pos
-	if spec.Wrapper.Set {
-		it.Wrapper, wpos = spec.Wrapper.Val, spec.Wrapper.Pos
-		if !token.IsIdentifier(it.Wrapper) || it.Wrapper == "_" {
-			b.errs.add(wpos, "wrapper %q is not a Go identifier", it.Wrapper)
-			return
-		}
-		// A type named like a predeclared identifier would hide it
-		// from the whole package (the generated code uses error, nil,
-		// int, ...); init and main cannot name a type.
-		if types.Universe.Lookup(it.Wrapper) != nil || it.Wrapper == "init" || it.Wrapper == "main" && b.home.Name() == "main" {
-			b.errs.add(wpos, "wrapper %q is a predeclared or reserved name: choose another wrapper= name", it.Wrapper)
-			return
-		}
-	}
-	it.Constructor = "new" + upperFirst(it.Wrapper)
-	if token.IsExported(it.Wrapper) {
-		it.Constructor = "New" + it.Wrapper
-	}
-	bad := false
-	for _, n := range []string{it.Wrapper, it.Constructor} {
-		if o := b.lookup(n); o != nil {
-			b.errs.add(wpos, "%s is already declared at %s: choose another wrapper= name", n, relPath(spec.Target, b.position(o.Pos()).String()))
-			bad = true
-		} else if b.decls[n] {
-			b.errs.add(wpos, "%s is generated twice: choose another wrapper= name", n)
-			bad = true
-		}
-		b.decls[n] = true
-	}
+	bad := !b.nameWrapper(spec, it)
 	methodNames := map[string]bool{}
 	for i := range iface.NumMethods() {
 		fn := iface.Method(i)
@@ -159,50 +122,114 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	if bad && pkg != b.home {
 		return
 	}
-	it.Next, it.Circuits = freeName("next", methodNames), freeName("circuits", methodNames)
-	opts := spec.Opts.over(defaults)
-	// The interface's circuit is checked even when every method is
-	// skipped or names its own; a method using it reports the same
-	// problem, which the list drops as a duplicate.
-	if c := spec.Opts.Circuit; c.Set {
-		if err := circuit.ValidateName(c.Val); err != nil {
-			b.errs.add(c.Pos, "invalid circuit name %q: %s", c.Val, reason(err))
+	// The interface's own options are checked even when every method
+	// overrides them; a method using them reports the same problems,
+	// which the list drops as duplicates.
+	if name, s, ok := spec.Opts.str("circuit"); ok {
+		b.checkName(name, s.Pos)
+	}
+	b.checkPolicy(spec.Opts, spec.Pos)
+	b.checkExclusive(spec.Opts)
+	skips := map[string]bool{}
+	for _, s := range spec.Opts.list("skip") {
+		if !methodNames[s.Text] {
+			b.errs.add(s.Pos, "interface %s has no method %s", spec.Name, s.Text)
+		}
+		skips[s.Text] = true
+	}
+	for _, n := range slices.Sorted(maps.Keys(spec.Methods)) {
+		if !methodNames[n] {
+			b.errs.add(spec.Methods[n].Pos, "interface %s has no method %s", spec.Name, n)
 		}
 	}
+	file := spec.File
+	if file == nil {
+		file = b.l.fileOf(tn)
+	}
+	opts := spec.Opts.over(defaults)
+	guarded := 0
 	for i := range iface.NumMethods() {
 		fn := iface.Method(i)
 		ms := spec.Methods[fn.Name()]
+		named := ms != nil || skips[fn.Name()]
 		if ms == nil {
-			ms = &methodSpec{Pos: spec.Pos}
+			ms = &methodSpec{Pos: spec.Pos, Skip: skips[fn.Name()]}
 			// Point at the method itself when it is declared beside the
 			// directive.
 			if p := b.position(fn.Pos()); !spec.Manifest && filepath.Dir(p.Filename) == spec.Target {
 				ms.Pos = p
 			}
-		} else {
-			ms.used = true
 		}
-		if m := b.method(spec, it, fn, ms, opts, file); m != nil {
-			it.Methods = append(it.Methods, m)
+		// An open circuit never refuses to release a resource: Close
+		// passes through unless it is named.
+		if fn.Name() == "Close" && fn.Type().(*types.Signature).Params().Len() == 0 && !named {
+			ms.Skip = true
+		}
+		m := b.method(spec, fn, ms, opts, file)
+		if m == nil {
+			bad = true
+			continue
+		}
+		it.Methods = append(it.Methods, m)
+		if !m.Skip {
+			guarded++
+			if !slices.Contains(it.Circuits, m.Circuit) {
+				it.Circuits = append(it.Circuits, m.Circuit)
+			}
 		}
 	}
-	names := make([]string, 0, len(spec.Methods))
-	for n := range spec.Methods {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if ms := spec.Methods[n]; !ms.used {
-			b.errs.add(ms.Pos, "interface %s has no method %s", spec.Name, n)
-		}
+	if guarded == 0 && !bad {
+		b.errs.add(spec.Pos, "every method of %s is skipped: guard one, or remove the %s", spec.Name, map[bool]string{true: "manifest entry", false: directivePrefix + "guard directive"}[spec.Manifest])
+		return
 	}
 	if !bad {
 		b.model.Interfaces = append(b.model.Interfaces, it)
 	}
 }
 
-// method builds one method of it.
-func (b *builder) method(spec *ifaceSpec, it *Interface, fn *types.Func, ms *methodSpec, opts options, file *ast.File) *Method {
+// nameWrapper sets the names of it's wrapper and constructors, and reports
+// whether they are free.
+func (b *builder) nameWrapper(spec *ifaceSpec, it *Interface) bool {
+	it.Wrapper = "Guarded" + spec.Name
+	if !token.IsExported(spec.Name) {
+		it.Wrapper = "guarded" + upperFirst(spec.Name)
+	}
+	wpos := spec.Pos
+	if w, s, ok := spec.Opts.str("wrapper"); ok {
+		it.Wrapper, wpos = w, s.Pos
+		if !token.IsIdentifier(w) || w == "_" {
+			b.errs.add(wpos, "wrapper %q is not a Go identifier", w)
+			return false
+		}
+		// A type named like a predeclared identifier would hide it
+		// from the whole package (the generated code uses error, nil,
+		// int, ...); init and main cannot name a type.
+		if types.Universe.Lookup(w) != nil || w == "init" || w == "main" && b.home.Name() == "main" {
+			b.errs.add(wpos, "wrapper %q is a predeclared or reserved name: choose another wrapper= name", w)
+			return false
+		}
+	}
+	it.Constructor = "new" + upperFirst(it.Wrapper)
+	if token.IsExported(it.Wrapper) {
+		it.Constructor = "New" + it.Wrapper
+	}
+	it.With = it.Constructor + "WithCircuits"
+	ok := true
+	for _, n := range []string{it.Wrapper, it.Constructor, it.With} {
+		if o := b.lookup(n); o != nil {
+			b.errs.add(wpos, "%s is already declared at %s: choose another wrapper= name", n, relPath(spec.Target, b.position(o.Pos()).String()))
+			ok = false
+		} else if b.generated[n] {
+			b.errs.add(wpos, "%s is generated twice: choose another wrapper= name", n)
+			ok = false
+		}
+		b.generated[n] = true
+	}
+	return ok
+}
+
+// method builds one method; it returns nil when the method is in error.
+func (b *builder) method(spec *ifaceSpec, fn *types.Func, ms *methodSpec, opts options, file *ast.File) *Method {
 	sig := fn.Type().(*types.Signature)
 	m := &Method{Name: fn.Name(), Variadic: sig.Variadic(), Ctx: -1, Request: -1}
 	where := ms.Pos
@@ -220,13 +247,21 @@ func (b *builder) method(spec *ifaceSpec, it *Interface, fn *types.Func, ms *met
 	if !ok {
 		return nil
 	}
-	if ms.Skip.Set && ms.Skip.Val {
+	if ms.Skip {
 		m.Skip = true
 		return m
 	}
 	n := len(m.Results)
-	if n == 0 || !types.Identical(m.Results[n-1].Type, errorType) {
-		b.errs.add(where, "method %s.%s does not return error last: a guarded method must (mark it %sskip to pass it through)", spec.Name, fn.Name(), directivePrefix)
+	switch {
+	case n > 0 && types.Identical(m.Results[n-1].Type, errorType):
+	case n == 1 && carriesError(m.Results[0].Type):
+		if !settable(m.Results[0].Type) {
+			b.errs.add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", spec.Name, fn.Name(), types.TypeString(m.Results[0].Type, types.RelativeTo(b.home)))
+			return nil
+		}
+		m.Carrier = true
+	default:
+		b.errs.add(where, "method %s.%s does not return error last: a guarded method must, or return one result with Err() error (mark it skip to pass it through)", spec.Name, fn.Name())
 		return nil
 	}
 	if len(m.Params) > 0 && isContext(m.Params[0].Type) {
@@ -234,69 +269,156 @@ func (b *builder) method(spec *ifaceSpec, it *Interface, fn *types.Func, ms *met
 	} else {
 		m.Request = slices.IndexFunc(m.Params, func(v Var) bool { return isRequest(v.Type) })
 	}
+	b.checkPolicy(ms.Opts, where)
+	b.checkExclusive(ms.Opts)
 	o := ms.Opts.over(opts)
-	if !o.Circuit.Set {
+	name, s, ok := o.str("circuit")
+	if !ok {
 		b.errs.add(where, "method %s.%s has no circuit: add %scircuit NAME, circuit= to the interface, or %sskip", spec.Name, fn.Name(), directivePrefix, directivePrefix)
 		return nil
 	}
-	m.Circuit = o.Circuit.Val
-	if err := circuit.ValidateName(m.Circuit); err != nil {
-		b.errs.add(o.Circuit.Pos, "invalid circuit name %q: %s", m.Circuit, reason(err))
+	if !b.checkName(name, s.Pos) {
 		return nil
 	}
-	m.Policy = b.policy(m.Circuit, o, where)
-	m.Classify = b.classifier(spec, it, m, o, file, where)
-	if m.Policy == nil || m.Classify == nil {
+	p, ok := b.policy(o, where)
+	if !ok {
+		return nil
+	}
+	m.Circuit = b.circuit(name, p, where)
+	m.Classify = b.classifier(spec, m, o, file, where)
+	if m.Circuit == nil || m.Classify == nil {
 		return nil
 	}
 	return m
 }
 
-// policy returns the package-level policy value for circuit, sharing one
-// value among identical policies of the same circuit.
-func (b *builder) policy(name string, o options, where token.Position) *PolicyVar {
-	p := circuit.Policy{FailureThreshold: DefaultThreshold, Cooldown: DefaultCooldown, ProbeLease: DefaultLease}
-	if o.Threshold.Set {
-		p.FailureThreshold = o.Threshold.Val
+// checkName reports an invalid circuit name.
+func (b *builder) checkName(name string, pos token.Position) bool {
+	if err := circuit.ValidateName(name); err != nil {
+		b.errs.add(pos, "invalid circuit name %q: %s", name, reason(err))
+		return false
 	}
-	if o.Cooldown.Set {
-		p.Cooldown = o.Cooldown.Val
+	return true
+}
+
+// checkExclusive reports classifier= given beside errors=, statuses= or
+// codes= at one level.
+func (b *builder) checkExclusive(o options) {
+	c, ok := o["classifier"]
+	if !ok {
+		return
 	}
-	if o.Lease.Set {
-		p.ProbeLease = o.Lease.Val
-	}
-	// Each field is checked alone, against defaults for the others, so
-	// that every bad value is reported at its own key.
-	def := circuit.Policy{FailureThreshold: DefaultThreshold, Cooldown: DefaultCooldown, ProbeLease: DefaultLease}
-	checks := []struct {
-		key string
-		set bool
-		pos token.Position
-		val string
-		p   circuit.Policy
-	}{
-		{"threshold", o.Threshold.Set, o.Threshold.Pos, itoa(p.FailureThreshold), circuit.Policy{FailureThreshold: p.FailureThreshold, Cooldown: def.Cooldown, ProbeLease: def.ProbeLease}},
-		{"cooldown", o.Cooldown.Set, o.Cooldown.Pos, p.Cooldown.String(), circuit.Policy{FailureThreshold: def.FailureThreshold, Cooldown: p.Cooldown, ProbeLease: def.ProbeLease}},
-		{"lease", o.Lease.Set, o.Lease.Pos, p.ProbeLease.String(), circuit.Policy{FailureThreshold: def.FailureThreshold, Cooldown: def.Cooldown, ProbeLease: p.ProbeLease}},
-	}
-	bad := false
-	for _, c := range checks {
-		if err := c.p.Validate(); err != nil {
-			b.errs.add(pick(c.pos, where, c.set), "invalid %s %s: %s", c.key, c.val, reason(err))
-			bad = true
+	for _, k := range []string{"errors", "statuses", "codes"} {
+		if _, ok := o[k]; ok {
+			b.errs.add(c.Pos, "classifier= is exclusive with errors=, statuses= and codes=: give one or the other")
+			return
 		}
 	}
-	if bad {
+}
+
+// checkPolicy reports the bad policy options of one level alone, against
+// circuit.DefaultPolicy, so that a bad value is reported even where every
+// method overrides it.
+func (b *builder) checkPolicy(o options, where token.Position) {
+	own := options{}
+	for k, s := range o {
+		if key := keyNamed(k); key != nil && key.Field != "" {
+			own[k] = s
+		}
+	}
+	if len(own) > 0 {
+		b.policy(own, where)
+	}
+}
+
+// policy applies the policy options of o to circuit.DefaultPolicy and
+// checks the result, reporting each bad field at the option that set it
+// (or at where, for a default).
+func (b *builder) policy(o options, where token.Position) (circuit.Policy, bool) {
+	p := circuit.DefaultPolicy
+	ok := true
+	for _, k := range schema {
+		s, set := o[k.Name]
+		if k.Field == "" || !set {
+			continue
+		}
+		if k.set == nil {
+			b.errs.add(s.Pos, "%s is not supported yet: circuit.Policy has no %s", k.Name, k.Field)
+			ok = false
+			continue
+		}
+		k.set(&p, s.Val)
+	}
+	err := p.Validate()
+	if err == nil {
+		return p, ok
+	}
+	var list []error
+	if j, isJoin := err.(interface{ Unwrap() []error }); isJoin {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	for _, e := range list {
+		var ce *circuit.ConfigError
+		if !errors.As(e, &ce) {
+			b.errs.add(where, "invalid policy: %v", e)
+			continue
+		}
+		pos, name := where, ce.Field
+		if k := keyOfField(ce.Field); k != nil {
+			name = k.Name
+			if s, set := o[k.Name]; set {
+				pos = s.Pos
+			}
+		}
+		b.errs.add(pos, "invalid %s %s: %s", name, ce.Value, ce.Reason)
+	}
+	return p, false
+}
+
+// circuit returns the run's circuit name with policy p, reporting a name
+// given two different policies.
+func (b *builder) circuit(name string, p circuit.Policy, where token.Position) *Circuit {
+	c := b.circuits[name]
+	if c == nil {
+		c = &Circuit{Name: name, Policy: p, Pos: where}
+		b.circuits[name] = c
+	} else if c.Policy != p {
+		here, there := differences(p, c.Policy)
+		b.errs.add(where, "circuit %s is given %s here but %s at %s: one circuit name has one policy", name, here, there, c.Pos)
 		return nil
 	}
-	for _, pv := range b.model.Policies {
-		if pv.Circuit == name && pv.Threshold == p.FailureThreshold && pv.Cooldown == p.Cooldown && pv.Lease == p.ProbeLease {
-			return pv
+	if !slices.Contains(b.model.Circuits, c) {
+		b.model.Circuits = append(b.model.Circuits, c)
+	}
+	return c
+}
+
+// differences writes the policy options in which a and b differ, as
+// key=value words, a's then b's.
+func differences(a, b circuit.Policy) (string, string) {
+	var as, bs []string
+	for _, k := range schema {
+		if k.Field == "" {
+			continue
+		}
+		va, vb := fieldValue(a, k.Field), fieldValue(b, k.Field)
+		if va != vb {
+			as = append(as, fmt.Sprintf("%s=%v", k.Name, va))
+			bs = append(bs, fmt.Sprintf("%s=%v", k.Name, vb))
 		}
 	}
-	pv := &PolicyVar{Name: b.declare("policy" + camel(name)), Circuit: name, Threshold: p.FailureThreshold, Cooldown: p.Cooldown, Lease: p.ProbeLease}
-	b.model.Policies = append(b.model.Policies, pv)
-	return pv
+	return strings.Join(as, " "), strings.Join(bs, " ")
+}
+
+// fieldValue returns the value of the circuit.Policy field named field.
+func fieldValue(p circuit.Policy, field string) any {
+	f := reflect.ValueOf(p).FieldByName(field)
+	if !f.IsValid() {
+		return nil
+	}
+	return f.Interface()
 }
 
 // checkType reports types a method's signature uses that the output
@@ -329,7 +451,7 @@ func (b *builder) typeErrors() {
 	}
 	b.typeErrsShown = true
 	for _, e := range b.target.Errors {
-		if e.Kind == packages.TypeError {
+		if e.Kind == packages.TypeError && !b.l.ours[parsePos(e.Pos).Filename] {
 			b.errs.add(parsePos(e.Pos), "%s", e.Msg)
 		}
 	}
@@ -337,43 +459,59 @@ func (b *builder) typeErrors() {
 
 // isContext reports whether t is context.Context.
 func isContext(t types.Type) bool {
-	n, ok := types.Unalias(t).(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" && n.Obj().Name() == "Context"
+	return isNamed(t, "context", "Context")
 }
 
 // isRequest reports whether t is *net/http.Request, whose Context bounds a
 // method that takes no context.Context (http.RoundTripper's RoundTrip).
 func isRequest(t types.Type) bool {
 	p, ok := types.Unalias(t).(*types.Pointer)
+	return ok && isNamed(p.Elem(), "net/http", "Request")
+}
+
+// isNamed reports whether t is the named type path.name.
+func isNamed(t types.Type, path, name string) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
+}
+
+// carriesError reports whether t has a method Err() error.
+func carriesError(t types.Type) bool {
+	return hasMethod(t, "Err", types.NewTuple(), types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)))
+}
+
+// settable reports whether t is a pointer to a named non-interface type
+// with a method SetErr(error), so that a rejection can make one and carry
+// its error.
+func settable(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok || types.IsInterface(p.Elem()) {
+		return false
+	}
+	if _, ok := types.Unalias(p.Elem()).(*types.Named); !ok {
+		return false
+	}
+	return hasMethod(t, "SetErr", types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple())
+}
+
+// hasMethod reports whether t's method set has name with exactly the given
+// parameters and results.
+func hasMethod(t types.Type, name string, params, results *types.Tuple) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, name)
+	fn, ok := obj.(*types.Func)
 	if !ok {
 		return false
 	}
-	n, ok := types.Unalias(p.Elem()).(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "net/http" && n.Obj().Name() == "Request"
+	return types.Identical(fn.Type().(*types.Signature), types.NewSignatureType(nil, nil, nil, params, results, false))
 }
 
 // reason returns a ConfigError's reason, or the error's text.
 func reason(err error) string {
-	if ce, ok := err.(*circuit.ConfigError); ok {
+	var ce *circuit.ConfigError
+	if errors.As(err, &ce) {
 		return ce.Reason
 	}
 	return err.Error()
-}
-
-// pick returns p when set, else def.
-func pick(p, def token.Position, set bool) token.Position {
-	if set {
-		return p
-	}
-	return def
-}
-
-// freeName returns base, or base with underscores appended, not in taken.
-func freeName(base string, taken map[string]bool) string {
-	for taken[base] {
-		base += "_"
-	}
-	return base
 }
 
 // upperFirst returns s with its first letter in upper case.

@@ -6,39 +6,47 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
-	"strconv"
 	"strings"
 )
 
 // errorIface is the universe's error as an interface.
 var errorIface = errorType.Underlying().(*types.Interface)
 
-// classifier resolves the selected errors and statuses of method m.
-func (b *builder) classifier(spec *ifaceSpec, it *Interface, m *Method, o options, file *ast.File, where token.Position) *Classifier {
+// classifier resolves the classifier of method m: the function
+// classifier= names, or the errors, statuses and codes it selects.
+func (b *builder) classifier(spec *ifaceSpec, m *Method, o options, file *ast.File, where token.Position) *Classifier {
+	if name, s, ok := o.str("classifier"); ok {
+		return b.classifierFunc(m, name, s.Pos, file)
+	}
 	c := &Classifier{Result: -1}
 	// A status given twice (503,503 or 503,503-503) would render as
 	// code == 503 || code == 503, which go vet reports.
-	for _, s := range o.Statuses.Val {
-		if !slices.Contains(c.Statuses, s) {
-			c.Statuses = append(c.Statuses, s)
+	for _, s := range o.list("statuses") {
+		if r := s.Val.(StatusRange); !slices.Contains(c.Statuses, r) {
+			c.Statuses = append(c.Statuses, r)
 		}
 	}
-	ok := true
-	for _, e := range o.Errors.Val {
+	for _, s := range o.list("codes") {
+		if !slices.Contains(c.Codes, s.Text) {
+			c.Codes = append(c.Codes, s.Text)
+		}
+	}
+	ok := !o["errors"].Bad && !o["statuses"].Bad && !o["codes"].Bad
+	for _, e := range o.list("errors") {
 		match, resolved := b.resolveError(e, file)
 		if resolved {
 			c.Errors = append(c.Errors, match)
 		}
 		ok = ok && resolved
 	}
-	if len(o.Errors.Val) == 0 && len(o.Statuses.Val) == 0 && ok && !o.Errors.Bad && !o.Statuses.Bad {
-		b.errs.add(where, "method %s.%s selects no failure: give errors= or statuses= so that some outcome counts", spec.Name, m.Name)
-		return nil
-	}
 	if !ok {
 		return nil
 	}
-	if len(c.Statuses) > 0 {
+	if len(c.Errors) == 0 && len(c.Statuses) == 0 && len(c.Codes) == 0 {
+		b.errs.add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", spec.Name, m.Name)
+		return nil
+	}
+	if len(c.Statuses) > 0 && !m.Carrier {
 		for i, r := range m.Results[:len(m.Results)-1] {
 			if k := statusKind(r.Type); k != NoStatus {
 				c.Result, c.ResultType, c.ResultKind = i, r.Type, k
@@ -48,15 +56,47 @@ func (b *builder) classifier(spec *ifaceSpec, it *Interface, m *Method, o option
 	}
 	// Methods that classify alike share one classifier.
 	key := c.key()
-	for _, prev := range b.classifiers {
+	for _, prev := range b.model.Classifiers {
 		if prev.key() == key {
 			return prev
 		}
 	}
-	c.Name = b.declare("classify" + camel(m.Circuit))
-	c.Circuit = m.Circuit
-	b.classifiers = append(b.classifiers, c)
+	b.model.Classifiers = append(b.model.Classifiers, c)
 	return c
+}
+
+// classifierFunc resolves classifier=name for method m: a function
+// func(error) circuit.Outcome, or func(R, error) circuit.Outcome with R the
+// method's first result.
+func (b *builder) classifierFunc(m *Method, name string, pos token.Position, file *ast.File) *Classifier {
+	pkg, id, ok := b.resolveName(item{Text: name, Pos: pos}, file, "a function such as classify or pkg.Classify")
+	if !ok {
+		return nil
+	}
+	fn, isFunc := pkg.Scope().Lookup(id).(*types.Func)
+	if !isFunc {
+		b.errs.add(pos, "classifier %s is not a function", name)
+		return nil
+	}
+	sig := fn.Type().(*types.Signature)
+	outcome := sig.Results().Len() == 1 && isNamed(sig.Results().At(0).Type(), circuitPath, "Outcome")
+	params := sig.Params()
+	last := params.Len() > 0 && types.Identical(params.At(params.Len()-1).Type(), errorType)
+	c := &Classifier{Func: fn, Result: -1}
+	switch {
+	case !outcome || !last || sig.Variadic() || sig.TypeParams() != nil || params.Len() > 2:
+	case params.Len() == 1:
+		return c
+	case !m.Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
+		c.Result = 0
+		return c
+	}
+	want := "func(error) circuit.Outcome"
+	if !m.Carrier && len(m.Results) > 1 {
+		want += " or func(" + types.TypeString(m.Results[0].Type, types.RelativeTo(b.home)) + ", error) circuit.Outcome"
+	}
+	b.errs.add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, types.RelativeTo(b.home)), m.Name, want)
+	return nil
 }
 
 // key identifies what a classifier does: two classifiers with the same key
@@ -64,13 +104,13 @@ func (b *builder) classifier(spec *ifaceSpec, it *Interface, m *Method, o option
 func (c *Classifier) key() string {
 	var sb strings.Builder
 	for _, e := range c.Errors {
-		if e.Is {
-			fmt.Fprintf(&sb, "is %s.%s;", e.PkgPath, e.Name)
+		if e.Var != nil {
+			fmt.Fprintf(&sb, "is %s.%s;", e.Var.Pkg().Path(), e.Var.Name())
 		} else {
 			fmt.Fprintf(&sb, "as %s;", types.TypeString(e.Type, nil))
 		}
 	}
-	fmt.Fprintf(&sb, "%v;", c.Statuses)
+	fmt.Fprintf(&sb, "%v;%v;", c.Statuses, c.Codes)
 	if c.Result >= 0 {
 		// The result's index is part of the call: methods whose status
 		// results are at different places cannot share the function.
@@ -81,55 +121,32 @@ func (c *Classifier) key() string {
 
 // resolveError resolves one errors= entry: a type becomes an errors.As
 // match, a package-level error variable an errors.Is match.
-func (b *builder) resolveError(e entry, file *ast.File) (ErrorMatch, bool) {
-	name, ptr := strings.CutPrefix(e.Name, "*")
-	qual, id := "", name
-	if i := strings.LastIndex(name, "."); i >= 0 {
-		qual, id = name[:i], name[i+1:]
-	}
-	if !token.IsIdentifier(id) || strings.HasPrefix(qual, "*") {
-		b.errs.add(e.Pos, "%q is not an error type or variable such as *MyError, io.EOF or *net/url.Error", e.Name)
+func (b *builder) resolveError(e item, file *ast.File) (ErrorMatch, bool) {
+	name, ptr := strings.CutPrefix(e.Text, "*")
+	pkg, id, ok := b.resolveName(item{Text: name, Pos: e.Pos}, file, "an error type or variable such as *MyError, io.EOF or *net/url.Error")
+	if !ok {
 		return ErrorMatch{}, false
-	}
-	pkg := b.home
-	if qual != "" {
-		pkg = b.lookupPackage(qual, file)
-		if pkg == nil {
-			b.errs.add(e.Pos, "unknown package %q in %q: import it in the interface's file or write its full import path", qual, e.Name)
-			return ErrorMatch{}, false
-		}
 	}
 	obj := pkg.Scope().Lookup(id)
-	if pkg == b.home {
-		obj = b.lookup(id)
-	}
-	if obj == nil {
-		b.errs.add(e.Pos, "%s is not declared in package %s", id, pkg.Path())
-		return ErrorMatch{}, false
-	}
-	if pkg != b.home && !obj.Exported() {
-		b.errs.add(e.Pos, "%s.%s is not exported", pkg.Path(), id)
-		return ErrorMatch{}, false
-	}
 	switch obj := obj.(type) {
 	case *types.TypeName:
 		t := obj.Type()
 		if n, ok := types.Unalias(t).(*types.Named); ok && n.TypeParams() != nil && n.TypeArgs() == nil {
-			b.errs.add(e.Pos, "%s is generic: errors= needs a type that is not", e.Name)
+			b.errs.add(e.Pos, "%s is generic: errors= needs a type that is not", e.Text)
 			return ErrorMatch{}, false
 		}
 		if ptr {
 			if types.IsInterface(t) {
-				b.errs.add(e.Pos, "%s is a pointer to an interface: write %s", e.Name, name)
+				b.errs.add(e.Pos, "%s is a pointer to an interface: write %s", e.Text, name)
 				return ErrorMatch{}, false
 			}
 			t = types.NewPointer(t)
 		}
 		if !types.Implements(t, errorIface) {
 			if !ptr && !types.IsInterface(t) && types.Implements(types.NewPointer(t), errorIface) {
-				b.errs.add(e.Pos, "%s does not implement error, but *%s does: write *%s", e.Name, name, name)
+				b.errs.add(e.Pos, "%s does not implement error, but *%s does: write *%s", e.Text, name, name)
 			} else {
-				b.errs.add(e.Pos, "%s does not implement error", e.Name)
+				b.errs.add(e.Pos, "%s does not implement error", e.Text)
 			}
 			return ErrorMatch{}, false
 		}
@@ -140,50 +157,81 @@ func (b *builder) resolveError(e entry, file *ast.File) (ErrorMatch, bool) {
 			return ErrorMatch{}, false
 		}
 		if !types.AssignableTo(obj.Type(), errorType) {
-			b.errs.add(e.Pos, "%s is a variable of type %s, which is not an error", e.Name, types.TypeString(obj.Type(), types.RelativeTo(b.home)))
+			b.errs.add(e.Pos, "%s is a variable of type %s, which is not an error", e.Text, types.TypeString(obj.Type(), types.RelativeTo(b.home)))
 			return ErrorMatch{}, false
 		}
-		return ErrorMatch{Is: true, PkgPath: pkg.Path(), PkgName: pkg.Name(), Name: id}, true
+		return ErrorMatch{Var: obj}, true
 	case *types.Func:
-		b.errs.add(e.Pos, "%s is a function, not an error type or variable", e.Name)
+		b.errs.add(e.Pos, "%s is a function, not an error type or variable", e.Text)
 	case *types.Const:
-		b.errs.add(e.Pos, "%s is a constant, not an error type or variable", e.Name)
+		b.errs.add(e.Pos, "%s is a constant, not an error type or variable", e.Text)
 	default:
-		b.errs.add(e.Pos, "%s is not an error type or variable", e.Name)
+		b.errs.add(e.Pos, "%s is not an error type or variable", e.Text)
 	}
 	return ErrorMatch{}, false
 }
 
-// lookupPackage finds the package a qualifier names: a package the file
-// imports under that name, a loaded package with that import path, or the
-// target package itself.
-func (b *builder) lookupPackage(qual string, file *ast.File) *types.Package {
-	if file != nil {
-		for _, imp := range file.Imports {
-			path, err := strconv.Unquote(imp.Path.Value)
-			if err != nil {
-				continue
-			}
-			p := b.l.byPath[path]
-			if p == nil {
-				continue
-			}
-			name := p.Name()
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-			if name == qual {
-				return p
-			}
+// resolveName resolves a name an option gives, Name or qual.Name, to its
+// package and identifier, qual being a name the file imports or an import
+// path. It reports a name that is malformed, unknown, unexported, or in a
+// package the target cannot import; what describes a valid name.
+func (b *builder) resolveName(e item, file *ast.File, what string) (*types.Package, string, bool) {
+	qual, id := "", e.Text
+	if i := strings.LastIndex(e.Text, "."); i >= 0 {
+		qual, id = e.Text[:i], e.Text[i+1:]
+	}
+	if !token.IsIdentifier(id) || strings.HasPrefix(qual, "*") {
+		b.errs.add(e.Pos, "%q is not %s", e.Text, what)
+		return nil, "", false
+	}
+	pkg := b.home
+	if qual != "" {
+		path := b.l.importedAs(qual, file)
+		if path == "" {
+			path = qual
+		}
+		if path != b.home.Path() {
+			pkg = b.l.pkg(path)
+		}
+		switch {
+		case pkg == nil:
+			b.errs.add(e.Pos, "%q: %s", e.Text, b.l.missing(path))
+			return nil, "", false
+		case !importable(path, b.home.Path()):
+			b.errs.add(e.Pos, "package %s is internal: package %s cannot import it, so %s cannot be named here", path, b.home.Path(), e.Text)
+			return nil, "", false
 		}
 	}
-	if p := b.l.byPath[qual]; p != nil && p.Scope().Len() > 0 {
-		return p
+	obj := pkg.Scope().Lookup(id)
+	if pkg == b.home {
+		obj = b.lookup(id)
 	}
-	if qual == b.home.Path() {
-		return b.home
+	if obj == nil {
+		b.errs.add(e.Pos, "%s is not declared in package %s", id, pkg.Path())
+		return nil, "", false
 	}
-	return nil
+	if pkg != b.home && !obj.Exported() {
+		b.errs.add(e.Pos, "%s.%s is not exported", pkg.Path(), id)
+		return nil, "", false
+	}
+	return pkg, id, true
+}
+
+// importable reports whether package from may import path, by Go's rule
+// for internal directories.
+func importable(path, from string) bool {
+	i := strings.LastIndex(path, "/internal/")
+	switch {
+	case i >= 0:
+	case strings.HasSuffix(path, "/internal"):
+		i = len(path) - len("/internal")
+	case strings.HasPrefix(path, "internal/") || path == "internal":
+		return !strings.Contains(from, ".") // the standard library's own
+	default:
+		return true
+	}
+	parent := path[:i]
+	return from == parent || strings.HasPrefix(from, parent+"/")
 }
 
 // statusKind reports how a result of type t carries an HTTP status.

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/token"
 	"strings"
-	"time"
 )
 
 const directivePrefix = "//circuitgen:"
@@ -122,7 +121,7 @@ func readInterface(fset *token.FileSet, f *ast.File, ts *ast.TypeSpec, doc *ast.
 			errs.add(d.pos, "duplicate %sguard on %s", directivePrefix, ts.Name.Name)
 		default:
 			spec = &ifaceSpec{Pos: d.pos, Name: ts.Name.Name, File: f, Target: target, Methods: map[string]*methodSpec{}}
-			spec.Opts, spec.Wrapper = readOptions(d, true, errs)
+			spec.Opts = readOptions(d, atInterface, errs)
 		}
 	}
 	if !isIface {
@@ -150,20 +149,21 @@ func readInterface(fset *token.FileSet, f *ast.File, ts *ast.TypeSpec, doc *ast.
 			}
 			switch d.kind {
 			case "skip":
-				ms.Skip = opt[bool]{Val: true, Pos: d.pos, Set: true}
+				ms.Skip = true
 				for _, w := range d.words {
 					errs.add(w.pos, "%sskip takes no options, found %q", directivePrefix, w.text)
 				}
 			case "circuit":
-				var circuit opt[string]
+				var name *word
 				if len(d.words) == 0 || strings.Contains(d.words[0].text, "=") {
 					errs.add(d.pos, "%scircuit needs a circuit name first, as in %scircuit billing-api", directivePrefix, directivePrefix)
 				} else {
-					circuit = opt[string]{Val: d.words[0].text, Pos: d.words[0].pos, Set: true}
-					d.words = d.words[1:]
+					name, d.words = &d.words[0], d.words[1:]
 				}
-				ms.Opts, _ = readOptions(d, false, errs)
-				ms.Opts.Circuit = circuit
+				ms.Opts = readOptions(d, atMethod, errs)
+				if name != nil {
+					ms.Opts["circuit"] = setting{Val: name.text, Pos: name.pos}
+				}
 			case "guard":
 				errs.add(d.pos, "%sguard is not allowed on a method: use %scircuit NAME or %sskip", directivePrefix, directivePrefix, directivePrefix)
 			default:
@@ -175,107 +175,35 @@ func readInterface(fset *token.FileSet, f *ast.File, ts *ast.TypeSpec, doc *ast.
 	return spec
 }
 
-// readOptions reads the key=value words of a guard (guard true) or circuit
-// directive.
-func readOptions(d directive, guard bool, errs *ErrorList) (options, opt[string]) {
-	var o options
-	var wrapper opt[string]
+// readOptions reads the key=value words of a directive at level l.
+func readOptions(d directive, l level, errs *ErrorList) options {
+	o := options{}
 	for _, w := range d.words {
-		key, val, ok := strings.Cut(w.text, "=")
+		name, val, ok := strings.Cut(w.text, "=")
 		if !ok {
 			errs.add(w.pos, "%q is not a key=value option", w.text)
 			continue
 		}
 		vpos := w.pos
-		vpos.Column += len(key) + 1
-		vpos.Offset += len(key) + 1
-		if val == "" {
-			errs.add(w.pos, "option %s has no value", key)
-			continue
+		vpos.Column += len(name) + 1
+		vpos.Offset += len(name) + 1
+		k := keyNamed(name)
+		want := keysAt(l)
+		if l == atMethod {
+			want = strings.TrimPrefix(want, "circuit, ") // it comes first, unnamed
 		}
-		switch key {
-		case "wrapper", "circuit":
-			if !guard {
-				errs.add(w.pos, "unknown option %q: a method's circuit name comes first, as in %scircuit NAME", key, directivePrefix)
-				continue
-			}
-			v := opt[string]{Val: val, Pos: vpos, Set: true}
-			if key == "wrapper" {
-				wrapper = v
-			} else {
-				o.Circuit = v
-			}
+		switch {
+		case k == nil:
+			errs.add(w.pos, "unknown option %q: want %s", name, want)
+		case k.Levels&l == 0 && name == "circuit":
+			errs.add(w.pos, "option circuit is not allowed on a method: its circuit name comes first, as in %scircuit NAME", directivePrefix)
+		case k.Levels&l == 0:
+			errs.add(w.pos, "option %s is not allowed on %s: want %s", name, l, want)
+		case val == "":
+			errs.add(w.pos, "option %s has no value", name)
 		default:
-			if !setOption(&o, key, val, vpos, errs) {
-				want := "threshold, cooldown, lease, errors or statuses"
-				if guard {
-					want = "wrapper, circuit, " + want
-				}
-				errs.add(w.pos, "unknown option %q: want %s", key, want)
-			}
+			o.setValue(k, val, vpos, errs)
 		}
 	}
-	return o, wrapper
-}
-
-// setOption sets a policy or classifier option given as text. It reports
-// false for an unknown key.
-func setOption(o *options, key, val string, pos token.Position, errs *ErrorList) bool {
-	switch key {
-	case "threshold":
-		n, err := parseThreshold(val)
-		if err != nil {
-			errs.add(pos, "%v", err)
-			return true
-		}
-		o.Threshold = opt[int]{Val: n, Pos: pos, Set: true}
-	case "cooldown", "lease", "probe_lease":
-		name := key
-		if key == "probe_lease" {
-			name = "lease"
-		}
-		d, err := parseDuration(key, val)
-		if err != nil {
-			errs.add(pos, "%v", err)
-			return true
-		}
-		v := opt[time.Duration]{Val: d, Pos: pos, Set: true}
-		if name == "lease" {
-			o.Lease = v
-		} else {
-			o.Cooldown = v
-		}
-	case "errors":
-		o.Errors.Set, o.Errors.Pos = true, pos
-		off := 0
-		for _, part := range strings.Split(val, ",") {
-			p := pos
-			p.Column += off
-			off += len(part) + 1
-			if part == "" {
-				o.Errors.Bad = true
-				errs.add(p, "empty entry in errors=")
-				continue
-			}
-			o.Errors.Val = append(o.Errors.Val, entry{Name: part, Pos: p})
-		}
-	case "statuses":
-		o.Statuses.Set, o.Statuses.Pos = true, pos
-		off := 0
-		for _, part := range strings.Split(val, ",") {
-			p := pos
-			p.Column += off
-			off += len(part) + 1
-			r, err := parseStatus(part)
-			if err != nil {
-				o.Statuses.Bad = true
-				errs.add(p, "%v", err)
-				continue
-			}
-			o.Statuses.Val = append(o.Statuses.Val, r)
-		}
-	default:
-		return false
-	}
-	return true
+	return o
 }

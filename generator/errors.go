@@ -49,6 +49,7 @@ func (l ErrorList) err(dir string) error {
 	}
 	for _, e := range l {
 		e.Pos.Filename = relPath(dir, e.Pos.Filename)
+		e.Msg = strings.ReplaceAll(e.Msg, dir+string(filepath.Separator), "")
 	}
 	sort.SliceStable(l, func(i, j int) bool {
 		a, b := l[i].Pos, l[j].Pos

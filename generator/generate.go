@@ -41,7 +41,6 @@ type Output struct {
 // target is one package the run writes a file for.
 type target struct {
 	pkg   *packages.Package
-	dir   string
 	specs []*ifaceSpec
 	out   string
 	// manifest marks the package the manifest's output belongs to.
@@ -51,163 +50,188 @@ type target struct {
 // Generate reads the directives and manifest cfg names and returns the
 // files to write. Its error is an ErrorList when the input is at fault.
 // Nothing is returned when anything failed.
+//
+// A run is a pipeline: load the packages, collect the specs their
+// directives and the manifest give, build and check a Model per package,
+// name its identifiers, render it, and check that every file it replaces
+// is ours.
 func Generate(cfg Config) ([]Output, error) {
-	dir := cfg.Dir
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("working directory: %w", err)
-		}
-		dir = wd
-	}
-	dir, err := filepath.Abs(dir)
+	dir, err := workDir(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
+		return nil, err
 	}
 	var errs ErrorList
 	var m *manifest
 	if cfg.Manifest != "" {
-		m = readManifest(abspath(dir, cfg.Manifest), &errs)
-		if m == nil {
+		if m = readManifest(abspath(dir, cfg.Manifest), &errs); m == nil {
 			return nil, errs.err(dir)
 		}
 	}
-	out := ""
-	if cfg.Out != "" {
-		out = abspath(dir, cfg.Out)
-	}
-
-	patterns := slices.Clone(cfg.Patterns)
-	var dirs []string // target directories, where a previous output may be
-	switch {
-	case len(patterns) == 0 && m != nil:
-	case len(patterns) == 0:
-		patterns = []string{"."}
-	}
-	for _, p := range patterns {
-		if !strings.Contains(p, "...") && (p == "." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || filepath.IsAbs(p)) {
-			dirs = append(dirs, abspath(dir, p))
-		}
-	}
-	if m != nil {
-		mdir := filepath.Dir(m.Output)
-		if !slices.Contains(dirs, mdir) {
-			dirs = append(dirs, mdir)
-			patterns = append(patterns, relPattern(dir, mdir))
-		}
-	}
-	if out != "" {
-		dirs = append(dirs, filepath.Dir(out))
-	}
-	// Packages a manifest names by import path are loaded in the same call.
-	extra := map[string]bool{}
-	if m != nil {
-		for _, spec := range m.Interfaces {
-			if spec.PkgPath != "" {
-				extra[spec.PkgPath] = true
-			}
-			addQualifiers(spec.Opts, extra)
-			for _, ms := range spec.Methods {
-				addQualifiers(ms.Opts, extra)
-			}
-		}
-	}
-	for _, d := range dirs {
-		scanQualifiers(d, extra)
-	}
-	for p := range extra {
-		patterns = append(patterns, p)
-	}
-	slices.Sort(patterns[len(patterns)-len(extra):])
-
-	l, err := load(dir, patterns, cfg.Tags, dirs)
+	l, err := load(dir, patterns(cfg, dir, m), cfg.Tags)
 	if err != nil {
 		return nil, err
 	}
-
-	var targets []*target
-	for _, pkg := range l.roots {
-		if len(pkg.GoFiles) == 0 || pkg.Types == nil {
-			if !extra[pkg.PkgPath] && !extra[pkg.ID] {
-				reportLoadErrors(pkg, &errs, false, l.ours)
-				if len(pkg.Errors) == 0 {
-					errs.add(posOf(""), "%s: no Go files", pkg.ID)
-				}
-			}
-			continue
-		}
-		pdir := filepath.Dir(pkg.GoFiles[0])
-		if extra[pkg.PkgPath] && !slices.Contains(dirs, pdir) {
-			continue
-		}
-		reportLoadErrors(pkg, &errs, true, l.ours)
-		t := &target{pkg: pkg, dir: pdir, out: filepath.Join(pdir, DefaultOutput)}
-		t.specs = readDirectives(l.fset, pkg.Syntax, pdir, &errs)
-		if m != nil && filepath.Dir(m.Output) == pdir {
-			t.manifest, t.out = true, m.Output
-			t.specs = append(t.specs, m.Interfaces...)
-		}
-		if cfg.GoPackage != "" && len(cfg.Patterns) == 0 && m == nil && cfg.GoPackage != pkg.Name {
-			errs.add(posOf(os.Getenv("GOFILE")), "go:generate runs in package %s, but the package in %s is %s: circuitgen generates no test packages", cfg.GoPackage, relPath(dir, pdir), pkg.Name)
-		}
-		targets = append(targets, t)
+	targets := collect(l, cfg, dir, m, &errs)
+	if err := l.more(dir, namedPackages(l, targets), cfg.Tags); err != nil {
+		return nil, err
 	}
-	if m != nil && !slices.ContainsFunc(targets, func(t *target) bool { return t.manifest }) {
-		errs.add(posOf(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", relPath(dir, filepath.Dir(m.Output)))
-	}
-	slices.SortFunc(targets, func(a, b *target) int { return strings.Compare(a.dir, b.dir) })
-
 	var models []*Model
+	circuits := map[string]*Circuit{}
 	for _, t := range targets {
-		if len(t.specs) == 0 {
-			continue
-		}
-		b := newBuilder(l, &errs, t.pkg, t.out)
 		var defaults options
 		if t.manifest {
 			defaults = m.Defaults
 		}
-		for _, spec := range t.specs {
-			d := options{}
-			if spec.Manifest {
-				d = defaults
-			}
-			b.addInterface(spec, d)
-		}
-		models = append(models, b.model)
-	}
-	if len(models) == 0 && len(errs) == 0 {
-		errs.add(posOf(""), "nothing to generate: no interface has a %sguard directive and no manifest lists one", directivePrefix)
-	}
-	if out != "" {
-		if len(models) > 1 {
-			errs.add(posOf(""), "-out names one file, but %d packages have guarded interfaces", len(models))
-		} else if len(models) == 1 {
-			if filepath.Dir(out) != filepath.Dir(models[0].Path) {
-				errs.add(posOf(""), "-out %s is not in the directory of package %s", cfg.Out, models[0].PkgName)
-			}
-			models[0].Path = out
-		}
-	}
-	for _, md := range models {
-		if _, err := os.Lstat(md.Path); err == nil && !isOurs(md.Path) {
-			errs.add(token.Position{Filename: md.Path, Line: 1, Column: 1},
-				"%s exists and was not written by circuitgen (it lacks the header %q): refusing to overwrite it; rename it, or write elsewhere with -out or the manifest's output",
-				filepath.Base(md.Path), Header)
-		}
+		models = append(models, build(l, t, defaults, circuits, &errs))
 	}
 	if err := errs.err(dir); err != nil {
 		return nil, err
 	}
 	outs := make([]Output, 0, len(models))
 	for _, md := range models {
-		src, err := render(md)
+		src, err := render(md, name(md))
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, Output{Path: md.Path, Content: src})
 	}
+	if err := owned(outs).err(dir); err != nil {
+		return nil, err
+	}
 	return outs, nil
+}
+
+// workDir returns dir, or the working directory, as an absolute path.
+func workDir(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+		return wd, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	return abs, nil
+}
+
+// patterns returns the packages to load: cfg's, or the package in dir,
+// and the package the manifest's output goes into.
+func patterns(cfg Config, dir string, m *manifest) []string {
+	ps := slices.Clone(cfg.Patterns)
+	if len(ps) == 0 && m == nil {
+		ps = []string{"."}
+	}
+	if m != nil {
+		mdir := relPattern(dir, filepath.Dir(m.Output))
+		if !slices.ContainsFunc(ps, func(p string) bool { return abspath(dir, p) == filepath.Dir(m.Output) }) {
+			ps = append(ps, mdir)
+		}
+	}
+	return ps
+}
+
+// collect reads the directives of every loaded package and the manifest's
+// interfaces into the targets that have something to generate.
+func collect(l *loaded, cfg Config, dir string, m *manifest, errs *ErrorList) []*target {
+	var targets []*target
+	sawManifest := false
+	for _, pkg := range l.roots {
+		if len(pkg.GoFiles) == 0 || pkg.Types == nil {
+			reportLoadErrors(pkg, errs, false, l.ours)
+			if len(pkg.Errors) == 0 {
+				errs.add(posOf(""), "%s: no Go files", pkg.ID)
+			}
+			continue
+		}
+		reportLoadErrors(pkg, errs, true, l.ours)
+		pdir := filepath.Dir(pkg.GoFiles[0])
+		t := &target{pkg: pkg, out: filepath.Join(pdir, DefaultOutput)}
+		t.specs = readDirectives(l.fset, pkg.Syntax, pdir, errs)
+		if m != nil && filepath.Dir(m.Output) == pdir {
+			sawManifest = true
+			t.manifest, t.out = true, m.Output
+			t.specs = append(t.specs, m.Interfaces...)
+		}
+		if cfg.GoPackage != "" && len(cfg.Patterns) == 0 && m == nil && cfg.GoPackage != pkg.Name {
+			errs.add(posOf(os.Getenv("GOFILE")), "go:generate runs in package %s, but the package in %s is %s: circuitgen generates no test packages", cfg.GoPackage, relPath(dir, pdir), pkg.Name)
+		}
+		if len(t.specs) > 0 {
+			targets = append(targets, t)
+		}
+	}
+	if m != nil && !sawManifest {
+		errs.add(posOf(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", relPath(dir, filepath.Dir(m.Output)))
+	}
+	slices.SortFunc(targets, func(a, b *target) int { return strings.Compare(a.out, b.out) })
+	if len(targets) == 0 && len(*errs) == 0 {
+		errs.add(posOf(""), "nothing to generate: no interface has a %sguard directive and no manifest lists one", directivePrefix)
+	}
+	if cfg.Out != "" {
+		out := abspath(dir, cfg.Out)
+		switch {
+		case len(targets) > 1:
+			errs.add(posOf(""), "-out names one file, but %d packages have guarded interfaces", len(targets))
+		case len(targets) == 1 && filepath.Dir(out) != filepath.Dir(targets[0].out):
+			errs.add(posOf(""), "-out %s is not in the directory of package %s", cfg.Out, targets[0].pkg.Name)
+		case len(targets) == 1:
+			targets[0].out = out
+		}
+	}
+	return targets
+}
+
+// namedPackages returns the import paths the specs of targets name: the
+// packages a manifest lists, and those of the errors and classifiers
+// their options name.
+func namedPackages(l *loaded, targets []*target) []string {
+	var paths []string
+	for _, t := range targets {
+		for _, spec := range t.specs {
+			if spec.PkgPath != "" {
+				paths = append(paths, spec.PkgPath)
+			}
+			levels := []options{spec.Opts}
+			for _, ms := range spec.Methods {
+				levels = append(levels, ms.Opts)
+			}
+			for _, o := range levels {
+				names := o.list("errors")
+				if c, s, ok := o.str("classifier"); ok {
+					names = append(names, item{Text: c, Pos: s.Pos})
+				}
+				for _, n := range names {
+					qual := strings.TrimPrefix(n.Text, "*")
+					i := strings.LastIndex(qual, ".")
+					if i <= 0 {
+						continue
+					}
+					qual = qual[:i]
+					if path := l.importedAs(qual, spec.File); path != "" {
+						qual = path
+					}
+					paths = append(paths, qual)
+				}
+			}
+		}
+	}
+	return paths
+}
+
+// owned reports each output that would replace a file circuitgen did not
+// write.
+func owned(outs []Output) ErrorList {
+	var errs ErrorList
+	for _, o := range outs {
+		if _, err := os.Lstat(o.Path); err == nil && !isOurs(o.Path) {
+			errs.add(token.Position{Filename: o.Path, Line: 1, Column: 1},
+				"%s exists and was not written by circuitgen (it lacks the header %q): refusing to overwrite it; rename it, or write elsewhere with -out or the manifest's output",
+				filepath.Base(o.Path), Header)
+		}
+	}
+	return errs
 }
 
 // reportLoadErrors records a root package's list and parse errors. Type
@@ -224,16 +248,6 @@ func reportLoadErrors(pkg *packages.Package, errs *ErrorList, skipTypeErrors boo
 			continue
 		}
 		errs.add(parsePos(e.Pos), "%s", e.Msg)
-	}
-}
-
-// addQualifiers adds the package part of each errors= entry to paths.
-func addQualifiers(o options, paths map[string]bool) {
-	for _, e := range o.Errors.Val {
-		name := strings.TrimPrefix(e.Name, "*")
-		if i := strings.LastIndex(name, "."); i > 0 && strings.Contains(name[:i], "/") {
-			paths[name[:i]] = true
-		}
 	}
 }
 
@@ -255,31 +269,4 @@ func relPattern(dir, d string) string {
 		rel = "." + string(filepath.Separator) + rel
 	}
 	return filepath.ToSlash(rel)
-}
-
-// scanQualifiers adds the import paths that errors= entries of the
-// directives in dir's Go files spell out, so that the one load has them.
-func scanQualifiers(dir string, paths map[string]bool) {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil || !strings.Contains(string(data), directivePrefix) {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			_, rest, ok := strings.Cut(line, directivePrefix)
-			if !ok {
-				continue
-			}
-			for _, w := range strings.Fields(rest) {
-				if v, ok := strings.CutPrefix(w, "errors="); ok {
-					var o options
-					for _, name := range strings.Split(v, ",") {
-						o.Errors.Val = append(o.Errors.Val, entry{Name: name})
-					}
-					addQualifiers(o, paths)
-				}
-			}
-		}
-	}
 }

@@ -7,7 +7,8 @@ import (
 	"go/token"
 	"go/types"
 	"os"
-	"path/filepath"
+	pathpkg "path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,9 @@ type loaded struct {
 	roots []*packages.Package
 	// byPath holds every type-checked package reachable from the roots.
 	byPath map[string]*types.Package
+	// failed holds the first load error of each package that failed, by
+	// import path and by ID.
+	failed map[string]string
 	// ours are the files of ours in the target directories: a previous
 	// output, loaded with the package but otherwise ignored.
 	ours map[string]bool
@@ -35,13 +39,13 @@ type loaded struct {
 
 // load loads patterns, run from dir, with one packages.Load.
 //
-// A previous output of ours in the directories dirs is loaded with its
+// A previous output of ours among the roots' files is loaded with its
 // package (an overlay hiding it would make go/packages type-check every
 // dependency from source, several times slower), and ignored: its
 // declarations do not count as the package's (see builder.lookup) and its
 // errors are not reported, so that a stale or broken output cannot stop
 // the run.
-func load(dir string, patterns, tags, dirs []string) (*loaded, error) {
+func load(dir string, patterns, tags []string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
 		Mode: loadMode,
@@ -55,35 +59,28 @@ func load(dir string, patterns, tags, dirs []string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load packages: %w", err)
 	}
-	l := &loaded{fset: fset, roots: roots, byPath: map[string]*types.Package{}, ours: oursIn(dirs)}
-	var walk func(p *types.Package)
-	walk = func(p *types.Package) {
-		if p == nil || l.byPath[p.Path()] != nil {
-			return
-		}
-		l.byPath[p.Path()] = p
-		for _, imp := range p.Imports() {
-			walk(imp)
-		}
-	}
-	for _, r := range roots {
-		walk(r.Types)
-	}
-	return l, nil
+	return newLoaded(fset, roots), nil
 }
 
-// oursIn returns the files of ours in dirs.
-func oursIn(dirs []string) map[string]bool {
-	ours := map[string]bool{}
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
+// newLoaded records the packages roots hold.
+func newLoaded(fset *token.FileSet, roots []*packages.Package) *loaded {
+	l := &loaded{fset: fset, roots: roots, byPath: map[string]*types.Package{}, failed: map[string]string{}, ours: oursIn(roots)}
+	for _, r := range roots {
+		if len(r.Errors) > 0 && (len(r.GoFiles) == 0 || r.Types == nil) {
+			l.failed[r.ID] = r.Errors[0].Msg
 		}
-		for _, e := range entries {
-			path := filepath.Join(dir, e.Name())
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && isOurs(path) {
-				ours[path] = true
+		l.add(r.Types)
+	}
+	return l
+}
+
+// oursIn returns the files of ours among the roots' files.
+func oursIn(roots []*packages.Package) map[string]bool {
+	ours := map[string]bool{}
+	for _, r := range roots {
+		for _, f := range r.GoFiles {
+			if isOurs(f) {
+				ours[f] = true
 			}
 		}
 	}
@@ -107,11 +104,92 @@ func isOurs(path string) bool {
 	return bytes.HasPrefix(buf[:n], []byte(Header))
 }
 
-// loadError returns ": " and the load errors of the package at path, or "".
-func (l *loaded) loadError(path string) string {
-	for _, r := range l.roots {
-		if (r.PkgPath == path || r.ID == path) && len(r.Errors) > 0 {
-			return ": " + r.Errors[0].Msg
+// more loads the packages at paths that are not loaded yet, from export
+// data: the packages a manifest lists and the packages options name.
+func (l *loaded) more(dir string, paths, tags []string) error {
+	var need []string
+	for _, p := range paths {
+		if l.pkg(p) == nil && !slices.Contains(need, p) {
+			need = append(need, p)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	slices.Sort(need)
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: dir, Fset: l.fset}
+	if len(tags) > 0 {
+		cfg.BuildFlags = []string{"-tags=" + strings.Join(tags, ",")}
+	}
+	pkgs, err := packages.Load(cfg, need...)
+	if err != nil {
+		return fmt.Errorf("load packages: %w", err)
+	}
+	for _, p := range pkgs {
+		if len(p.Errors) > 0 {
+			l.failed[p.ID] = p.Errors[0].Msg
+			l.failed[p.PkgPath] = p.Errors[0].Msg
+		}
+		l.add(p.Types)
+	}
+	return nil
+}
+
+// add records p and every package it imports.
+func (l *loaded) add(p *types.Package) {
+	if p == nil || l.byPath[p.Path()] != nil {
+		return
+	}
+	l.byPath[p.Path()] = p
+	for _, imp := range p.Imports() {
+		l.add(imp)
+	}
+}
+
+// pkg returns the loaded package at path, or nil when it is missing or
+// failed to load.
+func (l *loaded) pkg(path string) *types.Package {
+	p := l.byPath[path]
+	if p == nil || l.failed[path] != "" || !p.Complete() && p.Scope().Len() == 0 {
+		return nil
+	}
+	return p
+}
+
+// missing says why the package at path is not loaded.
+func (l *loaded) missing(path string) string {
+	msg := l.failed[path]
+	switch {
+	case strings.Contains(msg, "no required module provides"), strings.Contains(msg, "cannot find module"):
+		return fmt.Sprintf("package %s not found: no module in go.mod provides it (go get it first)", path)
+	case msg == "", strings.Contains(msg, "is not in std"), strings.Contains(msg, "not in GOROOT"):
+		return fmt.Sprintf("package %s not found", path)
+	case strings.Contains(msg, "malformed"), strings.Contains(msg, "invalid"):
+		return fmt.Sprintf("%q is not a valid import path", path)
+	}
+	first, _, _ := strings.Cut(msg, "\n")
+	return fmt.Sprintf("cannot load package %s: %s", path, first)
+}
+
+// importedAs returns the import path file imports under name, or "".
+func (l *loaded) importedAs(name string, file *ast.File) string {
+	if file == nil {
+		return ""
+	}
+	for _, imp := range file.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		n := pathpkg.Base(path)
+		if p := l.pkg(path); p != nil {
+			n = p.Name()
+		}
+		if imp.Name != nil {
+			n = imp.Name.Name
+		}
+		if n == name {
+			return path
 		}
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,13 +68,9 @@ func readManifest(path string, errs *ErrorList) *manifest {
 				}
 			}
 		case "defaults":
+			m.Defaults = options{}
 			for _, kv := range r.mapping(v, "defaults") {
-				switch kv[0].Value {
-				case "threshold", "cooldown", "probe_lease":
-					r.option(&m.Defaults, kv[0], kv[1])
-				default:
-					r.add(kv[0], "unknown key %q in defaults: want threshold, cooldown or probe_lease", kv[0].Value)
-				}
+				r.option(m.Defaults, atDefaults, "in defaults", kv[0], kv[1])
 			}
 		case "interfaces":
 			if v.Kind != yaml.SequenceNode {
@@ -154,7 +151,7 @@ func (r *manifestReader) int(n *yaml.Node, key string) (int, bool) {
 
 // iface reads one entry of interfaces.
 func (r *manifestReader) iface(n *yaml.Node) *ifaceSpec {
-	spec := &ifaceSpec{Pos: r.pos(n), Methods: map[string]*methodSpec{}, Manifest: true}
+	spec := &ifaceSpec{Pos: r.pos(n), Opts: options{}, Methods: map[string]*methodSpec{}, Manifest: true}
 	var sawSource bool
 	for _, kv := range r.mapping(n, "an interfaces entry") {
 		k, v := kv[0], kv[1]
@@ -175,18 +172,12 @@ func (r *manifestReader) iface(n *yaml.Node) *ifaceSpec {
 				r.add(v, "source %q must be IMPORTPATH.Interface or a bare interface name", s)
 				return nil
 			}
-		case "wrapper":
-			if s, ok := r.str(v, "wrapper"); ok {
-				spec.Wrapper = opt[string]{Val: s, Pos: r.pos(v), Set: true}
-			}
-		case "circuit", "threshold", "cooldown", "probe_lease", "errors", "statuses":
-			r.option(&spec.Opts, k, v)
 		case "methods":
 			for _, mkv := range r.mapping(v, "methods") {
 				spec.Methods[mkv[0].Value] = r.method(mkv[0], mkv[1])
 			}
 		default:
-			r.add(k, "unknown key %q in an interfaces entry: want source, wrapper, circuit, threshold, cooldown, probe_lease, errors, statuses or methods", k.Value)
+			r.option(spec.Opts, atInterface, "in an interfaces entry", k, v, "source", "methods")
 		}
 	}
 	if !sawSource {
@@ -200,81 +191,60 @@ func (r *manifestReader) iface(n *yaml.Node) *ifaceSpec {
 
 // method reads one entry of methods.
 func (r *manifestReader) method(k, n *yaml.Node) *methodSpec {
-	ms := &methodSpec{Pos: r.pos(k)}
+	ms := &methodSpec{Pos: r.pos(k), Opts: options{}}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return ms
 	}
 	for _, kv := range r.mapping(n, "method "+k.Value) {
-		switch kv[0].Value {
-		case "skip":
-			if kv[1].Kind != yaml.ScalarNode || kv[1].Tag != "!!bool" {
-				r.add(kv[1], "skip must be true or false")
-				continue
-			}
-			ms.Skip = opt[bool]{Val: kv[1].Value == "true", Pos: r.pos(kv[1]), Set: true}
-		case "circuit", "threshold", "cooldown", "probe_lease", "errors", "statuses":
-			r.option(&ms.Opts, kv[0], kv[1])
-		default:
-			r.add(kv[0], "unknown key %q in method %s: want circuit, threshold, cooldown, probe_lease, errors, statuses or skip", kv[0].Value, k.Value)
+		if kv[0].Value != "skip" {
+			r.option(ms.Opts, atMethod, "in method "+k.Value, kv[0], kv[1], "skip")
+			continue
 		}
+		if kv[1].Kind != yaml.ScalarNode || kv[1].Tag != "!!bool" {
+			r.add(kv[1], "skip must be true or false")
+			continue
+		}
+		ms.Skip = kv[1].Value == "true"
 	}
 	return ms
 }
 
-// option reads one policy or classifier option into o.
-func (r *manifestReader) option(o *options, k, v *yaml.Node) {
+// option reads the option k: v given at level l into o; in says where, and
+// extra are the keys the caller reads itself, for the message.
+func (r *manifestReader) option(o options, l level, in string, k, v *yaml.Node, extra ...string) {
+	key := keyNamed(k.Value)
+	if key == nil || key.Levels&l == 0 {
+		r.add(k, "unknown key %q %s: want %s", k.Value, in, keysAt(l, extra...))
+		return
+	}
 	pos := r.pos(v)
-	switch k.Value {
-	case "circuit":
-		if s, ok := r.str(v, "circuit"); ok {
-			o.Circuit = opt[string]{Val: s, Pos: pos, Set: true}
-		}
-	case "threshold":
-		if n, ok := r.int(v, "threshold"); ok {
-			o.Threshold = opt[int]{Val: n, Pos: pos, Set: true}
-		}
-	case "cooldown", "probe_lease":
-		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-			r.add(v, "%s must be a duration such as 30s", k.Value)
+	if !key.list {
+		if v.Kind != yaml.ScalarNode || !slices.Contains(key.yamlTags, v.Tag) {
+			r.add(v, "%s must be %s", key.Name, key.expects())
 			return
 		}
-		setOption(o, k.Value, v.Value, pos, r.errs)
-	case "errors":
+		o.setValue(key, v.Value, pos, r.errs)
+		return
+	}
+	s := setting{Pos: pos, Val: []item(nil)}
+	if v.Kind != yaml.SequenceNode {
+		s.Bad = true
+		r.add(v, "%s must be a list of %s", key.Name, key.Value)
+	}
+	for _, e := range v.Content {
 		if v.Kind != yaml.SequenceNode {
-			o.Errors = opt[[]entry]{Pos: pos, Set: true, Bad: true}
-			r.add(v, "errors must be a list of error types or variables")
-			return
+			break
 		}
-		o.Errors = opt[[]entry]{Pos: pos, Set: true}
-		for _, e := range v.Content {
-			if s, ok := r.str(e, "an errors entry"); ok {
-				o.Errors.Val = append(o.Errors.Val, entry{Name: s, Pos: r.pos(e)})
-			} else {
-				o.Errors.Bad = true
-			}
+		if e.Kind != yaml.ScalarNode || !slices.Contains(key.yamlTags, e.Tag) {
+			s.Bad = true
+			r.add(e, "a %s entry must be %s", key.Name, key.entry)
+			continue
 		}
-	case "statuses":
-		if v.Kind != yaml.SequenceNode {
-			o.Statuses = opt[[]StatusRange]{Pos: pos, Set: true, Bad: true}
-			r.add(v, "statuses must be a list of codes such as 503 or ranges such as \"500-599\"")
-			return
-		}
-		o.Statuses = opt[[]StatusRange]{Pos: pos, Set: true}
-		for _, e := range v.Content {
-			if e.Kind != yaml.ScalarNode || (e.Tag != "!!int" && e.Tag != "!!str") {
-				o.Statuses.Bad = true
-				r.add(e, "a statuses entry must be a code such as 503 or a range such as \"500-599\"")
-				continue
-			}
-			s, err := parseStatus(e.Value)
-			if err != nil {
-				o.Statuses.Bad = true
-				r.add(e, "%v", err)
-				continue
-			}
-			o.Statuses.Val = append(o.Statuses.Val, s)
+		if !s.addItem(key, e.Value, r.pos(e), r.errs) {
+			s.Bad = true
 		}
 	}
+	o[key.Name] = s
 }
 
 // yamlErrorPos extracts the line from a yaml.v3 syntax error.

@@ -1,12 +1,15 @@
 package generator
 
 import (
+	"go/token"
 	"go/types"
-	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 // Model is everything one output file holds: the guarded interfaces of one
-// package. It is pure data, built by build and read by render.
+// package. It is pure data: build makes it, and nothing changes it after;
+// name chooses the file's identifiers and render writes it.
 type Model struct {
 	// Path is the output file.
 	Path string
@@ -14,14 +17,14 @@ type Model struct {
 	PkgPath, PkgName string
 	// Interfaces are the guarded interfaces, in a stable order.
 	Interfaces []*Interface
-	// Policies are the distinct policies, one package-level value each.
-	Policies []*PolicyVar
-	// Imports maps every import path the file may use to its name in the
-	// file; Aliased marks the paths imported under an alias.
-	Imports map[string]string
-	Aliased map[string]bool
-	// Decls are the package-level names of the package and of the file,
-	// which no import name or local may hide.
+	// Circuits are the distinct circuits of the file, one policy each, in
+	// the order of first use.
+	Circuits []*Circuit
+	// Classifiers are the distinct generated classifiers, in the order of
+	// first use.
+	Classifiers []*Classifier
+	// Decls are the package-level names the package declares (a previous
+	// output of ours left out), which the file's names must not take.
 	Decls map[string]bool
 }
 
@@ -29,32 +32,41 @@ type Model struct {
 type Interface struct {
 	// Name is the interface's name; PkgPath its package's import path.
 	Name, PkgPath string
-	// Wrapper and Constructor name the generated type and its constructor.
-	Wrapper, Constructor string
+	// Wrapper, Constructor and With name the generated type and its two
+	// constructors: from a Breaker, and from prepared circuits.
+	Wrapper, Constructor, With string
 	// TypeParams are the interface's type parameters, in order.
 	TypeParams []*types.TypeParam
-	// Next and Circuits name the wrapper's fields: the wrapped value and
-	// its bound circuits, one per distinct circuit and policy.
-	Next, Circuits string
 	// Methods are the interface's methods, embedded ones included.
 	Methods []*Method
+	// Circuits are the circuits its guarded methods use, in method order.
+	Circuits []*Circuit
+}
+
+// Circuit is one circuit name with its policy.
+type Circuit struct {
+	// Name is the circuit's name.
+	Name string
+	// Policy is its policy, defaults applied and checked.
+	Policy circuit.Policy
+	// Pos is where the policy was first given.
+	Pos token.Position
 }
 
 // Method is one method of a guarded interface.
 type Method struct {
 	// Name is the method's name.
 	Name string
-	// Params are the parameters, every one named; Variadic marks the last
-	// as ...T.
+	// Params are the parameters as declared (names may be empty);
+	// Variadic marks the last as ...T.
 	Params   []Var
 	Variadic bool
 	// Results are the results; their names are not used.
 	Results []Var
 	// Skip marks a method that calls next directly.
 	Skip bool
-	// Circuit is the circuit's name; Policy its policy value.
-	Circuit string
-	Policy  *PolicyVar
+	// Circuit is the method's circuit.
+	Circuit *Circuit
 	// Classify is the method's classifier.
 	Classify *Classifier
 	// Ctx is the index of the context.Context parameter passed to the
@@ -63,11 +75,9 @@ type Method struct {
 	// Request is, when there is no Ctx, the index of a *net/http.Request
 	// parameter whose Context is passed to the breaker, or -1.
 	Request int
-	// Recv, Err and Ran name the receiver and the locals of the body; Ran,
-	// set only for methods with a Request, records that next was called.
-	Recv, Err, Ran string
-	// ResultNames name the locals that hold the results but the error.
-	ResultNames []string
+	// Carrier marks a method whose only result carries its error: its
+	// Err() method reports it, and SetErr(error) sets it on rejection.
+	Carrier bool
 }
 
 // Var is a parameter or result.
@@ -76,41 +86,32 @@ type Var struct {
 	Type types.Type
 }
 
-// PolicyVar is a package-level circuit.Policy value.
-type PolicyVar struct {
-	// Name is the variable's name.
-	Name string
-	// Circuit is the circuit it was first made for.
-	Circuit string
-	// Threshold, Cooldown and Lease are the policy's fields.
-	Threshold       int
-	Cooldown, Lease time.Duration
-}
-
-// Classifier maps a call's result to a circuit.Outcome.
+// Classifier maps a call's result to a circuit.Outcome: a generated
+// function, or one the user names with classifier=.
 type Classifier struct {
-	// Name is the classifier function's name; Circuit the circuit of the
-	// first method that uses it.
-	Name, Circuit string
+	// Func is the user's function, for classifier=; the rest is unset
+	// but Result.
+	Func *types.Func
 	// Errors are the selected errors, in the order given.
 	Errors []ErrorMatch
 	// Statuses are the selected HTTP statuses.
 	Statuses []StatusRange
-	// Result is the index of the result that carries a status, or -1.
+	// Codes are the selected gRPC code names.
+	Codes []string
+	// Result is the index of the result passed to the classifier with the
+	// error, or -1.
 	Result int
 	// ResultType is that result's type; ResultKind how its status is read.
 	ResultType types.Type
 	ResultKind StatusKind
 }
 
-// ErrorMatch is one selected error.
+// ErrorMatch is one selected error: a variable matched with errors.Is, or
+// a type with errors.As.
 type ErrorMatch struct {
-	// Is is true for a sentinel value (errors.Is), false for a type
-	// (errors.As).
-	Is bool
-	// PkgPath, PkgName and Name name the variable for Is.
-	PkgPath, PkgName, Name string
-	// Type is the target type for As.
+	// Var is the variable, or nil.
+	Var *types.Var
+	// Type is the type, when Var is nil.
 	Type types.Type
 }
 

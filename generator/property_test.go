@@ -72,10 +72,11 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var patterns []string
-	sources := map[string]string{} // directory -> input source
+	sources := map[string]string{}    // directory -> input source
+	policies := map[string][]string{} // one policy a circuit name, in every package
 	for i := range n {
 		name := fmt.Sprintf("p%03d", i)
-		src := newPropGen(r, base+"/dep").pkg(name)
+		src := newPropGen(r, base+"/dep", policies).pkg(name)
 		formatted, err := format.Source([]byte(src))
 		if err != nil {
 			t.Fatalf("seed %d: the test wrote invalid Go for %s: %v\n%s", seed, name, err, src)
@@ -237,10 +238,12 @@ type propGen struct {
 	imports map[string]bool
 	// circuits are the circuit names used so far, to share some.
 	circuits []string
+	// policies are the options of each circuit name.
+	policies map[string][]string
 }
 
-func newPropGen(r *rand.Rand, dep string) *propGen {
-	return &propGen{r: r, dep: dep, imports: map[string]bool{}}
+func newPropGen(r *rand.Rand, dep string, policies map[string][]string) *propGen {
+	return &propGen{r: r, dep: dep, imports: map[string]bool{}, policies: policies}
 }
 
 func (g *propGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -432,9 +435,12 @@ func (g *propGen) iface(i int, pkgName string, grouped bool) string {
 		guard = append(guard, "wrapper="+choose(g, "Guarded", "Wrapped", "wrapped", "ñ", "Wrappé", "x")+it.name+"W")
 	}
 	if ifaceCircuit {
-		guard = append(guard, "circuit="+g.circuit())
+		c := g.circuit()
+		guard = append(guard, "circuit="+c)
+		guard = append(guard, g.policyOf(c)...)
+	} else {
+		guard = append(guard, g.policy()...)
 	}
-	guard = append(guard, g.policy()...)
 	if ifaceErrors {
 		guard = append(guard, g.errorsOpt())
 	}
@@ -460,8 +466,17 @@ func (g *propGen) iface(i int, pkgName string, grouped bool) string {
 	for _, e := range embeds {
 		b.WriteString("\t" + e + "\n")
 	}
+	// An interface whose every method is skipped is an error: keep one
+	// guarded.
+	guarded := slices.ContainsFunc(embeds, func(e string) bool { return !strings.HasSuffix(e, "Closer") })
 	for j := range 1 + g.r.IntN(5) {
-		b.WriteString(g.method(it, fmt.Sprintf("M%d_%d", i, j), ifaceCircuit, ifaceErrors || ifaceStatuses))
+		m := g.method(it, fmt.Sprintf("M%d_%d", i, j), ifaceCircuit, ifaceErrors || ifaceStatuses)
+		guarded = guarded || !strings.Contains(m, "circuitgen:skip")
+		b.WriteString(m)
+	}
+	if !guarded {
+		c := g.circuit()
+		fmt.Fprintf(&b, "\t//circuitgen:circuit %s %s errors=%s.EOF\n\tM%d_g() error\n", c, strings.Join(g.policyOf(c), " "), g.q("io"), i)
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -549,8 +564,9 @@ func (g *propGen) method(it *randIface, name string, ifaceCircuit, ifaceFailure 
 	case ifaceCircuit && ifaceFailure && g.chance(0.3):
 		// The interface's circuit and classifier.
 	default:
-		words := []string{"//circuitgen:circuit", g.circuit()}
-		words = append(words, g.policy()...)
+		c := g.circuit()
+		words := []string{"//circuitgen:circuit", c}
+		words = append(words, g.policyOf(c)...)
 		hasErrors, hasStatuses := g.chance(0.6), g.chance(0.4)
 		if !ifaceFailure && !hasErrors && !hasStatuses {
 			hasErrors = true
@@ -681,6 +697,22 @@ func (g *propGen) circuit() string {
 	return name
 }
 
+// policyOf returns the policy options of circuit c: every policy option,
+// so that nothing is inherited, chosen at c's first use; one circuit name
+// has one policy.
+func (g *propGen) policyOf(c string) []string {
+	if p, ok := g.policies[c]; ok {
+		return p
+	}
+	p := []string{
+		"threshold=" + strconv.Itoa(choose(g, 1, 1000, 1+g.r.IntN(1000))),
+		"cooldown=" + g.duration(time.Second, 24*time.Hour),
+		"lease=" + g.duration(time.Second, time.Hour),
+	}
+	g.policies[c] = p
+	return p
+}
+
 // policy returns random policy options, each within bounds.
 func (g *propGen) policy() []string {
 	var opts []string
@@ -691,7 +723,7 @@ func (g *propGen) policy() []string {
 		opts = append(opts, "cooldown="+g.duration(time.Second, 24*time.Hour))
 	}
 	if g.chance(0.4) {
-		opts = append(opts, choose(g, "lease=", "probe_lease=")+g.duration(time.Second, time.Hour))
+		opts = append(opts, "lease="+g.duration(time.Second, time.Hour))
 	}
 	return opts
 }

@@ -3,9 +3,12 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"go/token"
 	"go/types"
 	"strings"
+	"time"
 
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/templates"
 )
 
@@ -17,16 +20,75 @@ type ScaffoldData struct {
 	File, Output string
 	// Wrapper and Circuit are the suggested wrapper and circuit names.
 	Wrapper, Circuit string
+	// GRPC marks a gRPC client: a method takes ...grpc.CallOption.
+	GRPC bool
 	// Methods are the interface's methods.
 	Methods []ScaffoldMethod
+	// Options are the options of the schema, with their defaults.
+	Options []OptionDoc
 }
 
 // ScaffoldMethod is one method in the scaffold.
 type ScaffoldMethod struct {
 	// Name is the method's name; Signature its signature, as Go.
 	Name, Signature string
-	// Skip marks a method that does not return error last.
+	// Skip marks a method that cannot be guarded: it returns neither
+	// error last nor one result with Err() error.
 	Skip bool
+	// Close marks a Close with no parameters, which passes through unless
+	// the manifest names it.
+	Close bool
+}
+
+// OptionDoc documents one option of the schema.
+type OptionDoc struct {
+	// Name is the option's key; Value describes its value.
+	Name, Value string
+	// Doc says what it does.
+	Doc string
+	// Levels says where it may be given.
+	Levels string
+	// Policy marks an option of circuit.Policy; Default is its value in
+	// circuit.DefaultPolicy ("off" when zero).
+	Policy  bool
+	Default string
+	// Supported is false for an option circuitgen reads but cannot apply
+	// yet.
+	Supported bool
+}
+
+// Options documents every option of the schema, in order.
+func Options() []OptionDoc {
+	docs := make([]OptionDoc, len(schema))
+	for i, k := range schema {
+		d := OptionDoc{Name: k.Name, Value: k.Value, Doc: k.Doc, Policy: k.Field != "", Supported: k.Field == "" || k.set != nil}
+		var where []string
+		for _, l := range []level{atDefaults, atInterface, atMethod} {
+			if k.Levels&l != 0 {
+				where = append(where, map[level]string{atDefaults: "defaults", atInterface: "interface", atMethod: "method"}[l])
+			}
+		}
+		d.Levels = strings.Join(where, ", ")
+		if d.Policy {
+			d.Default = "off"
+			switch v := fieldValue(circuit.DefaultPolicy, k.Field).(type) {
+			case int:
+				if v != 0 {
+					d.Default = fmt.Sprint(v)
+				}
+			case float64:
+				if v != 0 {
+					d.Default = fmt.Sprint(v)
+				}
+			case time.Duration:
+				if v != 0 {
+					d.Default = v.String()
+				}
+			}
+		}
+		docs[i] = d
+	}
+	return docs
 }
 
 // Scaffold loads the interface source (IMPORTPATH.Name) from dir and
@@ -37,13 +99,13 @@ func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
 		return nil, fmt.Errorf("source %q must be IMPORTPATH.Interface", source)
 	}
 	path, name := source[:i], source[i+1:]
-	l, err := load(dir, []string{path}, tags, nil)
-	if err != nil {
+	l := newLoaded(token.NewFileSet(), nil)
+	if err := l.more(dir, []string{path}, tags); err != nil {
 		return nil, err
 	}
-	pkg := l.byPath[path]
+	pkg := l.pkg(path)
 	if pkg == nil {
-		return nil, fmt.Errorf("cannot load package %q%s", path, l.loadError(path))
+		return nil, fmt.Errorf("%s", l.missing(path))
 	}
 	obj, _ := pkg.Scope().Lookup(name).(*types.TypeName)
 	if obj == nil {
@@ -55,18 +117,23 @@ func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
 	}
 	data := ScaffoldData{
 		Source: source, File: file, Output: DefaultOutput,
-		Wrapper: "Guarded" + name, Circuit: kebab(name),
+		Wrapper: "Guarded" + name, Circuit: kebab(name), Options: Options(),
 	}
 	for i := range iface.NumMethods() {
 		fn := iface.Method(i)
 		sig := fn.Type().(*types.Signature)
 		res := sig.Results()
-		skip := res.Len() == 0 || !types.Identical(res.At(res.Len()-1).Type(), errorType)
+		guardable := res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) ||
+			res.Len() == 1 && carriesError(res.At(0).Type()) && settable(res.At(0).Type())
 		data.Methods = append(data.Methods, ScaffoldMethod{
 			Name:      fn.Name(),
 			Signature: fn.Name() + strings.TrimPrefix(types.TypeString(sig, (*types.Package).Name), "func"),
-			Skip:      skip,
+			Skip:      !guardable,
+			Close:     fn.Name() == "Close" && sig.Params().Len() == 0,
 		})
+		if p := sig.Params(); sig.Variadic() && isNamed(p.At(p.Len()-1).Type().(*types.Slice).Elem(), "google.golang.org/grpc", "CallOption") {
+			data.GRPC = true
+		}
 	}
 	var buf bytes.Buffer
 	if err := templates.Manifest.Execute(&buf, data); err != nil {

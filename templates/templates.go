@@ -1,5 +1,6 @@
 // Package templates holds the text templates circuitgen renders into files
-// that are not Go, embedded in the binary.
+// that are not Go, embedded in the binary. Their data comes from the
+// generator's option schema and circuit.DefaultPolicy, never from copies.
 package templates
 
 import (
@@ -13,3 +14,7 @@ var files embed.FS
 // Manifest renders a circuitgen.yaml scaffold. Its data is a
 // generator.ScaffoldData.
 var Manifest = template.Must(template.New("manifest.yaml.tmpl").ParseFS(files, "manifest.yaml.tmpl"))
+
+// Options renders the README's table of options. Its data is a
+// []generator.OptionDoc.
+var Options = template.Must(template.New("options.md.tmpl").ParseFS(files, "options.md.tmpl"))

@@ -29,6 +29,7 @@ var rows = []struct {
 	name, label, target string
 }{
 	{"ClosedSuccess", "closed, success", "≤1.0× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessRate", "closed, success, rate rule (prepared handle)", "≤1.0× gobreaker (ratio ReadyToTrip), 0 allocs/op"},
 	{"OpenRejection", "rejection while open", "≤1.0× gobreaker"},
 	{"MultiProcess", "4 procs × 2 goroutines, closed", "no flock, no write (TestHappyPathNoSyscalls); throughput reported"},
 	{"Snapshot", "Snapshot, unchanged record", "no file read (TestSnapshotNoRead)"},

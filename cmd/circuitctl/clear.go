@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"golang.org/x/term"
 )
 
 const clearUsage = "usage: circuitctl clear [-store URL] [-yes] [-timeout D] NAME"
@@ -66,15 +62,8 @@ func runClear(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "circuitctl clear: circuit %s has no record in %s: nothing to clear\n", name, st)
 		return 1
 	}
-	if !*yes {
-		if !term.IsTerminal(int(os.Stdin.Fd())) {
-			fmt.Fprintf(stderr, "circuitctl clear: standard input is not a terminal: pass -yes to clear circuit %s without confirmation\n", name)
-			return 1
-		}
-		if !confirm(stderr, fmt.Sprintf("clear circuit %s in %s? [y/N] ", name, st)) {
-			fmt.Fprintf(stderr, "circuitctl clear: circuit %s not cleared\n", name)
-			return 1
-		}
+	if !*yes && !confirm(stderr, "clear", name, fmt.Sprintf("clear circuit %s in %s? [y/N] ", name, st)) {
+		return 1
 	}
 	if err := b.Clear(ctx, name); err != nil {
 		fmt.Fprintf(stderr, "circuitctl clear: %v\n", err)
@@ -82,16 +71,4 @@ func runClear(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "cleared circuit %s in %s\n", name, st)
 	return 0
-}
-
-// confirm asks question on w and reports whether standard input answers
-// y or yes.
-func confirm(w io.Writer, question string) bool {
-	fmt.Fprint(w, question)
-	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true
-	}
-	return false
 }

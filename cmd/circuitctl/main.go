@@ -1,15 +1,42 @@
 // Command circuitctl is the operators' tool for circuits in a store: it
-// shows their state and clears them.
+// shows their state, forces them open and clears them.
 //
 // Usage:
 //
-//	circuitctl state [-store URL] [-json] [-timeout D] [names...]
+//	circuitctl state [-store URL] [-json] [-watch] [-timeout D] [names...]
+//	circuitctl open [-store URL] -for D [-yes] [-timeout D] NAME
 //	circuitctl clear [-store URL] [-yes] [-timeout D] NAME
 //
 // The store is the one a URL names (file:///dir, redis://…, rediss://…,
 // unix://…, postgres://…, sqlite:///file.db; see runtime/storeurl); -store
 // defaults to $CIRCUITGEN_STORE. Exit status: 0 on success, 1 when a record
 // cannot be read or a clear is refused or fails, 2 on a usage error.
+//
+// state -watch keeps reading the circuits, every second, until interrupted:
+// on a terminal it redraws the table in place; otherwise it prints the table
+// again (or, with -json, one line of JSON) each time the circuits change.
+// Forced circuits show as "open (forced)", their OPEN UNTIL saying for how
+// long.
+//
+// The JSON of state -json is stable: fields are added, never renamed,
+// removed or given another meaning (testdata/state.json pins it). A report
+// is an object:
+//
+//	store     string   the store's URL, its password hidden
+//	circuits  array    the circuits read, sorted by name, each an object:
+//	  name         string   the circuit's name
+//	  state        string   "closed", "open", "half_open", or "error" when its record cannot be read
+//	  failures     number   consecutive failures
+//	  generation   number   the record's generation; 0 without a record
+//	  open_until   string   RFC 3339, UTC: the end of the cooldown or of a forced open; absent when unset
+//	  lease_until  string   RFC 3339, UTC: the end of the half-open probe's lease; absent when unset
+//	  updated_at   string   RFC 3339, UTC: the record's last change; absent without a record
+//	  forced       bool     true when an operator holds it open (circuitctl open) until open_until; absent otherwise
+//	  successes    number   half-open probes that succeeded in a row (Policy.CloseAfter); absent when 0
+//	  reopens      number   times a probe reopened it since it last closed (Policy.MaxCooldown); absent when 0
+//	  recorded     bool     whether the store holds a record (a circuit never called has none)
+//	  error        string   why the record cannot be read, for people; absent otherwise
+//	errors    array    of strings, for people: each record that could not be read; absent when none
 //
 // circuitctl links every store driver; the generator, circuitgen, links
 // none, so that adding it as a tool stays light.
@@ -25,7 +52,8 @@ const usage = `usage: circuitctl command [flags] [arguments]
 
 commands:
   state  print the state of circuits in a store
-  clear  clear a circuit in a store, so that it starts afresh
+  open   force a circuit open for a while, in every process sharing the store
+  clear  clear a circuit in a store, so that it starts afresh (and ends a forced open)
 
 run circuitctl COMMAND -h for a command's flags
 `
@@ -43,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "state":
 		return runState(args[1:], stdout, stderr)
+	case "open":
+		return runOpen(args[1:], stdout, stderr)
 	case "clear":
 		return runClear(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 // stateReport is what `circuitctl state -json` prints.
@@ -22,6 +23,20 @@ type stateReport struct {
 	Circuits []circuit.Status `json:"circuits"`
 	// Errors are the records that could not be read, each naming its record.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// readReport reads the named circuits of st, or every circuit with a
+// record when names is empty, and returns the report and the errors met.
+func readReport(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) (stateReport, []error) {
+	var errs []error
+	if len(names) == 0 {
+		var err error
+		names, err = st.Names(ctx)
+		errs = errorList(err)
+	}
+	states, serrs := readStates(ctx, b, names)
+	errs = append(errs, serrs...)
+	return stateReport{Store: st.String(), Circuits: states, Errors: texts(errs)}, errs
 }
 
 // readStates reads the named circuits with b.Snapshot, which never changes
@@ -68,7 +83,11 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 		if c.Recorded {
 			gen = fmt.Sprint(c.Generation)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.State, c.Failures, gen,
+		state := c.State
+		if c.Forced {
+			state += " (forced)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, state, c.Failures, gen,
 			when(c.OpenUntil, now), when(c.LeaseUntil, now), when(c.UpdatedAt, now))
 	}
 	return tw.Flush()

@@ -10,7 +10,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-const stateUsage = "usage: circuitctl state [-store URL] [-json] [-timeout D] [names...]"
+const stateUsage = "usage: circuitctl state [-store URL] [-json] [-watch] [-timeout D] [names...]"
 
 // runState prints the state of circuits in a store: the named ones, or every
 // circuit with a record. It changes nothing. Exit status 1 when a record
@@ -20,6 +20,7 @@ func runState(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	store := addStoreFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	watch := fs.Bool("watch", false, "keep printing as the circuits change, until interrupted (-timeout bounds each reading)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, stateUsage)
 		fmt.Fprintln(stderr, "Prints the named circuits, or every circuit with a record in the store.")
@@ -47,14 +48,11 @@ func runState(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer done()
-	var errs []error
-	if len(names) == 0 {
-		names, err = st.Names(ctx)
-		errs = errorList(err)
+	b := circuit.New(st)
+	if *watch {
+		return watchStates(st, b, names, *store.timeout, *asJSON, stdout, stderr)
 	}
-	states, serrs := readStates(ctx, circuit.New(st), names)
-	errs = append(errs, serrs...)
-	rep := stateReport{Store: st.String(), Circuits: states, Errors: texts(errs)}
+	rep, errs := readReport(ctx, st, b, names)
 	if *asJSON {
 		err = writeJSON(stdout, rep)
 	} else {

@@ -74,7 +74,7 @@ func TestGenCheckAndErrors(t *testing.T) {
 	if code := run(nil, &stdout, &stderr); code != 1 {
 		t.Fatalf("broken input: exit %d, want 1", code)
 	}
-	want := "api.go:5:41: status \"999\" is outside 100-599\napi.go:5:54: cooldown \"x\" is not a duration such as 30s or 1m30s\n"
+	want := "api.go:5:41: statuses entry \"999\" is outside 100-599\napi.go:5:54: cooldown \"x\" is not a duration such as 30s or 1m30s\n"
 	if stderr.String() != want {
 		t.Fatalf("stderr = %q, want %q", stderr.String(), want)
 	}

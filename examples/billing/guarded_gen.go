@@ -5,9 +5,10 @@ package billing
 import (
 	"context"
 	"errors"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"net/http"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 var (
@@ -17,20 +18,48 @@ var (
 	policyBillingAPIRefund   = circuit.Policy{FailureThreshold: 5, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 )
 
-// GuardedBillingAPI is a BillingAPI that runs every call of a guarded method through a circuit breaker.
+// GuardedBillingAPI is a BillingAPI that runs every call of a guarded method
+// through a circuit breaker. While a method's circuit is open, the method
+// returns a *circuit.OpenError without calling next:
+//
+//	client := NewGuardedBillingAPI(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.Charge(ctx, req)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit billing-api:charge is open: retry after open.RetryAfter()
+//	}
 type GuardedBillingAPI struct {
 	next     BillingAPI
-	circuits [4]*circuit.Circuit
+	charge   *circuit.Circuit // billing-api:charge
+	health   *circuit.Circuit // billing-api:health
+	invoices *circuit.Circuit // billing-api:invoices
+	refund   *circuit.Circuit // billing-api:refund
 }
 
-// NewGuardedBillingAPI returns a GuardedBillingAPI that calls next through the circuits of b.
+// NewGuardedBillingAPI returns a GuardedBillingAPI that calls next through the
+// circuits of b, with the policies circuitgen was given.
 func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAPI {
-	return &GuardedBillingAPI{next: next, circuits: [4]*circuit.Circuit{
+	return NewGuardedBillingAPIWithCircuits(
+		next,
 		b.Circuit("billing-api:charge", policyBillingAPICharge),
 		b.Circuit("billing-api:health", policyBillingAPIHealth),
 		b.Circuit("billing-api:invoices", policyBillingAPIInvoices),
 		b.Circuit("billing-api:refund", policyBillingAPIRefund),
-	}}
+	)
+}
+
+// NewGuardedBillingAPIWithCircuits returns a GuardedBillingAPI that calls next
+// through circuits the caller prepared with Breaker.Circuit: charge for circuit
+// billing-api:charge, health for circuit billing-api:health, invoices for
+// circuit billing-api:invoices, refund for circuit billing-api:refund.
+func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices, refund *circuit.Circuit) *GuardedBillingAPI {
+	return &GuardedBillingAPI{
+		next:     next,
+		charge:   charge,
+		health:   health,
+		invoices: invoices,
+		refund:   refund,
+	}
 }
 
 var _ BillingAPI = (*GuardedBillingAPI)(nil)
@@ -38,16 +67,19 @@ var _ BillingAPI = (*GuardedBillingAPI)(nil)
 // Charge calls next.Charge through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.circuits[0].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.charge.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Charge(ctx, req)
-		return classifyBillingAPICharge(err), err
+		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
 	})
 	return r0, err
 }
 
-// classifyBillingAPICharge classifies the outcome of a call to circuits billing-api:charge, billing-api:invoices, billing-api:refund.
-func classifyBillingAPICharge(err error) circuit.Outcome {
+// classifyConnectionErrorOrDeadlineExceededOrStatus5xx returns Failure for
+// *ConnectionError, context.DeadlineExceeded, HTTP status 500-599; Ignored for
+// any other error; Success otherwise. Circuits billing-api:charge,
+// billing-api:invoices, billing-api:refund use it.
+func classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError
 		if errors.As(err, &target) {
@@ -72,16 +104,19 @@ func (g *GuardedBillingAPI) Close() error {
 // Health calls next.Health through circuit billing-api:health.
 func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
 	var r0 *http.Response
-	err := g.circuits[1].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Health(ctx)
-		return classifyBillingAPIHealth(r0, err), err
+		return classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(r0, err), err
 	})
 	return r0, err
 }
 
-// classifyBillingAPIHealth classifies the outcome of a call to circuit billing-api:health.
-func classifyBillingAPIHealth(result *http.Response, err error) circuit.Outcome {
+// classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response returns
+// Failure for *ConnectionError, context.DeadlineExceeded, HTTP status 502-504;
+// Ignored for any other error; Success otherwise. Circuit billing-api:health
+// uses it.
+func classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError
 		if errors.As(err, &target) {
@@ -106,10 +141,10 @@ func classifyBillingAPIHealth(result *http.Response, err error) circuit.Outcome 
 // Invoices calls next.Invoices through circuit billing-api:invoices.
 func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
 	var r0 []Invoice
-	err := g.circuits[2].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.invoices.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Invoices(ctx, customerID, opts...)
-		return classifyBillingAPICharge(err), err
+		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
 	})
 	return r0, err
 }
@@ -117,10 +152,10 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 // Refund calls next.Refund through circuit billing-api:refund.
 func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.circuits[3].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.refund.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Refund(ctx, receiptID, amount)
-		return classifyBillingAPICharge(err), err
+		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
 	})
 	return r0, err
 }

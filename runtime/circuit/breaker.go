@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +28,8 @@ type Breaker struct {
 	store      Store
 	storeClock Clock
 	clock      func() time.Time
-	observers  []Observer
+	observers  []Observer     // those that are not CallObservers
+	calls      []CallObserver // nil when there are none: the hot path checks
 
 	refs  sync.Map  // circuit name → *ref
 	epoch time.Time // a monotonic reading, for rejections (reject.go)
@@ -35,9 +37,12 @@ type Breaker struct {
 
 // ref is a circuit of the store, its name validated and bound once.
 type ref struct {
-	name  string
-	store BoundStore
-	open  atomic.Pointer[rejection] // the latest rejection, for reuse
+	name    string
+	store   BoundStore
+	open    atomic.Pointer[rejection] // the latest rejection, for reuse
+	win     atomic.Pointer[window]    // the window last used (window.go)
+	wins    sync.Map                  // window span → *WindowCells, when the store keeps none
+	batches sync.Map                  // window span → *batch, for a WindowSharer (share.go)
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -79,6 +84,13 @@ func New(store Store, opts ...Option) *Breaker {
 	for _, o := range opts {
 		o(b)
 	}
+	b.observers = slices.DeleteFunc(b.observers, func(o Observer) bool {
+		c, ok := o.(CallObserver)
+		if ok {
+			b.calls = append(b.calls, c)
+		}
+		return ok
+	})
 	return b
 }
 
@@ -122,8 +134,15 @@ func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Con
 			_ = b.settle(ctx, r, p, g, Ignored)
 		}
 	}()
+	var start time.Time
+	if p.SlowCall > 0 {
+		start = b.start()
+	}
 	outcome, opErr := op(ctx)
 	settled = true
+	if p.SlowCall > 0 {
+		outcome = p.Classify(outcome, b.since(start))
+	}
 	if err := b.settle(ctx, r, p, g, outcome); err != nil {
 		return ranError(err, opErr)
 	}
@@ -164,12 +183,28 @@ func (b *Breaker) now(storeNow time.Time) time.Time {
 	return time.Now()
 }
 
+// start and since measure how long an operation took, for Policy.SlowCall:
+// on the injected clock when there is one, else on the monotonic clock.
+func (b *Breaker) start() time.Time {
+	if b.clock != nil {
+		return b.clock()
+	}
+	return time.Now()
+}
+
+func (b *Breaker) since(start time.Time) time.Duration {
+	if b.clock != nil {
+		return b.clock().Sub(start)
+	}
+	return time.Since(start)
+}
+
 // replace stores next over prev. It reports false on a conflict.
 func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *Record) (bool, error) {
 	err := r.store.Replace(ctx, prev, next)
 	switch {
 	case err == nil:
-		b.notify(prev, next)
+		b.notify(ctx, prev, next)
 		return true, nil
 	case errors.Is(err, ErrConflict):
 		return false, nil
@@ -194,13 +229,13 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 		local := storeNow.IsZero() && b.clock == nil
 		if local {
 			if e := r.rejected(rec, b.epoch); e != nil {
-				return Grant{}, e // Admit's rejection, as decided for this record
+				return Grant{}, b.rejection(ctx, e) // Admit's rejection, as decided for this record
 			}
 		}
 		now := b.now(storeNow)
 		a := Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return Grant{}, r.reject(rec, a.State, a.Until, now, b.epoch, local)
+			return Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local))
 		}
 		if a.Next == nil {
 			return a.Grant, nil
@@ -212,7 +247,9 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 	return Grant{}, &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
-// settle records a call's outcome.
+// settle records a call's outcome, already classified (Policy.Classify).
+// A closed-admitted call of a current record is counted in the window of
+// the rate rule, once, before the decision that may open the circuit.
 //
 // The operation has returned, so its outcome is recorded even when the
 // caller's context ends meanwhile, whether it ended before settle began or
@@ -222,34 +259,58 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 // and runs on the caller's context while it lasts, so that a call that
 // changes nothing (a success on a healthy circuit) costs nothing more.
 func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
+	for _, c := range b.calls {
+		c.ObserveOutcome(ctx, r.name, o)
+	}
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
 	detached := ctx.Done() == nil // a context that never ends needs no detaching
+	cancel := context.CancelFunc(func() {})
+	defer func() { cancel() }()
+	detachOnce := func() {
+		if !detached {
+			ctx, cancel = detach(ctx)
+			detached = true
+		}
+	}
+	counted := false
 	for range maxConflicts {
 		rec, storeNow, err := b.load(ctx, r)
 		if err != nil && !detached && ctx.Err() != nil {
-			var cancel context.CancelFunc
-			ctx, cancel = detach(ctx)
-			defer cancel()
-			detached = true
+			detachOnce()
 			rec, storeNow, err = b.load(ctx, r)
 		}
 		if err != nil {
 			return err
 		}
-		// Whether Settle changes anything does not depend on the time, so
-		// the clock is read only when it does.
-		if Settle(rec, g, o, p, time.Time{}) == nil {
+		var w Counts
+		var now time.Time
+		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
+			now = b.now(storeNow)
+			if ws, ok := b.store.(WindowSharer); ok {
+				if ctx.Err() != nil {
+					detachOnce()
+				}
+				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted)
+			} else {
+				w, err = b.count(r, p, rec, now, o, !counted)
+			}
+			if err != nil {
+				return err
+			}
+			counted = true
+		}
+		// Whether SettleWindow changes anything does not depend on the
+		// time, so the clock is read only when it does.
+		if SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
 			return nil
 		}
-		if !detached {
-			var cancel context.CancelFunc
-			ctx, cancel = detach(ctx)
-			defer cancel()
-			detached = true
+		detachOnce()
+		if now.IsZero() {
+			now = b.now(storeNow)
 		}
-		next := Settle(rec, g, o, p, b.now(storeNow))
+		next := SettleWindow(rec, g, o, p, now, w)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
@@ -263,18 +324,67 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 }
 
-func (b *Breaker) notify(prev, next *Record) {
+// current reports whether rec is the closed record that admitted g: a call
+// whose outcome the window counts.
+func current(rec *Record, g Grant) bool {
+	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
+}
+
+// notify tells the observers of a committed change from prev to next, when
+// it is a transition.
+func (b *Breaker) notify(ctx context.Context, prev, next *Record) {
 	from := StateClosed
 	if prev != nil {
 		from = prev.State
 	}
-	if len(b.observers) == 0 || from == next.State {
+	if len(b.observers)+len(b.calls) == 0 || from == next.State {
 		return
 	}
 	t := Transition{Name: next.Name, From: from, To: next.State, Generation: next.Generation, Failures: next.Failures, At: next.UpdatedAt}
 	for _, o := range b.observers {
 		o.ObserveTransition(t)
 	}
+	for _, c := range b.calls {
+		c.ObserveTransitionContext(ctx, t)
+	}
+}
+
+// rejection tells the CallObservers of a call that e rejected, and returns e.
+func (b *Breaker) rejection(ctx context.Context, e *OpenError) *OpenError {
+	for _, c := range b.calls {
+		c.ObserveRejection(ctx, e)
+	}
+	return e
+}
+
+// ForceOpen holds the named circuit open for d, 1s..24h, in every process
+// sharing the store: calls are rejected with an *OpenError whose Forced is
+// set, a half-open probe in flight loses its claim, and no call admitted
+// before changes the circuit. Clear ends it early; when d ends, the next
+// call claims a half-open probe, as after any cooldown. A corrupt record
+// must be cleared first.
+func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) error {
+	r, err := b.ref(name)
+	if err != nil {
+		return err
+	}
+	if d < MinCooldown || d > MaxCooldown {
+		return &ConfigError{Field: "ForceOpen duration", Value: d.String(), Reason: "must be within 1s..24h"}
+	}
+	for range maxConflicts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, storeNow, err := b.load(ctx, r)
+		if err != nil {
+			return err
+		}
+		next := Force(rec, name, b.now(storeNow), d, newID)
+		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
+			return err
+		}
+	}
+	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
 }
 
 // newID returns 16 random bytes as 32 hex digits.

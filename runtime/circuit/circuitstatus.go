@@ -27,6 +27,14 @@ type Status struct {
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	// UpdatedAt is when the record last changed, when there is one.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Forced reports that an operator holds the circuit open until
+	// OpenUntil (Breaker.ForceOpen).
+	Forced bool `json:"forced,omitempty"`
+	// Successes is the run of half-open probe successes so far
+	// (Policy.CloseAfter); Reopens how often a probe reopened the circuit
+	// since it last closed (Policy.MaxCooldown).
+	Successes int `json:"successes,omitempty"`
+	Reopens   int `json:"reopens,omitempty"`
 	// Recorded reports whether the store holds a record; a circuit never
 	// called has none and is closed.
 	Recorded bool `json:"recorded"`
@@ -40,7 +48,7 @@ func StatusOf(snap Snapshot) Status {
 	return Status{
 		Name: snap.Name, State: snap.State.String(), Failures: snap.Failures, Generation: snap.Generation,
 		OpenUntil: utc(snap.OpenUntil), LeaseUntil: utc(snap.LeaseUntil), UpdatedAt: utc(snap.UpdatedAt),
-		Recorded: snap.Exists,
+		Recorded: snap.Exists, Forced: snap.Forced, Successes: snap.Successes, Reopens: snap.Reopens,
 	}
 }
 

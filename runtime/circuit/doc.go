@@ -9,6 +9,11 @@
 // every circuit in it: one half-open probe across all of them, one failure
 // count, one cooldown.
 //
-// The state machine is Admit and Settle; Breaker.Run, Breaker.Allow and Call
-// are the I/O around them.
+// The state machine is Admit, SettleWindow (Settle without window counts)
+// and Force, with the rules of Policy (Classify, Trips, CooldownAfter);
+// Breaker.Run, Breaker.Allow, Breaker.ForceOpen and Call are the I/O around
+// them. The failure-rate rule's window counts (WindowCells) are not part of
+// the record: a store shares them between processes in memory
+// (WindowStore), or on its server in batches (WindowSharer); otherwise each
+// Breaker counts its own process's calls.
 package circuit

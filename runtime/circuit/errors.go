@@ -36,6 +36,9 @@ type OpenError struct {
 	// Until is when the circuit may admit a call again: the end of the
 	// cooldown, or of the probe's lease, by the store's clock.
 	Until time.Time
+	// Forced reports that an operator holds the circuit open
+	// (Breaker.ForceOpen) until Until.
+	Forced bool
 
 	retryAfter time.Duration
 }
@@ -53,6 +56,9 @@ func (e *OpenError) RetryAfterSeconds() int {
 // Error describes the rejection.
 func (e *OpenError) Error() string {
 	what := "open"
+	if e.Forced {
+		what = "forced open"
+	}
 	if e.State == StateHalfOpen {
 		what = "half-open with a probe in flight"
 	}
@@ -73,7 +79,8 @@ func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 type StateError struct {
 	// Name is the circuit's name.
 	Name string
-	// Op is what failed: "load", "replace" or "delete".
+	// Op is what failed: "load", "replace", "delete" or "window" (the
+	// window counts of the rate rule).
 	Op string
 	// Err is the store's error.
 	Err error

@@ -23,9 +23,11 @@ type Admission struct {
 	Admitted bool
 	Grant    Grant
 	// For a rejection: the state that rejected the call and when it may
-	// admit again (the end of the cooldown, or of the probe's lease).
-	State State
-	Until time.Time
+	// admit again (the end of the cooldown, or of the probe's lease), and
+	// whether an operator forced the circuit open.
+	State  State
+	Until  time.Time
+	Forced bool
 }
 
 // Admit decides whether a call to the circuit whose record is rec (nil when
@@ -40,7 +42,9 @@ type Admission struct {
 //   - open at or after OpenUntil: this call claims the half-open probe with a
 //     fresh token, leased until now+ProbeLease;
 //   - half_open with a live lease: rejected until LeaseUntil;
-//   - half_open with an expired lease: this call claims the probe anew.
+//   - half_open with an expired lease: this call claims the probe anew;
+//   - half_open between two probes of a CloseAfter run (no claim): this
+//     call claims the next probe.
 func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() string) Admission {
 	if rec == nil {
 		next := &Record{Name: name, State: StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
@@ -51,7 +55,7 @@ func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() strin
 		return Admission{Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}}
 	case StateOpen:
 		if now.Before(rec.OpenUntil) {
-			return Admission{State: StateOpen, Until: rec.OpenUntil}
+			return Admission{State: StateOpen, Until: rec.OpenUntil, Forced: rec.Forced}
 		}
 	case StateHalfOpen:
 		if now.Before(rec.LeaseUntil) {
@@ -65,24 +69,40 @@ func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() strin
 	return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation, Probe: true, Token: next.ProbeToken}}
 }
 
-// Settle applies outcome o of the call admitted with g to rec at now under
-// policy p, and returns the record to store, or nil when nothing changes.
+// Settle is SettleWindow with an empty window: the rules that need no
+// window counts.
+func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
+	return SettleWindow(rec, g, o, p, now, Counts{})
+}
+
+// SettleWindow applies outcome o of the call admitted with g to rec at now
+// under policy p, and returns the record to store, or nil when nothing
+// changes. w is the circuit's window counts as of this call, this call
+// included (see Counts); only a closed-admitted Failure reads it. o is the
+// outcome after Policy.Classify.
 //
 // Nothing changes for a stale call: the record was cleared (rec is nil or
 // another incarnation), the circuit closed again since (another generation),
 // the probe's claim was taken over (another token), or a call admitted while
 // closed completes while the circuit is open or half-open.
 //
-// A closed-admitted call: Failure counts, and the FailureThreshold-th
-// consecutive one opens the circuit until now+Cooldown; Success resets the
-// count; Ignored changes nothing. The probe: Success closes the circuit with
-// a zero count and a new generation; Failure counts and reopens it for
-// Cooldown; Ignored reopens it for Cooldown without counting, since health
-// was not shown.
+// A closed-admitted call: Failure counts, and opens the circuit until
+// now+Cooldown when it is the FailureThreshold-th consecutive one, or when w
+// trips the rate rule (Policy.Trips); Success resets the count; Ignored
+// changes nothing. With FailureThreshold 0 a Failure that does not trip the
+// rate rule changes nothing either.
 //
-// Whether Settle returns nil does not depend on now: now only dates the
-// record it returns.
-func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
+// The probe: Success adds to the run of probe successes, and the
+// CloseAfter-th in a row closes the circuit with a zero count, a new
+// generation and the cooldown reset; before that the circuit stays half-open
+// with no probe in flight, for the next caller to claim. Failure counts and
+// reopens it for a cooldown doubled once more (Policy.CooldownAfter);
+// Ignored reopens it for the current cooldown without counting, since
+// health was not shown. Either ends the run of successes.
+//
+// Whether SettleWindow returns nil does not depend on now: now only dates
+// the record it returns.
+func SettleWindow(rec *Record, g Grant, o Outcome, p Policy, now time.Time, w Counts) *Record {
 	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
 		return nil
 	}
@@ -93,17 +113,24 @@ func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
 		next := rec.successor(now)
 		switch o {
 		case Success:
+			next.Successes++
+			if next.Successes < p.CloseAfter {
+				return next // half-open, awaiting the next probe
+			}
 			next.State = StateClosed
 			next.Failures = 0
+			next.Successes = 0
+			next.Reopens = 0
 			next.Generation++
 			next.OpenUntil = time.Time{}
+			return next
 		case Failure:
 			next.Failures = min(next.Failures+1, MaxFailureThreshold)
-			fallthrough
-		default:
-			next.State = StateOpen
-			next.OpenUntil = now.Add(p.Cooldown)
+			next.Reopens = min(next.Reopens+1, MaxReopens)
 		}
+		next.State = StateOpen
+		next.Successes = 0
+		next.OpenUntil = now.Add(p.CooldownAfter(next.Reopens))
 		return next
 	}
 	if rec.State != StateClosed {
@@ -118,24 +145,50 @@ func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
 		next.Failures = 0
 		return next
 	case Failure:
+		consecutive := p.FailureThreshold > 0
+		if !consecutive && !p.Trips(w) {
+			return nil
+		}
 		next := rec.successor(now)
-		next.Failures = min(next.Failures+1, MaxFailureThreshold)
-		if next.Failures >= p.FailureThreshold {
+		if consecutive {
+			next.Failures = min(next.Failures+1, MaxFailureThreshold)
+		}
+		if consecutive && next.Failures >= p.FailureThreshold || p.Trips(w) {
 			next.State = StateOpen
-			next.OpenUntil = now.Add(p.Cooldown)
+			next.OpenUntil = now.Add(p.CooldownAfter(next.Reopens))
 		}
 		return next
 	}
 	return nil
 }
 
-// successor returns a copy of r with the next version, no probe claim, and
-// now as its update time.
+// Force returns the record that holds the circuit open, forced, until
+// now+d, over rec (nil when none exists: a record is created, as Admit
+// creates one). A probe in flight loses its claim, and calls admitted
+// before settle against an open circuit, so none of them changes it; when
+// d ends, the next call claims a half-open probe as after any cooldown.
+func Force(rec *Record, name string, now time.Time, d time.Duration, fresh func() string) *Record {
+	var next *Record
+	if rec == nil {
+		next = &Record{Name: name, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+	} else {
+		next = rec.successor(now)
+	}
+	next.State = StateOpen
+	next.Successes = 0
+	next.OpenUntil = now.Add(d)
+	next.Forced = true
+	return next
+}
+
+// successor returns a copy of r with the next version, no probe claim, not
+// forced, and now as its update time.
 func (r *Record) successor(now time.Time) *Record {
 	next := *r
 	next.Version++
 	next.ProbeToken = ""
 	next.LeaseUntil = time.Time{}
+	next.Forced = false
 	next.UpdatedAt = now
 	return &next
 }

@@ -374,6 +374,7 @@ func TestSettle(t *testing.T) {
 			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
 				r.State = circuit.StateOpen
 				r.Failures = 4
+				r.Reopens = 1 // MaxCooldown 0: the cooldown does not grow
 				r.OpenUntil = now.Add(30 * time.Second)
 			}),
 		},
@@ -504,6 +505,7 @@ func TestSettle(t *testing.T) {
 			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
 				r.State = circuit.StateOpen
 				r.Failures = 4
+				r.Reopens = 1
 				r.OpenUntil = now.Add(2 * time.Hour)
 			}),
 		},
@@ -704,9 +706,9 @@ func fmtRecord(r *circuit.Record) string {
 	if r == nil {
 		return "<nil>"
 	}
-	return fmt.Sprintf("{%s %s failures=%d gen=%d inc=%s v=%d open_until=%s token=%q lease_until=%s updated=%s}",
+	return fmt.Sprintf("{%s %s failures=%d gen=%d inc=%s v=%d open_until=%s token=%q lease_until=%s updated=%s successes=%d reopens=%d forced=%t}",
 		r.Name, r.State, r.Failures, r.Generation, r.Incarnation, r.Version,
-		fmtTime(r.OpenUntil), r.ProbeToken, fmtTime(r.LeaseUntil), fmtTime(r.UpdatedAt))
+		fmtTime(r.OpenUntil), r.ProbeToken, fmtTime(r.LeaseUntil), fmtTime(r.UpdatedAt), r.Successes, r.Reopens, r.Forced)
 }
 
 func fmtTime(t time.Time) string {

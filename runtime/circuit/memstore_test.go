@@ -163,3 +163,15 @@ func (s *memStore) set(f func(s *memStore)) {
 	defer s.mu.Unlock()
 	f(s)
 }
+
+// probe reports whether the circuit's record is half-open with a probe in
+// flight, and its token.
+func (s *memStore) probe(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[name]
+	if r == nil || r.State != circuit.StateHalfOpen || r.ProbeToken == "" {
+		return "", false
+	}
+	return r.ProbeToken, true
+}

@@ -27,6 +27,26 @@ type Observer interface {
 	ObserveTransition(Transition)
 }
 
+// CallObserver is an Observer that also hears about calls, in the caller's
+// goroutine and with its context (to reach its trace span, for example):
+// each call a circuit rejects, and each admitted call's outcome. A Breaker
+// tells a CallObserver of a transition through ObserveTransitionContext, with
+// the context of the call that made it, in place of ObserveTransition.
+//
+// New checks each observer for this interface once; a Breaker with no
+// CallObserver does no work for it on any call.
+type CallObserver interface {
+	Observer
+	// ObserveTransitionContext hears a committed transition, as
+	// ObserveTransition does, with the context of the call that made it.
+	ObserveTransitionContext(ctx context.Context, t Transition)
+	// ObserveRejection hears a call that e rejected: the operation did not run.
+	ObserveRejection(ctx context.Context, e *OpenError)
+	// ObserveOutcome hears the outcome of an admitted call to the named
+	// circuit, before it is settled; a panic is heard as Ignored.
+	ObserveOutcome(ctx context.Context, name string, o Outcome)
+}
+
 // ObserverFunc adapts a function to an Observer.
 type ObserverFunc func(Transition)
 

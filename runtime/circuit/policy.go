@@ -3,10 +3,12 @@ package circuit
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
-// Bounds of a Policy.
+// Bounds of a Policy. MaxCooldown bounds both Policy.Cooldown and
+// Policy.MaxCooldown.
 const (
 	MinFailureThreshold = 1
 	MaxFailureThreshold = 1000
@@ -14,33 +16,71 @@ const (
 	MaxCooldown         = 24 * time.Hour
 	MinProbeLease       = time.Second
 	MaxProbeLease       = time.Hour
+	MinWindow           = time.Second
+	MaxWindow           = time.Hour
+	MinMinCalls         = 1
+	MaxMinCalls         = 1_000_000
+	MaxCloseAfter       = 100
 )
 
 // DefaultPolicy is the policy of a circuit whose directive, manifest or
 // caller sets nothing: five consecutive failures open it for thirty seconds,
-// and a half-open probe holds its claim for ten. It is the one place the
-// defaults live; the generator, its templates and the README read them here.
+// and a half-open probe holds its claim for ten; every round-2 rule is off.
+// It is the one place the defaults live; the generator, its templates and
+// the README read them here.
 var DefaultPolicy = Policy{
 	FailureThreshold: 5,
 	Cooldown:         30 * time.Second,
 	ProbeLease:       10 * time.Second,
 }
 
-// Policy is what a circuit does with classified outcomes: how many
-// consecutive failures open it, how long it stays open, and how long a
-// half-open probe may hold its claim before another caller may take over.
-// The zero Policy is invalid; start from DefaultPolicy.
+// Policy is what a circuit does with classified outcomes: which rules open
+// it, how long it stays open, and how a half-open circuit closes again.
+// Either opening rule may be set, and either one opens the circuit: the
+// consecutive rule (FailureThreshold) and the rate rule (FailureRate over
+// Window, once MinCalls calls have completed in it). Zero means off unless
+// a field says otherwise. The zero Policy is invalid; start from
+// DefaultPolicy.
 type Policy struct {
 	// FailureThreshold is the number of consecutive failures, 1..1000, that
-	// opens a closed circuit.
+	// opens a closed circuit. 0 turns the consecutive rule off; FailureRate
+	// is then required.
 	FailureThreshold int
+	// FailureRate, 0 < r <= 1, opens a closed circuit when, over the last
+	// Window, at least MinCalls calls completed (Success or Failure; an
+	// Ignored call never counts) and failures/calls >= r. 0 turns the rate
+	// rule off.
+	FailureRate float64
+	// MinCalls, 1..1000000, is how many completed calls the last Window must
+	// hold before FailureRate can open the circuit, so that one failure in
+	// a quiet minute does not. Required when FailureRate is set; with
+	// FailureRate zero it does nothing.
+	MinCalls int
+	// Window, 1s..1h, is the span of recent time whose calls FailureRate
+	// looks at. Required when FailureRate is set; with FailureRate zero it
+	// does nothing.
+	Window time.Duration
+	// SlowCall, when positive, makes a Success that took longer than it
+	// (measured by the Breaker around the operation) count as a Failure, for
+	// both rules and for a half-open probe. 0 means no call is slow.
+	SlowCall time.Duration
 	// Cooldown, 1s..24h, is how long an open circuit rejects calls before
 	// it admits one half-open probe.
 	Cooldown time.Duration
+	// MaxCooldown, Cooldown..24h, lets the cooldown grow: each time a
+	// half-open probe fails and reopens the circuit, the cooldown doubles,
+	// up to MaxCooldown; closing the circuit resets it to Cooldown. 0 means
+	// the cooldown never grows.
+	MaxCooldown time.Duration
 	// ProbeLease, 1s..1h, bounds a half-open probe's claim: when a probe
 	// neither succeeds nor fails within it (it crashed, or hangs), the next
 	// caller claims a new probe.
 	ProbeLease time.Duration
+	// CloseAfter, 0..100, is how many half-open probes must succeed in a
+	// row to close the circuit; the probes still run one at a time across
+	// every process sharing the store, and any probe failure reopens it.
+	// 0 and 1 both mean one.
+	CloseAfter int
 }
 
 // Validate reports every field of p that is out of its bounds, as one
@@ -48,14 +88,36 @@ type Policy struct {
 // first). It returns nil when p is valid.
 func (p Policy) Validate() error {
 	var errs []error
-	if p.FailureThreshold < MinFailureThreshold || p.FailureThreshold > MaxFailureThreshold {
-		errs = append(errs, &ConfigError{Field: "FailureThreshold", Value: fmt.Sprint(p.FailureThreshold), Reason: "must be within 1..1000"})
+	bad := func(field, value, reason string) {
+		errs = append(errs, &ConfigError{Field: field, Value: value, Reason: reason})
+	}
+	rate := p.FailureRate != 0
+	if (p.FailureThreshold != 0 || !rate) && (p.FailureThreshold < MinFailureThreshold || p.FailureThreshold > MaxFailureThreshold) {
+		bad("FailureThreshold", strconv.Itoa(p.FailureThreshold), "must be within 1..1000")
+	}
+	if rate && !(p.FailureRate > 0 && p.FailureRate <= 1) {
+		bad("FailureRate", strconv.FormatFloat(p.FailureRate, 'g', -1, 64), "must be within (0, 1]")
+	}
+	if (rate || p.MinCalls != 0) && (p.MinCalls < MinMinCalls || p.MinCalls > MaxMinCalls) {
+		bad("MinCalls", strconv.Itoa(p.MinCalls), "must be within 1..1000000 (required with FailureRate)")
+	}
+	if (rate || p.Window != 0) && (p.Window < MinWindow || p.Window > MaxWindow) {
+		bad("Window", p.Window.String(), "must be within 1s..1h (required with FailureRate)")
+	}
+	if p.SlowCall < 0 {
+		bad("SlowCall", p.SlowCall.String(), "must not be negative (0 means off)")
 	}
 	if p.Cooldown < MinCooldown || p.Cooldown > MaxCooldown {
-		errs = append(errs, &ConfigError{Field: "Cooldown", Value: p.Cooldown.String(), Reason: "must be within 1s..24h"})
+		bad("Cooldown", p.Cooldown.String(), "must be within 1s..24h")
+	}
+	if p.MaxCooldown != 0 && (p.MaxCooldown < p.Cooldown || p.MaxCooldown > MaxCooldown) {
+		bad("MaxCooldown", p.MaxCooldown.String(), fmt.Sprintf("must be within Cooldown (%v)..24h, or 0 for a cooldown that never grows", p.Cooldown))
 	}
 	if p.ProbeLease < MinProbeLease || p.ProbeLease > MaxProbeLease {
-		errs = append(errs, &ConfigError{Field: "ProbeLease", Value: p.ProbeLease.String(), Reason: "must be within 1s..1h"})
+		bad("ProbeLease", p.ProbeLease.String(), "must be within 1s..1h")
+	}
+	if p.CloseAfter < 0 || p.CloseAfter > MaxCloseAfter {
+		bad("CloseAfter", strconv.Itoa(p.CloseAfter), "must be within 0..100 (0 and 1 both mean one)")
 	}
 	switch len(errs) {
 	case 0:
@@ -64,4 +126,36 @@ func (p Policy) Validate() error {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// Classify returns the outcome a call that took d counts as: a Success
+// slower than SlowCall (when set) is a Failure; every other outcome is
+// itself.
+func (p Policy) Classify(o Outcome, d time.Duration) Outcome {
+	if o == Success && p.SlowCall > 0 && d > p.SlowCall {
+		return Failure
+	}
+	return o
+}
+
+// Trips reports whether window counts w open the circuit under the rate
+// rule: FailureRate is set, w holds at least MinCalls calls, and
+// failures/calls >= FailureRate.
+func (p Policy) Trips(w Counts) bool {
+	return p.FailureRate > 0 && w.Calls >= uint64(max(p.MinCalls, 1)) &&
+		float64(w.Failures)/float64(w.Calls) >= p.FailureRate
+}
+
+// CooldownAfter returns the cooldown of a circuit that half-open probes
+// reopened reopens times since it last closed: Cooldown doubled reopens
+// times, at most MaxCooldown; always Cooldown when MaxCooldown is 0.
+func (p Policy) CooldownAfter(reopens int) time.Duration {
+	d := p.Cooldown
+	for range reopens {
+		if d >= p.MaxCooldown {
+			break
+		}
+		d *= 2
+	}
+	return max(p.Cooldown, min(d, p.MaxCooldown))
 }

@@ -72,7 +72,21 @@ type Record struct {
 	LeaseUntil time.Time
 	// UpdatedAt is when the record was last replaced.
 	UpdatedAt time.Time
+	// Successes is the number of half-open probes that succeeded in a row
+	// (half_open state): Policy.CloseAfter of them close the circuit.
+	Successes int
+	// Reopens is the number of times a half-open probe reopened the circuit
+	// since it last closed: each doubles the cooldown, up to
+	// Policy.MaxCooldown.
+	Reopens int
+	// Forced reports that an operator holds the circuit open until
+	// OpenUntil (open state), with Breaker.ForceOpen.
+	Forced bool
 }
+
+// MaxReopens bounds Record.Reopens: past it, the cooldown stops doubling
+// (2^MaxReopens cooldowns is far beyond every MaxCooldown).
+const MaxReopens = 32
 
 // SameRevision reports whether a and b are the same revision of a record:
 // both absent, or the same Incarnation and Version. Stores use it for their
@@ -108,6 +122,15 @@ func (r *Record) Check() error {
 	if r.UpdatedAt.IsZero() {
 		return fmt.Errorf("updated_at is missing")
 	}
+	if r.Reopens < 0 || r.Reopens > MaxReopens {
+		return fmt.Errorf("reopens %d out of range", r.Reopens)
+	}
+	if r.Successes < 0 || r.Successes >= MaxCloseAfter || r.Successes > 0 && r.State != StateHalfOpen {
+		return fmt.Errorf("successes %d out of range for a %s record", r.Successes, r.State)
+	}
+	if r.Forced && r.State != StateOpen {
+		return fmt.Errorf("only an open record can be forced")
+	}
 	switch r.State {
 	case StateClosed:
 		if !r.OpenUntil.IsZero() || r.ProbeToken != "" || !r.LeaseUntil.IsZero() {
@@ -118,8 +141,10 @@ func (r *Record) Check() error {
 			return fmt.Errorf("open record needs open_until and no probe")
 		}
 	case StateHalfOpen:
-		if r.ProbeToken == "" || r.LeaseUntil.IsZero() {
-			return fmt.Errorf("half_open record needs a probe token and lease")
+		// Between two probes of a CloseAfter run, no probe is in flight.
+		idle := r.ProbeToken == "" && r.LeaseUntil.IsZero() && r.Successes > 0
+		if !idle && (r.ProbeToken == "" || r.LeaseUntil.IsZero()) {
+			return fmt.Errorf("half_open record needs a probe token and lease, or successes and neither")
 		}
 	default:
 		return fmt.Errorf("unknown state %d", r.State)

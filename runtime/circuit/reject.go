@@ -50,14 +50,14 @@ func (r *ref) rejected(rec *Record, epoch time.Time) *OpenError {
 	return j.err
 }
 
-// reject returns the OpenError for a call to r rejected at now, for record
-// rec whose deadline is until, and remembers it when local is set.
-func (r *ref) reject(rec *Record, s State, until, now, epoch time.Time, local bool) *OpenError {
-	left := until.Sub(now)
+// reject returns the OpenError for a call to r rejected at now by Admit's
+// decision a for record rec, and remembers it when local is set.
+func (r *ref) reject(rec *Record, a Admission, now, epoch time.Time, local bool) *OpenError {
+	left := a.Until.Sub(now)
 	if j := r.open.Load(); j != nil && j.rec == rec && j.err.retryAfter == retryAfter(left) {
 		return j.err
 	}
-	e := &OpenError{Name: r.name, State: s, Until: until, retryAfter: retryAfter(left)}
+	e := &OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, retryAfter: retryAfter(left)}
 	if local {
 		r.open.Store(&rejection{rec: rec, deadline: time.Since(epoch) + left, err: e})
 	} else {

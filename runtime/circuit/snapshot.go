@@ -23,6 +23,15 @@ type Snapshot struct {
 	UpdatedAt time.Time
 	// Exists reports whether the store holds a record.
 	Exists bool
+	// Forced reports that an operator holds the circuit open until
+	// OpenUntil (Breaker.ForceOpen).
+	Forced bool
+	// Successes is the number of half-open probes that succeeded in a row
+	// so far (Policy.CloseAfter).
+	Successes int
+	// Reopens is the number of times a probe reopened the circuit since it
+	// last closed; each doubles the cooldown (Policy.MaxCooldown).
+	Reopens int
 }
 
 // Snapshot reads the named circuit's state. It never claims a probe and
@@ -42,6 +51,7 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	return Snapshot{
 		Name: name, State: rec.State, Failures: rec.Failures, Generation: rec.Generation,
 		OpenUntil: rec.OpenUntil, LeaseUntil: rec.LeaseUntil, UpdatedAt: rec.UpdatedAt, Exists: true,
+		Forced: rec.Forced, Successes: rec.Successes, Reopens: rec.Reopens,
 	}, nil
 }
 

@@ -67,3 +67,15 @@ func (n *named) Replace(ctx context.Context, prev, next *Record) error {
 }
 
 func (n *named) Delete(ctx context.Context) error { return n.store.Delete(ctx, n.name) }
+
+// WindowStore is implemented by a Store that keeps the window counts of the
+// rate rule (Policy.FailureRate) itself, shared by every process that uses
+// it, such as the file store, which maps them from a file in its directory.
+// With a Store that is not a WindowStore, each Breaker counts in its own
+// memory, and the rate rule sees that process's calls only.
+type WindowStore interface {
+	// WindowCells returns the cells of the named circuit's window of span w
+	// (a valid Policy.Window). The Breaker asks once per circuit and span,
+	// and then counts in them with atomic operations only.
+	WindowCells(name string, w time.Duration) (*WindowCells, error)
+}

@@ -3,6 +3,7 @@ package circuit
 import (
 	"context"
 	"sync/atomic"
+	"time"
 )
 
 // Ticket is an admitted call in the two-step form, for code that cannot wrap
@@ -14,6 +15,7 @@ type Ticket struct {
 	ref    *ref
 	policy Policy
 	grant  Grant
+	start  time.Time   // when the call was admitted, for Policy.SlowCall
 	done   atomic.Bool // set by the first Done; Done may race with itself
 }
 
@@ -29,17 +31,26 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 	if err != nil {
 		return nil, err
 	}
-	return &Ticket{b: b, ctx: ctx, ref: r, policy: p, grant: g}, nil
+	t := &Ticket{b: b, ctx: ctx, ref: r, policy: p, grant: g}
+	if p.SlowCall > 0 {
+		t.start = b.start()
+	}
+	return t, nil
 }
 
 // Probe reports whether the ticket is the circuit's half-open probe.
 func (t *Ticket) Probe() bool { return t.grant.Probe }
 
-// Done settles the call with its outcome. Only the first call has an effect.
-// A *StateError means the circuit could not record it.
+// Done settles the call with its outcome; under Policy.SlowCall, a Success
+// that comes later than SlowCall after Allow counts as a Failure. Only the
+// first call has an effect. A *StateError means the circuit could not
+// record it.
 func (t *Ticket) Done(o Outcome) error {
 	if !t.done.CompareAndSwap(false, true) {
 		return nil
+	}
+	if t.policy.SlowCall > 0 {
+		o = t.policy.Classify(o, t.b.since(t.start))
 	}
 	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, o); err != nil {
 		return ranError(err, nil)

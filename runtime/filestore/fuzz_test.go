@@ -18,6 +18,9 @@ var fuzzSeeds = []string{
 	`{"v":1,"name":"billing-api","state":"open","failures":3,"generation":3,"incarnation":"0123456789abcdef0123456789abcdef","version":8,"open_until":"2030-01-02T03:04:35Z","updated_at":"2030-01-02T03:04:05Z"}` + "\n",
 	`{"v":1,"name":"billing-api","state":"half_open","failures":3,"generation":3,"incarnation":"0123456789abcdef0123456789abcdef","version":9,"open_until":"2030-01-02T03:04:35Z","probe_token":"fedcba9876543210fedcba9876543210","lease_until":"2030-01-02T03:04:45.123456789Z","updated_at":"2030-01-02T03:04:35Z"}` + "\n",
 	`{"v":1,"name":"billing-api","state":"closed","failures":2,"failures":2,"generation":3,"incarnation":"0123456789abcdef0123456789abcdef","version":7,"updated_at":"2030-01-02T03:04:05Z"}`,
+	`{"v":2,"name":"billing-api","state":"open","failures":3,"generation":3,"incarnation":"0123456789abcdef0123456789abcdef","version":8,"open_until":"2030-01-02T03:04:35Z","updated_at":"2030-01-02T03:04:05Z","reopens":2,"forced":true}` + "\n",
+	`{"v":2,"name":"billing-api","state":"half_open","failures":3,"generation":3,"incarnation":"0123456789abcdef0123456789abcdef","version":9,"open_until":"2030-01-02T03:04:35Z","updated_at":"2030-01-02T03:04:35Z","successes":2}` + "\n",
+	`{"v":1,"name":"billing-api","state":"open","failures":3,"generation":3,"incarnation":"0123456789abcdef0123456789abcdef","version":8,"open_until":"2030-01-02T03:04:35Z","updated_at":"2030-01-02T03:04:05Z","forced":true}` + "\n",
 	`{"v":2}`,
 	`{"v":1,"name":"billing-api","sta`,
 	"",
@@ -91,5 +94,6 @@ func FuzzDecode(f *testing.F) {
 func sameRecord(a, b *circuit.Record) bool {
 	return a.Name == b.Name && a.State == b.State && a.Failures == b.Failures && a.Generation == b.Generation &&
 		a.Incarnation == b.Incarnation && a.Version == b.Version && a.OpenUntil.Equal(b.OpenUntil) &&
-		a.ProbeToken == b.ProbeToken && a.LeaseUntil.Equal(b.LeaseUntil) && a.UpdatedAt.Equal(b.UpdatedAt)
+		a.ProbeToken == b.ProbeToken && a.LeaseUntil.Equal(b.LeaseUntil) && a.UpdatedAt.Equal(b.UpdatedAt) &&
+		a.Successes == b.Successes && a.Reopens == b.Reopens && a.Forced == b.Forced
 }

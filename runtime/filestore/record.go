@@ -9,8 +9,14 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// formatVersion is the record format this package reads and writes.
-const formatVersion = 1
+// The record formats this package reads and writes. Format 2 adds the
+// fields of the round-2 policies (successes, reopens, forced); a record
+// whose new fields are all zero is written in format 1, so that it keeps
+// one spelling and a process of an earlier release can still read it.
+const (
+	formatVersion1 = 1
+	formatVersion  = 2
+)
 
 // fileRecord is a record's JSON form. Field order is the canonical order.
 type fileRecord struct {
@@ -25,15 +31,22 @@ type fileRecord struct {
 	ProbeToken  string    `json:"probe_token,omitempty"`
 	LeaseUntil  time.Time `json:"lease_until,omitzero"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	Successes   int       `json:"successes,omitempty"`
+	Reopens     int       `json:"reopens,omitempty"`
+	Forced      bool      `json:"forced,omitempty"`
 }
 
 // encode returns r's canonical JSON form, with a trailing newline.
 func encode(r *circuit.Record) ([]byte, error) {
+	v := formatVersion1
+	if r.Successes != 0 || r.Reopens != 0 || r.Forced {
+		v = formatVersion
+	}
 	b, err := json.Marshal(fileRecord{
-		V: formatVersion, Name: r.Name, State: r.State.String(), Failures: r.Failures,
+		V: v, Name: r.Name, State: r.State.String(), Failures: r.Failures,
 		Generation: r.Generation, Incarnation: r.Incarnation, Version: r.Version,
 		OpenUntil: r.OpenUntil.UTC(), ProbeToken: r.ProbeToken, LeaseUntil: r.LeaseUntil.UTC(),
-		UpdatedAt: r.UpdatedAt.UTC(),
+		UpdatedAt: r.UpdatedAt.UTC(), Successes: r.Successes, Reopens: r.Reopens, Forced: r.Forced,
 	})
 	if err != nil {
 		return nil, err
@@ -53,7 +66,7 @@ func decode(data []byte) (*circuit.Record, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("trailing data after the record")
 	}
-	if f.V != formatVersion {
+	if f.V != formatVersion1 && f.V != formatVersion {
 		return nil, fmt.Errorf("unknown format version %d", f.V)
 	}
 	state, err := circuit.ParseState(f.State)
@@ -64,12 +77,14 @@ func decode(data []byte) (*circuit.Record, error) {
 		Name: f.Name, State: state, Failures: f.Failures, Generation: f.Generation,
 		Incarnation: f.Incarnation, Version: f.Version, OpenUntil: f.OpenUntil,
 		ProbeToken: f.ProbeToken, LeaseUntil: f.LeaseUntil, UpdatedAt: f.UpdatedAt,
+		Successes: f.Successes, Reopens: f.Reopens, Forced: f.Forced,
 	}
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
 	// encoding/json accepts duplicate keys, keys in another case and
-	// non-canonical spellings; a record we wrote re-encodes to itself.
+	// non-canonical spellings; a record we wrote re-encodes to itself. So
+	// format 1 with a format-2 field, or format 2 without one, is refused.
 	canon, err := encode(r)
 	if err != nil {
 		return nil, err

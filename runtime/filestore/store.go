@@ -32,6 +32,8 @@ type Store struct {
 
 	bootOnce sync.Once
 	bootHash uint64
+
+	win windowFile // the shared window counts (window.go)
 }
 
 // Option configures a Store.

@@ -74,7 +74,14 @@ func visible(fragment string) string {
 func TestStatusPageInChromium(t *testing.T) {
 	bin := chromium(t)
 	f := newFixture(t)
-	srv := httptest.NewServer(httpguard.StatusHandler(f.b, population(t, f)...))
+	// The application names its circuits and adds what the store lists: the
+	// corrupt record shows as a row, and among the records the listing
+	// could not read.
+	named := population(t, f)
+	srv := httptest.NewServer(httpguard.StatusHandlerFunc(f.b, func(ctx context.Context) ([]string, error) {
+		names, err := f.store.Names(ctx)
+		return append(names, named...), err
+	}))
 	defer srv.Close()
 
 	dom := string(runChromium(t, bin, srv.URL+"/debug/circuits", "--dump-dom"))
@@ -84,7 +91,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	if strings.Contains(dom, "<script") {
 		t.Error("the page has a script")
 	}
-	if m := sumRE.FindStringSubmatch(dom); m == nil || visible(m[1]) != "5 circuits: 1 open, 1 half-open, 1 error, 2 closed" {
+	if m := sumRE.FindStringSubmatch(dom); m == nil || visible(m[1]) != "6 circuits: 1 forced open, 1 open, 1 half-open, 1 error, 2 closed; 1 record could not be read" {
 		t.Errorf("summary = %q", m)
 	}
 	// What a person reads in each row: name, state, then the numbers.
@@ -93,6 +100,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		"email-svc":              {"email-svc Half-open probe in flight 1 ", " UTC in 59m", " ago"},
 		"ledger":                 {"ledger Error corrupt record — — — — —"},
 		"payment-gateway:refund": {"payment-gateway:refund Open 3 ", " UTC in 9m", "— 1 "},
+		"refunds":                {"refunds Forced open held open by an operator; circuitctl clear ends it 0 ", " UTC in 59m", "— 1 "},
 		"search":                 {"search Closed no record yet 0 — — 0 —"},
 	}
 	rows := rowRE.FindAllStringSubmatch(dom, -1)
@@ -109,8 +117,12 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Errorf("row %s has no state class", name)
 		}
 	}
-	if got := strings.Join(order, " "); got != "billing-api email-svc ledger payment-gateway:refund search" {
+	if got := strings.Join(order, " "); got != "billing-api email-svc ledger payment-gateway:refund refunds search" {
 		t.Errorf("rows = %s", got)
+	}
+	if m := regexp.MustCompile(`(?s)<section id="unreadable">(.*?)</section>`).FindStringSubmatch(dom); m == nil ||
+		!strings.Contains(visible(m[1]), "Records that could not be read corrupt record") {
+		t.Errorf("the page does not list the record the store could not read: %q", m)
 	}
 	for _, s := range []string{`<caption>`, `<th scope="col">State</th>`, `<th scope="row">`, `<html lang="en">`} {
 		if !strings.Contains(dom, s) {
@@ -150,6 +162,7 @@ func checkScreenshot(t *testing.T, path string) {
 	badges := map[string]color.RGBA{
 		"closed": {0xda, 0xfb, 0xe1, 0xff}, "open": {0xff, 0xeb, 0xe9, 0xff},
 		"half_open": {0xff, 0xf1, 0xc5, 0xff}, "error": {0xef, 0xe6, 0xff, 0xff},
+		"forced": {0xcf, 0x22, 0x2e, 0xff},
 	}
 	for state, c := range badges {
 		if n := countColour(img, c); n < 50 {

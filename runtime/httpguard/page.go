@@ -45,9 +45,13 @@ func newPage(rep StatusReport, now time.Time) page {
 	p := page{Generated: cell(rep.GeneratedAt, now), Refresh: refreshSeconds, Error: rep.Error, Unreadable: rep.Unreadable}
 	counts := map[string]int{}
 	for _, c := range rep.Circuits {
-		counts[c.State]++
+		kind, label := c.State, stateLabels[c.State]
+		if c.Forced {
+			kind, label = "forced", "Forced open"
+		}
+		counts[kind]++
 		r := row{
-			Name: c.Name, State: c.State, Label: stateLabels[c.State], Class: "state-" + strings.ReplaceAll(c.State, "_", "-"),
+			Name: c.Name, State: c.State, Label: label, Class: "state-" + strings.ReplaceAll(kind, "_", "-"),
 			Failures: c.Failures, Generation: c.Generation,
 			OpenUntil: cell(c.OpenUntil, now), LeaseUntil: cell(c.LeaseUntil, now), Updated: cell(c.UpdatedAt, now),
 			Note: note(c, now),
@@ -55,9 +59,13 @@ func newPage(rep StatusReport, now time.Time) page {
 		p.Rows = append(p.Rows, r)
 	}
 	var parts []string
-	for _, s := range []string{"open", "half_open", circuit.StatusUnreadable, "closed"} {
+	for _, s := range []string{"forced", "open", "half_open", circuit.StatusUnreadable, "closed"} {
 		if n := counts[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(stateLabels[s])))
+			label := stateLabels[s]
+			if s == "forced" {
+				label = "forced open"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(label)))
 		}
 	}
 	n := len(rep.Circuits)
@@ -69,7 +77,7 @@ func newPage(rep StatusReport, now time.Time) page {
 		p.Summary += fmt.Sprintf("; %d %s could not be read", k, plural(k, "record"))
 	}
 	p.Title = "Circuits"
-	if k := counts["open"] + counts["half_open"] + counts[circuit.StatusUnreadable] + len(rep.Unreadable); k > 0 {
+	if k := counts["forced"] + counts["open"] + counts["half_open"] + counts[circuit.StatusUnreadable] + len(rep.Unreadable); k > 0 {
 		p.Title = fmt.Sprintf("Circuits (%d not closed)", k)
 	}
 	return p
@@ -82,6 +90,8 @@ func note(c circuit.Status, now time.Time) string {
 		return c.Error
 	case !c.Recorded:
 		return "no record yet"
+	case c.Forced && now.Before(c.OpenUntil):
+		return "held open by an operator; circuitctl clear ends it"
 	case c.State == "open" && !now.Before(c.OpenUntil):
 		return "cooldown over: the next call probes"
 	case c.State == "half_open" && !now.Before(c.LeaseUntil):

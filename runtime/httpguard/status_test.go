@@ -15,14 +15,18 @@ import (
 )
 
 // population puts circuits of every kind into f's store and returns their
-// names: closed with 2 failures, open, half-open, corrupt, never called.
+// names: closed with 2 failures, open, half-open, forced open, corrupt,
+// never called.
 func population(t *testing.T, f *fixture) []string {
 	t.Helper()
 	f.closed(t, "billing-api", 2)
 	f.open(t, "payment-gateway:refund")
 	f.halfOpen(t, "email-svc")
+	if err := f.b.ForceOpen(context.Background(), "refunds", time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	f.corrupt(t, "ledger")
-	return []string{"payment-gateway:refund", "billing-api", "email-svc", "ledger", "search", "billing-api"}
+	return []string{"payment-gateway:refund", "billing-api", "email-svc", "ledger", "refunds", "search", "billing-api"}
 }
 
 func fetchReport(t *testing.T, c *http.Client, req *http.Request) (*http.Response, httpguard.StatusReport) {
@@ -56,19 +60,21 @@ func TestStatusJSON(t *testing.T) {
 		gen             uint64
 		open, lease     bool
 		recorded, error bool
+		forced          bool
 	}
 	wants := map[string]want{
 		"billing-api":            {state: "closed", failures: 2, gen: 1, recorded: true},
 		"email-svc":              {state: "half_open", failures: 1, gen: 1, open: true, lease: true, recorded: true},
 		"ledger":                 {state: "error", error: true},
 		"payment-gateway:refund": {state: "open", failures: 3, gen: 1, open: true, recorded: true},
+		"refunds":                {state: "open", gen: 1, open: true, recorded: true, forced: true},
 		"search":                 {state: "closed"},
 	}
 	var names []string
 	for _, c := range rep.Circuits {
 		names = append(names, c.Name)
 		w := wants[c.Name]
-		got := want{c.State, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != ""}
+		got := want{c.State, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != "", c.Forced}
 		if got != w {
 			t.Errorf("%s = %+v, want %+v", c.Name, got, w)
 		}
@@ -76,7 +82,7 @@ func TestStatusJSON(t *testing.T) {
 			t.Errorf("%s updated_at = %v", c.Name, c.UpdatedAt)
 		}
 	}
-	if got := strings.Join(names, " "); got != "billing-api email-svc ledger payment-gateway:refund search" {
+	if got := strings.Join(names, " "); got != "billing-api email-svc ledger payment-gateway:refund refunds search" {
 		t.Errorf("circuits = %s, want each once, sorted", got)
 	}
 	if ledger := rep.Circuits[2]; ledger.Error != "corrupt record" {
@@ -177,4 +183,3 @@ func TestStatusHandlerFunc(t *testing.T) {
 		}
 	}
 }
-

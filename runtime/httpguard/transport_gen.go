@@ -5,28 +5,50 @@ package httpguard
 import (
 	"context"
 	"errors"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"io"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 var (
 	policyHTTPTransport = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 )
 
-// GuardedTransport is a RoundTripper that runs every call of a guarded method through a circuit breaker.
+// GuardedTransport is a RoundTripper that runs every call of a guarded method
+// through a circuit breaker. While a method's circuit is open, the method
+// returns a *circuit.OpenError without calling next:
+//
+//	client := NewGuardedTransport(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.RoundTrip(…)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit http-transport is open: retry after open.RetryAfter()
+//	}
 type GuardedTransport struct {
-	next     http.RoundTripper
-	circuits [1]*circuit.Circuit
+	next          http.RoundTripper
+	httpTransport *circuit.Circuit // http-transport
 }
 
-// NewGuardedTransport returns a GuardedTransport that calls next through the circuits of b.
+// NewGuardedTransport returns a GuardedTransport that calls next through the
+// circuits of b, with the policies circuitgen was given.
 func NewGuardedTransport(next http.RoundTripper, b *circuit.Breaker) *GuardedTransport {
-	return &GuardedTransport{next: next, circuits: [1]*circuit.Circuit{
+	return NewGuardedTransportWithCircuits(
+		next,
 		b.Circuit("http-transport", policyHTTPTransport),
-	}}
+	)
+}
+
+// NewGuardedTransportWithCircuits returns a GuardedTransport that calls next
+// through circuits the caller prepared with Breaker.Circuit: httpTransport for
+// circuit http-transport.
+func NewGuardedTransportWithCircuits(next http.RoundTripper, httpTransport *circuit.Circuit) *GuardedTransport {
+	return &GuardedTransport{
+		next:          next,
+		httpTransport: httpTransport,
+	}
 }
 
 var _ http.RoundTripper = (*GuardedTransport)(nil)
@@ -35,11 +57,11 @@ var _ http.RoundTripper = (*GuardedTransport)(nil)
 func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	var r0 *http.Response
 	var ran bool
-	err := g.circuits[0].Run(p0.Context(), func(context.Context) (circuit.Outcome, error) {
+	err := g.httpTransport.Run(p0.Context(), func(context.Context) (circuit.Outcome, error) {
 		ran = true
 		var err error
 		r0, err = g.next.RoundTrip(p0)
-		return classifyHTTPTransport(r0, err), err
+		return classifyOpErrorOrEOFOrMoreResponse(r0, err), err
 	})
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()
@@ -47,8 +69,11 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	return r0, err
 }
 
-// classifyHTTPTransport classifies the outcome of a call to circuit http-transport.
-func classifyHTTPTransport(result *http.Response, err error) circuit.Outcome {
+// classifyOpErrorOrEOFOrMoreResponse returns Failure for *net.OpError, io.EOF,
+// io.ErrUnexpectedEOF, context.DeadlineExceeded, HTTP status 502, 503, 504;
+// Ignored for any other error; Success otherwise. Circuit http-transport uses
+// it.
+func classifyOpErrorOrEOFOrMoreResponse(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *net.OpError
 		if errors.As(err, &target) {

@@ -61,15 +61,17 @@ func TestGobreakerRoundTrips(t *testing.T) {
 
 // BenchmarkGuardedCall measures one healthy guarded call (closed circuit,
 // the operation succeeds at once) on loopback against the test server:
-// circuitgen's Breaker on this store, and gobreaker's
-// DistributedCircuitBreaker with a go-redis SharedDataStore.
+// circuitgen's Breaker on this store without copies and with them, and
+// gobreaker's DistributedCircuitBreaker with
+// a go-redis SharedDataStore.
 func BenchmarkGuardedCall(b *testing.B) {
-	b.Run("circuitgen", func(b *testing.B) {
-		s, _ := newStore(b)
+	run := func(b *testing.B, s circuit.Store) {
 		br := circuit.New(s)
 		ctx := context.Background()
-		if err := br.Run(ctx, "billing-api", benchPolicy, succeed); err != nil {
-			b.Fatal(err)
+		for range 2 {
+			if err := br.Run(ctx, "billing-api", benchPolicy, succeed); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.ReportAllocs()
 		for b.Loop() {
@@ -77,7 +79,16 @@ func BenchmarkGuardedCall(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+	b.Run("circuitgen", func(b *testing.B) {
+		s, _ := newStore(b)
+		run(b, s)
 	})
+	b.Run("circuitgen-cached", func(b *testing.B) {
+		c := newClient(b, redisURL(b))
+		run(b, newCached(b, c, testPrefix(b, c)))
+	})
+
 	b.Run("gobreaker-distributed", func(b *testing.B) {
 		cb := newGobreaker(b, nil)
 		b.ReportAllocs()

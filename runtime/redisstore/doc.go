@@ -48,16 +48,91 @@
 //
 // Redis unreachable, timing out or answering with an error makes the
 // operation fail; the Breaker reports it as a *circuit.StateError and admits
-// nothing (fail closed). Bound waiting with the context and with the client's
-// DialTimeout, ReadTimeout and WriteTimeout. A key of another type (GET
+// nothing (fail closed). A call's context bounds every round trip provided
+// the client is created with ContextTimeoutEnabled (storeurl does so):
+// go-redis otherwise ignores context deadlines and waits out its
+// ReadTimeout (3 s by default, with retries: about 5 s against a server
+// frozen with SIGSTOP, against 500 ms with the option). A key of another type (GET
 // answers WRONGTYPE), an unknown format version, a missing or extra field, a
 // malformed or non-canonical value or an inconsistent record is reported
 // with an error wrapping circuit.ErrCorrupt, never as an absent record.
 //
 // # Round trips
 //
-// A healthy call in the closed state costs one round trip at admission and
-// one at settlement when its outcome is a Success or a Failure (the Breaker
-// loads the record again to settle; a Success with no failures counted
-// writes nothing). A transition costs a load and a replace: two round trips.
+// Without copies (New), a healthy call in the closed state costs one round
+// trip at admission and one at settlement when its outcome is a Success or
+// a Failure (the Breaker loads the record again to settle; a Success with no
+// failures counted writes nothing): 6 commands as the server counts them,
+// the scripts' TIME and GET included. A transition costs a load and a
+// replace: two round trips.
+//
+// # Local copies
+//
+// A store made by NewCached keeps a copy of each circuit's record while it
+// is closed, and Redis tells it when the record changes (server-assisted
+// client-side caching). In steady state a healthy guarded call makes no
+// round trip: its admission and its settlement (a Success with no failures
+// counted, or an Ignored outcome, writes nothing) are read from the copy,
+// one atomic load. The rules:
+//
+//   - Only a closed record is copied, and only a Breaker's bound circuit
+//     (circuit.Binder) is served from the copy; Store.Load always reads the
+//     server. A copy is served with the zero Time: the closed admission and
+//     a settlement that changes nothing need no time.
+//   - Every transition is a compare-and-swap on the server with the server's
+//     clock: a bound Replace whose previous record is a copy is refused with
+//     circuit.ErrConflict without a round trip (the copy is dropped), and the
+//     Breaker decides again on a server read, with the server's time. A
+//     failure counted on a copy costs a read and a swap, as without copies.
+//     Open and half-open records are never copied, so rejections, the probe
+//     claim (one probe across the fleet) and its settlement read the server.
+//   - The invalidations arrive on one connection per server of the store's
+//     own (per master of a cluster, per shard of a ring), in RESP2 with
+//     CLIENT TRACKING ON REDIRECT <itself> BCAST PREFIX <prefix>: broadcast
+//     mode keeps no per-key table on the server, and the application's
+//     client and its pool are untouched. The connection is named
+//     TrackerName and pinged every quarter of the stall bound.
+//   - Every copy is dropped the moment that connection ends (the goroutine
+//     reading it sees the end; it never dials again within a session), fails,
+//     or brings nothing for the stall bound (DefaultStallBound, 1 s, or
+//     NewCached's argument): a killed or unreachable server leaves no copy
+//     (0 admissions from a copy in the tests once the end is read, a few
+//     microseconds after the server's death), and a frozen one leaves
+//     copies for at most the stall bound. No copy is kept again until a new
+//     connection is tracking and has answered a PING.
+//   - A read installs its record as a copy only if neither its key's
+//     invalidations nor the connection changed while it was in flight, so
+//     an invalidation that overtakes the reply of the read it invalidates is
+//     never lost. Each Replace and Delete drops the key's copy when its reply
+//     arrives, so a process sees its own writes at once.
+//
+// What changes with copies: a change made by another server (an opening) is
+// seen once its invalidation arrives, not at the next call. On loopback the
+// tests measure it (TestInvalidationDelay: p50 about 1 ms, max under 50 ms);
+// BENCHMARKS.md has the fleet figures. Calls admitted meanwhile are settled
+// against the server like any call admitted just before an opening.
+//
+// Each circuit is one key, so in a Redis Cluster it lives on one slot (one
+// master): many circuits spread over the masters, one hot circuit does not.
+// With copies that no longer matters for healthy calls, which do not reach
+// the server.
+//
+// Why not github.com/redis/rueidis, the Go client built around RESP3
+// client-side caching: its DoCache keeps the reply of a command per key and
+// connection, with a client-side TTL, opt-in tracking of each key read, and
+// a check of the connection that defaults to 10 s; a cache hit still builds
+// the command, looks it up under a lock and hands back a message to decode,
+// where a copy here is a decoded record behind one atomic pointer (a healthy
+// call costs about what it costs on the file store). And this package takes
+// the application's go-redis client (Client, ClusterClient, Ring);
+// rueidis would add a second Redis client to every application. The part
+// of rueidis this store needs, an invalidation stream whose loss empties
+// the cache, is tracker.go here, on go-redis's PubSub.
+//
+// # Batched writes
+//
+// Per-circuit state that is aggregated locally and flushed to Redis in
+// bounded batches (failure-rate windows) belongs in the bound circuit
+// (store.go), next to its copy, and its flush goes through the store's
+// client as one script per batch, like Replace.
 package redisstore

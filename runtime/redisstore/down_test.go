@@ -17,8 +17,24 @@ import (
 )
 
 // throwawayRedis starts a redis-server of its own on a unix socket, for a
-// test that stops it. It returns the server and a client of it.
+// test that stops it. It returns the server and a client of it with short
+// timeouts.
 func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
+	t.Helper()
+	cmd, sock := startRedis(t)
+	c := redis.NewClient(&redis.Options{
+		Network: "unix", Addr: sock,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+		MaxRetries: 1,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return cmd, c
+}
+
+// startRedis starts a redis-server of its own on a unix socket, killed when
+// the test ends (after a SIGCONT, should it be frozen), and returns it and
+// its socket once it answers.
+func startRedis(t *testing.T) (*exec.Cmd, string) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -33,22 +49,19 @@ func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	c := redis.NewClient(&redis.Options{
-		Network: "unix", Addr: sock,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
-		MaxRetries: 1,
-	})
-	t.Cleanup(func() { _ = c.Close() })
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
+	defer c.Close()
 	for i := 0; c.Ping(t.Context()).Err() != nil; i++ {
 		if i == 100 {
 			t.Fatal("throwaway redis-server did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return cmd, c
+	return cmd, sock
 }
 
 // TestServerStopped stops the Redis server (kills it, or freezes it so that

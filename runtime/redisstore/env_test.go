@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -35,6 +36,7 @@ func newClient(t testing.TB, url string) *redis.Client {
 	if err != nil {
 		t.Fatalf("parse %s: %v", url, err)
 	}
+	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
 	if err := c.Ping(context.Background()).Err(); err != nil {
@@ -65,6 +67,34 @@ func newStore(t testing.TB) (*redisstore.Store, *redis.Client) {
 	t.Helper()
 	c := newClient(t, redisURL(t))
 	return redisstore.New(c, testPrefix(t, c)), c
+}
+
+// testStall is the stall bound of the tests' cached stores: short, so that
+// tests of a frozen server end soon.
+const testStall = 400 * time.Millisecond
+
+// newCached returns a cached store on c under prefix, closed when the test
+// ends, once its invalidation connection is up.
+func newCached(t testing.TB, c redis.UniversalClient, prefix string) *redisstore.Store {
+	t.Helper()
+	s := redisstore.NewCached(c, prefix, testStall)
+	t.Cleanup(func() { _ = s.Close() })
+	waitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	return s
+}
+
+// waitFor polls cond every 100µs until it holds, failing the test after d.
+// It returns how long that took.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("after %v: not yet %s", d, what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return time.Since(start)
 }
 
 // counter is a go-redis hook that counts commands, each one round trip.

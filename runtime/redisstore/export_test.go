@@ -1,4 +1,21 @@
 package redisstore
 
+import (
+	"context"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
 // ReplaceWithWriteID is Replace with a chosen write id, for replay tests.
-var ReplaceWithWriteID = (*Store).replace
+func ReplaceWithWriteID(s *Store, ctx context.Context, name string, prev, next *circuit.Record, id string) error {
+	return s.bind(name).replace(ctx, prev, next, id)
+}
+
+// Live reports whether a cached store's invalidation stream is live.
+func (s *Store) Live() bool { return s.cache != nil && s.cache.live.Load() }
+
+// Cached reports whether the named circuit has a copy.
+func (s *Store) Cached(name string) bool {
+	e := s.bind(name).entry
+	return e != nil && e.copy.Load() != nil
+}

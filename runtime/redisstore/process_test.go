@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
@@ -10,21 +11,43 @@ import (
 )
 
 // envPrefix names, for the processes of TestProcesses, the key prefix of
-// the store they share.
-const envPrefix = "CIRCUITGEN_TEST_REDIS_PREFIX"
+// the store they share; envCache is "on" when they keep copies.
+const (
+	envPrefix = "CIRCUITGEN_TEST_REDIS_PREFIX"
+	envCache  = "CIRCUITGEN_TEST_REDIS_CACHE"
+)
 
-var processConfig = storetest.ProcessConfig{
-	Env: func(t *testing.T) []string {
-		return []string{envPrefix + "=" + testPrefix(t, newClient(t, redisURL(t)))}
-	},
-	Open: func(t *testing.T) circuit.Store {
-		return redisstore.New(newClient(t, redisURL(t)), os.Getenv(envPrefix))
-	},
+// processConfig is the shared store, with copies or without.
+func processConfig(cache string) storetest.ProcessConfig {
+	cfg := storetest.ProcessConfig{
+		Env: func(t *testing.T) []string {
+			return []string{envPrefix + "=" + testPrefix(t, newClient(t, redisURL(t))), envCache + "=" + cache}
+		},
+		Open: func(t *testing.T) circuit.Store {
+			c := newClient(t, redisURL(t))
+			if os.Getenv(envCache) == "on" {
+				return newCached(t, c, os.Getenv(envPrefix))
+			}
+			return redisstore.New(c, os.Getenv(envPrefix))
+		},
+	}
+	if cache == "on" {
+		// The target: an opening is seen by every other process within
+		// 50 ms on loopback.
+		cfg.Propagation = 50 * time.Millisecond
+	}
+	return cfg
 }
 
-// TestProcesses runs storetest's multi-process checks: processes racing
-// for one half-open probe, and a probe killed mid-call.
-func TestProcesses(t *testing.T) { storetest.Processes(t, processConfig) }
+// TestProcesses runs storetest's multi-process checks, with copies and
+// without: processes racing for one half-open probe, and a probe killed
+// mid-call.
+func TestProcesses(t *testing.T) {
+	t.Run("CacheOff", func(t *testing.T) { storetest.Processes(t, processConfig("off")) })
+	t.Run("CacheOn", func(t *testing.T) { storetest.Processes(t, processConfig("on")) })
+}
 
 // TestHelperProcess is the body of TestProcesses's helper processes.
-func TestHelperProcess(t *testing.T) { storetest.HelperProcess(t, processConfig) }
+func TestHelperProcess(t *testing.T) {
+	storetest.HelperProcess(t, processConfig(os.Getenv(envCache)))
+}

@@ -14,6 +14,13 @@ import (
 //
 //	2 <incarnation> <version> <write id> <name> <state> <failures> <generation> <open_until> <probe_token> <lease_until> <updated_at>
 //
+// Format 3 adds the fields of the round-2 policies at the end (forced is 1
+// or 0), and is written only for a record that has one of them set, so that
+// a record keeps one spelling and a process of an earlier release can still
+// read every other record:
+//
+//	3 <the eleven fields of format 2> <successes> <reopens> <forced>
+//
 // The format version comes first and the revision (incarnation, version)
 // right after it, so that replaceScript compares a revision with one prefix
 // comparison. Integers are canonical decimals (no sign, no leading zeros);
@@ -24,17 +31,27 @@ import (
 const (
 	// formatVersion is the record format this package reads and writes.
 	// (Format 1 was a hash of the same fields; a hash is now corrupt.)
-	formatVersion = "2"
-	sep           = ' '
-	numFields     = 12
+	formatVersion  = "2"
+	formatVersion3 = "3"
+	sep            = ' '
+	numFields      = 12
+	numFields3     = numFields + 3
 )
+
+// format returns the format r is written in.
+func format(r *circuit.Record) string {
+	if r.Successes != 0 || r.Reopens != 0 || r.Forced {
+		return formatVersion3
+	}
+	return formatVersion
+}
 
 // revisionPrefix returns the start of the stored value of a record whose
 // revision is r's: format version, incarnation and version, each followed
 // by the separator.
 func revisionPrefix(r *circuit.Record) string {
 	b := make([]byte, 0, len(formatVersion)+len(r.Incarnation)+24)
-	b = append(b, formatVersion...)
+	b = append(b, format(r)...)
 	b = append(b, sep)
 	b = append(b, r.Incarnation...)
 	b = append(b, sep)
@@ -54,7 +71,7 @@ func encode(r *circuit.Record, writeID string) (string, error) {
 		return "", fmt.Errorf("the write id must not be empty, and neither it nor the probe token may contain a space")
 	}
 	b := make([]byte, 0, 256)
-	b = append(b, formatVersion...)
+	b = append(b, format(r)...)
 	b = append(b, sep)
 	b = append(b, r.Incarnation...)
 	b = append(b, sep)
@@ -77,6 +94,14 @@ func encode(r *circuit.Record, writeID string) (string, error) {
 	b = appendTime(b, r.LeaseUntil)
 	b = append(b, sep)
 	b = appendTime(b, r.UpdatedAt)
+	if format(r) == formatVersion3 {
+		b = append(b, sep)
+		b = strconv.AppendUint(b, uint64(r.Successes), 10)
+		b = append(b, sep)
+		b = strconv.AppendUint(b, uint64(r.Reopens), 10)
+		b = append(b, sep)
+		b = append(b, "01"[boolInt(r.Forced)])
+	}
 	return string(b), nil
 }
 
@@ -94,19 +119,23 @@ func appendTime(b []byte, t time.Time) []byte {
 // The record's strings share v's memory. The error describes what is wrong;
 // callers wrap it with circuit.ErrCorrupt.
 func decode(v string) (*circuit.Record, error) {
-	var f [numFields]string
+	var f [numFields3]string
+	n := numFields
+	if strings.HasPrefix(v, formatVersion3+string(sep)) {
+		n = numFields3
+	}
 	rest := v
-	for i := range numFields - 1 {
+	for i := range n - 1 {
 		var ok bool
 		if f[i], rest, ok = strings.Cut(rest, string(sep)); !ok {
-			return nil, fmt.Errorf("%d fields, want %d", i+1, numFields)
+			return nil, fmt.Errorf("%d fields, want %d", i+1, n)
 		}
 	}
 	if strings.IndexByte(rest, sep) >= 0 {
-		return nil, fmt.Errorf("more than %d fields", numFields)
+		return nil, fmt.Errorf("more than %d fields", n)
 	}
-	f[numFields-1] = rest
-	if f[0] != formatVersion {
+	f[n-1] = rest
+	if f[0] != formatVersion && f[0] != formatVersion3 {
 		return nil, fmt.Errorf("unknown format version %q", f[0])
 	}
 	if f[3] == "" {
@@ -137,6 +166,25 @@ func decode(v string) (*circuit.Record, error) {
 	if r.UpdatedAt, err = parseTime("updated_at", f[11]); err != nil {
 		return nil, err
 	}
+	if n == numFields3 {
+		successes, err := parseUint("successes", f[12])
+		if err != nil {
+			return nil, err
+		}
+		reopens, err := parseUint("reopens", f[13])
+		if err != nil {
+			return nil, err
+		}
+		if f[14] != "0" && f[14] != "1" {
+			return nil, fmt.Errorf("forced: %q is not 0 or 1", f[14])
+		}
+		r.Successes = int(min(successes, 1<<31)) // Check bounds both
+		r.Reopens = int(min(reopens, 1<<31))
+		r.Forced = f[14] == "1"
+		if format(r) != formatVersion3 {
+			return nil, fmt.Errorf("format 3 with no field of format 3 set: not canonical")
+		}
+	}
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
@@ -163,4 +211,11 @@ func parseTime(field, s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%s: %q is not a canonical UTC time", field, s)
 	}
 	return t.UTC(), nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

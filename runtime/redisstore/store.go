@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -23,31 +24,120 @@ const DefaultPrefix = "circuitgen:circuit:"
 type Store struct {
 	client redis.Scripter
 	prefix string
+	cache  *cache // nil without local copies
+
+	bound sync.Map // circuit name → *bound
 }
 
-var _ circuit.Store = (*Store)(nil)
+var (
+	_ circuit.Store  = (*Store)(nil)
+	_ circuit.Binder = (*Store)(nil)
+)
 
 // New returns a store that keeps each circuit's record at prefix +
 // circuit.Key(name) through client, a *redis.Client, *redis.ClusterClient or
-// *redis.Ring. The prefix is used verbatim (DefaultPrefix is a good one);
-// stores with different prefixes on one server are separate. New does no I/O.
+// *redis.Ring, and reads the server on every Load. The prefix is used
+// verbatim (DefaultPrefix is a good one); stores with different prefixes on
+// one server are separate. New does no I/O.
+//
+// Create the client with ContextTimeoutEnabled, so that a call's context
+// bounds every round trip (go-redis otherwise waits out its ReadTimeout
+// whatever the context says).
 func New(client redis.Scripter, prefix string) *Store {
 	return &Store{client: client, prefix: prefix}
+}
+
+// NewCached is New with local copies that the server invalidates (see the
+// package documentation): in steady state a healthy guarded call makes no
+// round trip. It starts a goroutine that keeps one invalidation connection
+// to each server holding records (the client's server, or every master of a
+// cluster or shard of a ring); until that connection is up, and whenever it
+// is lost or the server is not heard from for stallBound
+// (DefaultStallBound when 0), there are no copies and every Load reads the
+// server. Close stops it.
+func NewCached(client redis.UniversalClient, prefix string, stallBound time.Duration) *Store {
+	if stallBound <= 0 {
+		stallBound = DefaultStallBound
+	}
+	s := New(client, prefix)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cache = &cache{stop: cancel, done: make(chan struct{}), origin: time.Now()}
+	go s.cache.track(ctx, client, prefix, stallBound)
+	return s
+}
+
+// Close stops a cached store's invalidation connections and drops its
+// copies; the store reads the server on every Load from then on. It does not
+// close the client. Close on an uncached store does nothing.
+func (s *Store) Close() error {
+	if s.cache != nil {
+		s.cache.stop()
+		<-s.cache.done
+	}
+	return nil
 }
 
 // Key returns the Redis key of the named circuit's record.
 func (s *Store) Key(name string) string { return s.prefix + circuit.Key(name) }
 
+// bound is one circuit of a Store: its key computed once, and its copy.
+type bound struct {
+	s     *Store
+	name  string
+	key   string
+	entry *entry // nil without a cache
+}
+
+// Bind returns the named circuit of the store, for the Breaker to keep.
+func (s *Store) Bind(name string) circuit.BoundStore { return s.bind(name) }
+
+func (s *Store) bind(name string) *bound {
+	if b, ok := s.bound.Load(name); ok {
+		return b.(*bound)
+	}
+	b := &bound{s: s, name: name, key: s.Key(name)}
+	if s.cache != nil {
+		b.entry = s.cache.entry(b.key)
+	}
+	actual, _ := s.bound.LoadOrStore(name, b)
+	return actual.(*bound)
+}
+
 // Load returns the circuit's record, or nil when it has none, and the Redis
-// server's time, read in the same script.
+// server's time, read in the same script. It always reads the server: only
+// a bound circuit (Bind, which a Breaker uses) is served from a copy.
 func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
-	key := s.Key(name)
-	rec, now, err := s.load(ctx, key)
-	if err == nil && rec != nil && rec.Name != name {
-		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", key, circuit.ErrCorrupt, rec.Name)
+	return s.bind(name).read(ctx)
+}
+
+// Load is Store.Load for the bound circuit, except that a cached store
+// returns the circuit's copy, if it has one, and the zero Time, without a
+// round trip.
+func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
+	if b.entry != nil {
+		if rec := b.entry.copy.Load(); rec != nil && b.s.cache.fresh() {
+			return rec, time.Time{}, nil
+		}
+	}
+	return b.read(ctx)
+}
+
+// read reads the circuit's record and the server's time from the server,
+// and keeps a copy of a closed record in a cached store.
+func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
+	var r reading
+	if b.entry != nil {
+		r = b.s.cache.begin(b.entry)
+	}
+	rec, now, err := b.s.load(ctx, b.key)
+	if err == nil && rec != nil && rec.Name != b.name {
+		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", b.key, circuit.ErrCorrupt, rec.Name)
 	}
 	if err != nil {
 		return nil, now, err
+	}
+	if b.entry != nil {
+		b.s.cache.install(b.entry, r, rec)
 	}
 	return rec, now, nil
 }
@@ -102,12 +192,31 @@ var errBadReply = errors.New("unexpected reply")
 // Replace stores next as the circuit's record if the stored one is still
 // prev, in one script; otherwise it returns circuit.ErrConflict.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
-	return s.replace(ctx, name, prev, next, writeID())
+	return s.bind(name).replace(ctx, prev, next, writeID())
 }
 
-// replace is Replace with the write id given.
-func (s *Store) replace(ctx context.Context, name string, prev, next *circuit.Record, id string) error {
-	key := s.Key(name)
+// Replace is Store.Replace for the bound circuit, except that a cached store
+// refuses a prev that its Load served from a copy: it drops the copy and
+// returns circuit.ErrConflict without a round trip, so that the Breaker
+// decides again on the record and the time the server gives.
+func (b *bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
+	if b.entry != nil && b.s.cache.isCopy(prev) {
+		b.entry.invalidate()
+		return circuit.ErrConflict
+	}
+	return b.replace(ctx, prev, next, writeID())
+}
+
+// replace is Store.Replace with the write id given.
+func (b *bound) replace(ctx context.Context, prev, next *circuit.Record, id string) error {
+	if b.entry != nil {
+		defer b.entry.invalidate() // this process sees its own write at once
+	}
+	return b.s.replace(ctx, b.key, b.name, prev, next, id)
+}
+
+// replace runs replaceScript on key.
+func (s *Store) replace(ctx context.Context, key, name string, prev, next *circuit.Record, id string) error {
 	if next == nil || next.Name != name {
 		return fmt.Errorf("redisstore: replace %s: the new record must be circuit %q's", key, name)
 	}
@@ -135,10 +244,15 @@ func (s *Store) replace(ctx context.Context, name string, prev, next *circuit.Re
 }
 
 // Delete removes the circuit's record, even a corrupt one.
-func (s *Store) Delete(ctx context.Context, name string) error {
-	key := s.Key(name)
-	if err := deleteScript.Run(ctx, s.client, []string{key}).Err(); err != nil {
-		return fmt.Errorf("redisstore: delete %s: %w", key, err)
+func (s *Store) Delete(ctx context.Context, name string) error { return s.bind(name).Delete(ctx) }
+
+// Delete is Store.Delete for the bound circuit.
+func (b *bound) Delete(ctx context.Context) error {
+	if b.entry != nil {
+		defer b.entry.invalidate()
+	}
+	if err := deleteScript.Run(ctx, b.s.client, []string{b.key}).Err(); err != nil {
+		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)
 	}
 	return nil
 }

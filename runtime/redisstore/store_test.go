@@ -16,19 +16,32 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// TestConformance runs the storetest suite on a store without copies and
+// on a cached one.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Config{
-		Open: func(t *testing.T) circuit.Store {
-			s, _ := newStore(t)
-			return s
-		},
-		Corrupt: func(t *testing.T, s circuit.Store, name string) {
-			c := newClient(t, redisURL(t))
-			if err := setField(fieldState, "ajar")(t.Context(), c, s.(*redisstore.Store).Key(name)); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	for _, cached := range []bool{false, true} {
+		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
+			storetest.Run(t, storetest.Config{
+				Open: func(t *testing.T) circuit.Store {
+					c := newClient(t, redisURL(t))
+					if cached {
+						return newCached(t, c, testPrefix(t, c))
+					}
+					return redisstore.New(c, testPrefix(t, c))
+				},
+				Corrupt: func(t *testing.T, s circuit.Store, name string) {
+					// Another client writes: a cached store sees it once
+					// the invalidation arrives.
+					rs := s.(*redisstore.Store)
+					c := newClient(t, redisURL(t))
+					if err := setField(fieldState, "ajar")(t.Context(), c, rs.Key(name)); err != nil {
+						t.Fatal(err)
+					}
+					waitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
+				},
+			})
+		})
+	}
 }
 
 // validRecord stores a valid record for name and returns it.

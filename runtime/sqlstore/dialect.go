@@ -55,12 +55,23 @@ func (d Dialect) schema() string {
 	open_until    ` + ts + `,
 	probe_token   TEXT,
 	lease_until   ` + ts + `,
-	updated_at    ` + ts + ` NOT NULL
+	updated_at    ` + ts + ` NOT NULL,
+	policy_state  TEXT
 )`
 }
 
+// addPolicyState adds the policy_state column to a circuits table created
+// before it existed. SQLite has no ADD COLUMN IF NOT EXISTS: its error for
+// a column that exists already is expected (duplicateColumn).
+func (d Dialect) addPolicyState() string {
+	if d == Postgres {
+		return "ALTER TABLE circuits ADD COLUMN IF NOT EXISTS policy_state TEXT"
+	}
+	return "ALTER TABLE circuits ADD COLUMN policy_state TEXT"
+}
+
 // columns are the record's columns, in the order of every statement.
-const columns = "c.name, c.state, c.failure_count, c.generation, c.incarnation, c.version, c.open_until, c.probe_token, c.lease_until, c.updated_at"
+const columns = "c.name, c.state, c.failure_count, c.generation, c.incarnation, c.version, c.open_until, c.probe_token, c.lease_until, c.updated_at, c.policy_state"
 
 // loadQuery selects the database's time (PostgreSQL; NULL on SQLite) and
 // the row, if any: the LEFT JOIN yields one row either way.
@@ -72,12 +83,12 @@ func (d Dialect) loadQuery() string {
 	return "SELECT " + now + ", c.id, " + columns + " FROM (SELECT 1) AS one LEFT JOIN circuits AS c ON c.name = $1"
 }
 
-const insertStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, open_until, probe_token, lease_until, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+const insertStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, open_until, probe_token, lease_until, updated_at, policy_state)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (name) DO NOTHING`
 
 const updateStmt = `UPDATE circuits SET state = $4, failure_count = $5, generation = $6, incarnation = $7, version = $8,
-	open_until = $9, probe_token = $10, lease_until = $11, updated_at = $12
+	open_until = $9, probe_token = $10, lease_until = $11, updated_at = $12, policy_state = $13
 WHERE name = $1 AND incarnation = $2 AND version = $3`
 
 const deleteStmt = `DELETE FROM circuits WHERE name = $1`

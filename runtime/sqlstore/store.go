@@ -29,9 +29,17 @@ func New(db *sql.DB, d Dialect) (*Store, error) {
 	return &Store{db: db, dialect: d}, nil
 }
 
-// Migrate creates the circuits table if it does not exist.
+// Migrate creates the circuits table if it does not exist, adds the
+// policy_state column to a table created by an earlier release, and
+// creates the window counts' table (window.go).
 func (s *Store) Migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, s.dialect.schema()); err != nil {
+		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, s.dialect.addPolicyState()); err != nil && !duplicateColumn(err) {
+		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	if err := s.migrateWindow(ctx); err != nil {
 		return fmt.Errorf("sqlstore: migrate: %w", err)
 	}
 	return nil
@@ -45,10 +53,11 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 		dbNow                             any
 		id, failures, generation, version sql.NullInt64
 		rname, state, incarnation, probe  sql.NullString
+		policy                            sql.NullString
 		openUntil, leaseUntil, updatedAt  any
 	)
 	err := s.db.QueryRowContext(ctx, s.dialect.loadQuery(), name).Scan(&dbNow, &id,
-		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt)
+		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: %w", name, err)
 	}
@@ -63,7 +72,7 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 	if !id.Valid {
 		return nil, now, nil
 	}
-	rec, err := decode(rname, state, incarnation, probe, failures, generation, version, openUntil, leaseUntil, updatedAt)
+	rec, err := decode(rname, state, incarnation, probe, failures, generation, version, openUntil, leaseUntil, updatedAt, policy)
 	if err == nil && rec.Name != name {
 		err = fmt.Errorf("it holds circuit %q", rec.Name)
 	}
@@ -74,7 +83,7 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 }
 
 // decode builds a record from a row's columns and checks it.
-func decode(name, state, incarnation, probe sql.NullString, failures, generation, version sql.NullInt64, openUntil, leaseUntil, updatedAt any) (*circuit.Record, error) {
+func decode(name, state, incarnation, probe sql.NullString, failures, generation, version sql.NullInt64, openUntil, leaseUntil, updatedAt any, policy sql.NullString) (*circuit.Record, error) {
 	if !name.Valid || !state.Valid || !incarnation.Valid || !failures.Valid || !generation.Valid || !version.Valid {
 		return nil, fmt.Errorf("a required column is NULL")
 	}
@@ -100,6 +109,9 @@ func decode(name, state, incarnation, probe sql.NullString, failures, generation
 			return nil, fmt.Errorf("%s: %v", c.column, err)
 		}
 	}
+	if err := decodePolicyState(policy, r); err != nil {
+		return nil, err
+	}
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
@@ -118,7 +130,7 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 		probe = next.ProbeToken
 	}
 	fields := []any{next.State.String(), next.Failures, int64(next.Generation), next.Incarnation, int64(next.Version),
-		d.timeArg(next.OpenUntil), probe, d.timeArg(next.LeaseUntil), d.timeArg(next.UpdatedAt)}
+		d.timeArg(next.OpenUntil), probe, d.timeArg(next.LeaseUntil), d.timeArg(next.UpdatedAt), encodePolicyState(next)}
 	var res sql.Result
 	var err error
 	if prev == nil {

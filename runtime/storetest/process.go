@@ -33,6 +33,13 @@ type ProcessConfig struct {
 	// has set that environment with t.Setenv, and in every helper process,
 	// which inherits it. Cleanup belongs in t.Cleanup. It is required.
 	Open func(t *testing.T) circuit.Store
+
+	// Propagation is how long a change made through one process's store
+	// may take to reach a Breaker in another: 0 for a store that reads its
+	// backend on every call, the invalidation delay for one that keeps
+	// local copies. After each change it makes itself, Processes waits this
+	// long before the helper processes call.
+	Propagation time.Duration
 }
 
 // Processes checks, with real processes, that Breakers in different
@@ -43,6 +50,8 @@ type ProcessConfig struct {
 //     runs its operation (the half-open probe); the others get a
 //     *circuit.OpenError in the half-open state, and the probe's success
 //     leaves the circuit closed in the next generation.
+//   - SharedWindow, CloseAfter, GrowingCooldown: the round-2 policies
+//     across processes (policyprocess.go);
 //   - KilledProbe: a helper process that holds the probe is killed with
 //     SIGKILL in the middle of its call. Until the probe's lease ends (one
 //     second), every call of the other helpers gets a *circuit.OpenError;
@@ -68,6 +77,9 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 	}
 	t.Run("ProbeRace", func(t *testing.T) { testProbeRace(t, cfg) })
 	t.Run("KilledProbe", func(t *testing.T) { testKilledProbe(t, cfg) })
+	t.Run("SharedWindow", func(t *testing.T) { testSharedWindow(t, cfg) })
+	t.Run("CloseAfter", func(t *testing.T) { testCloseAfter(t, cfg) })
+	t.Run("GrowingCooldown", func(t *testing.T) { testGrowingCooldown(t, cfg) })
 }
 
 // HelperProcess is the body of the helper processes that Processes starts.
@@ -117,10 +129,12 @@ func say(format string, args ...any) {
 }
 
 // helperWorker runs one call through the shared circuit for each command
-// read from stdin, "run <probe lease in nanoseconds>". The call's operation
-// says "ran" and returns Success once the next line, "finish", arrives.
-// After each call it says "ok", "open <state>" for a *circuit.OpenError, or
-// "err <error>".
+// read from stdin, "run <probe lease in nanoseconds> [policy]" or "call
+// <probe lease> [policy]" (policyCommand reads the rest). The operation of
+// run says "ran" and returns Success once the next line, "finish", arrives;
+// that of call returns the command's outcome at once. After each call it
+// says "ok", "open <state>" for a *circuit.OpenError (call adds its Until in
+// Unix nanoseconds), or "err <error>".
 func helperWorker(t *testing.T, s circuit.Store) error {
 	b := circuit.New(s)
 	ctx := t.Context()
@@ -130,12 +144,21 @@ func helperWorker(t *testing.T, s circuit.Store) error {
 	in := bufio.NewScanner(os.Stdin)
 	say("ready")
 	for in.Scan() {
-		lease, err := strconv.ParseInt(strings.TrimPrefix(in.Text(), "run "), 10, 64)
-		if err != nil {
+		verb, args, _ := strings.Cut(in.Text(), " ")
+		lease, rest, _ := strings.Cut(args, " ")
+		n, err := strconv.ParseInt(lease, 10, 64)
+		if err != nil || verb != "run" && verb != "call" {
+			return fmt.Errorf("command %q: want run or call, then a lease in nanoseconds", in.Text())
+		}
+		p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Duration(n)}
+		var outcome circuit.Outcome
+		if p, outcome, err = policyCommand(p, rest); err != nil {
 			return fmt.Errorf("command %q: %w", in.Text(), err)
 		}
-		p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Duration(lease)}
 		err = b.Run(ctx, circuitName, p, func(context.Context) (circuit.Outcome, error) {
+			if verb == "call" {
+				return outcome, nil
+			}
 			say("ran")
 			if !in.Scan() || in.Text() != "finish" {
 				return circuit.Ignored, errors.New("no finish command")
@@ -146,6 +169,8 @@ func helperWorker(t *testing.T, s circuit.Store) error {
 		switch {
 		case err == nil:
 			say("ok")
+		case errors.As(err, &open) && verb == "call":
+			say("open %s %d", open.State, open.Until.UnixNano())
 		case errors.As(err, &open):
 			say("open %s", open.State)
 		default:
@@ -159,6 +184,7 @@ func testProbeRace(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, raceHelpers)
 	for ep := range raceEpisodes {
 		opened := openPast(t, s)
+		time.Sleep(cfg.Propagation)
 		// The probe's operation holds until every other helper has
 		// answered, and its lease outlasts the episode, so that no helper
 		// can find the circuit closed again or the probe's claim expired.
@@ -179,6 +205,7 @@ func testKilledProbe(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, killHelpers)
 	victim, others := hs[0], hs[1:]
 	opened := openPast(t, s)
+	time.Sleep(cfg.Propagation)
 	victim.send(runCommand(killLease))
 	victim.expect("ran")
 	victim.kill()

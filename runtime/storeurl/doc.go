@@ -5,10 +5,17 @@
 //	file:///var/lib/myapp/circuits          runtime/filestore (the directory must exist)
 //	redis://user:pass@host:6379/0?prefix=P  runtime/redisstore (also rediss:// and
 //	unix:///run/redis.sock?db=0&prefix=P)   unix://; go-redis's URL syntax; prefix
-//	                                        defaults to redisstore.DefaultPrefix)
+//	                                        defaults to redisstore.DefaultPrefix; cache=off)
 //	postgres://user@host/db?sslmode=disable runtime/sqlstore on PostgreSQL (pgx's URL syntax;
-//	                                        also postgresql://)
+//	                                        also postgresql://; cache=off)
 //	sqlite:///var/lib/myapp/circuits.db     runtime/sqlstore on SQLite (the file must exist)
+//
+// Redis and PostgreSQL stores keep local copies of closed records that the
+// server invalidates (redisstore.NewCached, sqlstore.NewCached), so that a
+// healthy guarded call makes no round trip; the query parameter cache=off
+// turns that off (cache=on is the default). Context deadlines bound every
+// round trip to Redis (go-redis's ContextTimeoutEnabled). SQLite, on one
+// host, keeps no copies.
 //
 // Opening checks that the store is there and reachable, and creates and
 // changes nothing: a mistyped directory or database file is reported, not

@@ -10,7 +10,8 @@ import (
 )
 
 // openRedis opens redis://, rediss:// or unix:// in go-redis's URL syntax,
-// with the key prefix in the query parameter prefix.
+// with the key prefix in the query parameter prefix and local copies
+// unless cache=off. Context deadlines bound every round trip.
 func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
 	q := u.Query()
 	prefix := redisstore.DefaultPrefix
@@ -18,17 +19,29 @@ func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
 		prefix = q.Get("prefix")
 		q.Del("prefix")
 	}
+	cached, err := cacheParam(q)
+	if err != nil {
+		return nil, err
+	}
 	v := *u
 	v.RawQuery = q.Encode()
 	opt, err := redis.ParseURL(v.String())
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
 	}
+	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	rs := redisstore.New(c, prefix)
-	return &Store{Store: rs, names: rs.Names, close: c.Close}, nil
+	if !cached {
+		rs := redisstore.New(c, prefix)
+		return &Store{Store: rs, names: rs.Names, close: c.Close}, nil
+	}
+	rs := redisstore.NewCached(c, prefix, 0)
+	return &Store{Store: rs, names: rs.Names, close: func() error {
+		_ = rs.Close()
+		return c.Close()
+	}}, nil
 }

@@ -5,9 +5,10 @@ package notify
 import (
 	"context"
 	"errors"
+	"time"
+
 	"github.com/circuitgen/circuitgen/examples/billing/mailsdk"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"time"
 )
 
 var (
@@ -15,18 +16,41 @@ var (
 	policyMailAPI      = circuit.Policy{FailureThreshold: 5, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 )
 
-// GuardedSender is a Sender that runs every call of a guarded method through a circuit breaker.
+// GuardedSender is a Sender that runs every call of a guarded method through a
+// circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next:
+//
+//	client := NewGuardedSender(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.Quota(ctx)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit mail-api:quota is open: retry after open.RetryAfter()
+//	}
 type GuardedSender struct {
-	next     mailsdk.Sender
-	circuits [2]*circuit.Circuit
+	next         mailsdk.Sender
+	mailAPIQuota *circuit.Circuit // mail-api:quota
+	mailAPI      *circuit.Circuit // mail-api
 }
 
-// NewGuardedSender returns a GuardedSender that calls next through the circuits of b.
+// NewGuardedSender returns a GuardedSender that calls next through the circuits
+// of b, with the policies circuitgen was given.
 func NewGuardedSender(next mailsdk.Sender, b *circuit.Breaker) *GuardedSender {
-	return &GuardedSender{next: next, circuits: [2]*circuit.Circuit{
+	return NewGuardedSenderWithCircuits(
+		next,
 		b.Circuit("mail-api:quota", policyMailAPIQuota),
 		b.Circuit("mail-api", policyMailAPI),
-	}}
+	)
+}
+
+// NewGuardedSenderWithCircuits returns a GuardedSender that calls next through
+// circuits the caller prepared with Breaker.Circuit: mailAPIQuota for circuit
+// mail-api:quota, mailAPI for circuit mail-api.
+func NewGuardedSenderWithCircuits(next mailsdk.Sender, mailAPIQuota, mailAPI *circuit.Circuit) *GuardedSender {
+	return &GuardedSender{
+		next:         next,
+		mailAPIQuota: mailAPIQuota,
+		mailAPI:      mailAPI,
+	}
 }
 
 var _ mailsdk.Sender = (*GuardedSender)(nil)
@@ -39,16 +63,18 @@ func (g *GuardedSender) Close() error {
 // Quota calls next.Quota through circuit mail-api:quota.
 func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	var r0 int
-	err := g.circuits[0].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.mailAPIQuota.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Quota(ctx)
-		return classifyMailAPIQuota(err), err
+		return classifyDeadlineExceededOrStatus429Or5xx(err), err
 	})
 	return r0, err
 }
 
-// classifyMailAPIQuota classifies the outcome of a call to circuits mail-api:quota, mail-api.
-func classifyMailAPIQuota(err error) circuit.Outcome {
+// classifyDeadlineExceededOrStatus429Or5xx returns Failure for
+// context.DeadlineExceeded, HTTP status 429, 500-599; Ignored for any other
+// error; Success otherwise. Circuits mail-api:quota, mail-api use it.
+func classifyDeadlineExceededOrStatus429Or5xx(err error) circuit.Outcome {
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return circuit.Failure
@@ -64,10 +90,10 @@ func classifyMailAPIQuota(err error) circuit.Outcome {
 // Send calls next.Send through circuit mail-api.
 func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
 	var r0 *mailsdk.Receipt
-	err := g.circuits[1].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.mailAPI.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Send(ctx, msg)
-		return classifyMailAPIQuota(err), err
+		return classifyDeadlineExceededOrStatus429Or5xx(err), err
 	})
 	return r0, err
 }

@@ -5,9 +5,10 @@ package fakeclient
 import (
 	"context"
 	"errors"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"net/http"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 var (
@@ -15,18 +16,41 @@ var (
 	policySvcPost = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 )
 
-// GuardedClient is a Client that runs every call of a guarded method through a circuit breaker.
+// GuardedClient is a Client that runs every call of a guarded method through a
+// circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next:
+//
+//	client := NewGuardedClient(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.Get(ctx, path)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit svc is open: retry after open.RetryAfter()
+//	}
 type GuardedClient struct {
-	next     Client
-	circuits [2]*circuit.Circuit
+	next    Client
+	svc     *circuit.Circuit // svc
+	svcPost *circuit.Circuit // svc-post
 }
 
-// NewGuardedClient returns a GuardedClient that calls next through the circuits of b.
+// NewGuardedClient returns a GuardedClient that calls next through the circuits
+// of b, with the policies circuitgen was given.
 func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
-	return &GuardedClient{next: next, circuits: [2]*circuit.Circuit{
+	return NewGuardedClientWithCircuits(
+		next,
 		b.Circuit("svc", policySvc),
 		b.Circuit("svc-post", policySvcPost),
-	}}
+	)
+}
+
+// NewGuardedClientWithCircuits returns a GuardedClient that calls next through
+// circuits the caller prepared with Breaker.Circuit: svc for circuit svc,
+// svcPost for circuit svc-post.
+func NewGuardedClientWithCircuits(next Client, svc, svcPost *circuit.Circuit) *GuardedClient {
+	return &GuardedClient{
+		next:    next,
+		svc:     svc,
+		svcPost: svcPost,
+	}
 }
 
 var _ Client = (*GuardedClient)(nil)
@@ -34,16 +58,18 @@ var _ Client = (*GuardedClient)(nil)
 // Get calls next.Get through circuit svc.
 func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
 	var r0 *http.Response
-	err := g.circuits[0].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.svc.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Get(ctx, path)
-		return classifySvc(r0, err), err
+		return classifyConnErrorOrDeadlineExceededOrStatus502to504Response(r0, err), err
 	})
 	return r0, err
 }
 
-// classifySvc classifies the outcome of a call to circuit svc.
-func classifySvc(result *http.Response, err error) circuit.Outcome {
+// classifyConnErrorOrDeadlineExceededOrStatus502to504Response returns Failure
+// for *ConnError, context.DeadlineExceeded, HTTP status 502-504; Ignored for
+// any other error; Success otherwise. Circuit svc uses it.
+func classifyConnErrorOrDeadlineExceededOrStatus502to504Response(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {
@@ -72,14 +98,16 @@ func (g *GuardedClient) Name() string {
 
 // Post calls next.Post through circuit svc-post.
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
-	return g.circuits[1].Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	return g.svcPost.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		err := g.next.Post(ctx, body)
-		return classifySvcPost(err), err
+		return classifyConnErrorOrStatus502to504(err), err
 	})
 }
 
-// classifySvcPost classifies the outcome of a call to circuit svc-post.
-func classifySvcPost(err error) circuit.Outcome {
+// classifyConnErrorOrStatus502to504 returns Failure for *ConnError, HTTP status
+// 502-504; Ignored for any other error; Success otherwise. Circuit svc-post
+// uses it.
+func classifyConnErrorOrStatus502to504(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {

@@ -1,0 +1,320 @@
+package generator
+
+import (
+	"fmt"
+	"go/token"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// level is where an option may be given.
+type level uint8
+
+const (
+	// atDefaults is a manifest's defaults.
+	atDefaults level = 1 << iota
+	// atInterface is a guard directive or a manifest's interfaces entry.
+	atInterface
+	// atMethod is a circuit directive or a manifest's methods entry.
+	atMethod
+)
+
+// where names a level in messages.
+func (l level) String() string {
+	switch l {
+	case atDefaults:
+		return "defaults"
+	case atInterface:
+		return "an interface"
+	}
+	return "a method"
+}
+
+// key is one option of the schema: the same word in directives and
+// manifests.
+type key struct {
+	// Name is the option's word.
+	Name string
+	// Levels are where it may be given.
+	Levels level
+	// Value describes the value, for the README's table.
+	Value string
+	// Doc says what the option does, for the README and the init scaffold.
+	Doc string
+	// list marks an option whose value is a list: comma-separated in a
+	// directive, a YAML sequence in a manifest; entry describes an entry.
+	list  bool
+	entry string
+	// parse reads one value, or one entry of a list.
+	parse func(s string) (any, error)
+	// yamlTags are the YAML scalar tags a manifest value may have.
+	yamlTags []string
+	// Field is the circuit.Policy field the option sets, or "".
+	Field string
+	// set sets Field in a policy; nil while circuit.Policy lacks it.
+	set func(p *circuit.Policy, v any)
+}
+
+// policyLevels are where a policy option may be given.
+const policyLevels = atDefaults | atInterface | atMethod
+
+// schema is every option, in the order the README lists them. The
+// directive reader, the manifest reader, their messages, the init scaffold
+// and the README's option table all come from it.
+var schema = []*key{
+	{Name: "wrapper", Levels: atInterface, Value: "a Go identifier", Doc: "the wrapper type's name (default Guarded + the interface's name; guarded + it for an unexported interface)",
+		parse: parseText, yamlTags: str},
+	{Name: "circuit", Levels: atInterface | atMethod, Value: "a circuit name", Doc: "the circuit of the methods that name none (a method directive gives its own first: //circuitgen:circuit NAME)",
+		parse: parseText, yamlTags: str},
+	{Name: "skip", Levels: atInterface, list: true, entry: "a method name", Value: "method names", Doc: "methods that call straight through, unguarded, embedded ones included (a method directive says //circuitgen:skip, a manifest method skip: true)",
+		parse: parseIdent, yamlTags: str},
+	{Name: "threshold", Levels: policyLevels, Value: "1..1000", Doc: "consecutive failures that open the circuit",
+		parse: parseInt, yamlTags: integer, Field: "FailureThreshold",
+		set: func(p *circuit.Policy, v any) { p.FailureThreshold = v.(int) }},
+	{Name: "rate", Levels: policyLevels, Value: "a rate such as 50% or 0.5", Doc: "the failure rate over window that opens the circuit, once min_calls calls completed",
+		parse: parseRate, yamlTags: str, Field: "FailureRate"},
+	{Name: "min_calls", Levels: policyLevels, Value: "an integer", Doc: "calls that must complete within window before rate applies",
+		parse: parseInt, yamlTags: integer, Field: "MinCalls"},
+	{Name: "window", Levels: policyLevels, Value: "a duration, 1s..1h", Doc: "the span rate and min_calls count over",
+		parse: parseDuration, yamlTags: str, Field: "Window"},
+	{Name: "slow", Levels: policyLevels, Value: "a duration", Doc: "a success slower than this counts as a failure",
+		parse: parseDuration, yamlTags: str, Field: "SlowCall"},
+	{Name: "cooldown", Levels: policyLevels, Value: "a duration, 1s..24h", Doc: "how long an open circuit rejects calls before it admits a probe",
+		parse: parseDuration, yamlTags: str, Field: "Cooldown",
+		set: func(p *circuit.Policy, v any) { p.Cooldown = v.(time.Duration) }},
+	{Name: "max_cooldown", Levels: policyLevels, Value: "a duration, at least cooldown", Doc: "each reopen from half-open doubles the cooldown up to this",
+		parse: parseDuration, yamlTags: str, Field: "MaxCooldown"},
+	{Name: "lease", Levels: policyLevels, Value: "a duration, 1s..1h", Doc: "how long a half-open probe holds its claim",
+		parse: parseDuration, yamlTags: str, Field: "ProbeLease",
+		set: func(p *circuit.Policy, v any) { p.ProbeLease = v.(time.Duration) }},
+	{Name: "close_after", Levels: policyLevels, Value: "an integer", Doc: "probe successes in a row that close a half-open circuit",
+		parse: parseInt, yamlTags: integer, Field: "CloseAfter"},
+	{Name: "errors", Levels: atInterface | atMethod, list: true, entry: "an error type or variable", Value: "error types and variables", Doc: "errors that count as failures: types (*ConnectionError, *net/url.Error) matched with errors.As, variables (io.ErrUnexpectedEOF, context.DeadlineExceeded) with errors.Is",
+		parse: parseText, yamlTags: str},
+	{Name: "statuses", Levels: atInterface | atMethod, list: true, entry: `a code such as 503 or a range such as "500-599"`, Value: "HTTP statuses and ranges (502-504,429)", Doc: "statuses that count as failures, read from an error's StatusCode() int or HTTPStatusCode() int, and from an *http.Response (or a result with StatusCode() int) when the error is nil",
+		parse: parseStatusValue, yamlTags: []string{"!!int", "!!str"}},
+	{Name: "codes", Levels: atInterface | atMethod, list: true, entry: "a gRPC code name such as Unavailable", Value: "gRPC code names (Unavailable)", Doc: "gRPC status codes that count as failures, read from any error in the chain with GRPCStatus()",
+		parse: parseCode, yamlTags: str},
+	{Name: "classifier", Levels: atInterface | atMethod, Value: "a function (pkg.Func)", Doc: "a func(error) circuit.Outcome, or func(R, error) circuit.Outcome with R the method's first result, instead of errors, statuses and codes",
+		parse: parseText, yamlTags: str},
+}
+
+var (
+	str     = []string{"!!str"}
+	integer = []string{"!!int"}
+)
+
+// keyNamed returns the schema's key called name, or nil.
+func keyNamed(name string) *key {
+	i := slices.IndexFunc(schema, func(k *key) bool { return k.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return schema[i]
+}
+
+// keyOfField returns the key that sets the circuit.Policy field, or nil.
+func keyOfField(field string) *key {
+	i := slices.IndexFunc(schema, func(k *key) bool { return k.Field == field })
+	if i < 0 {
+		return nil
+	}
+	return schema[i]
+}
+
+// expects says what a manifest value of k must be.
+func (k *key) expects() string {
+	if slices.Equal(k.yamlTags, integer) {
+		return "an integer"
+	}
+	return k.Value
+}
+
+// keysAt lists the names of the keys allowed at l, then extra, for a
+// message: "a, b or c".
+func keysAt(l level, extra ...string) string {
+	var names []string
+	for _, k := range schema {
+		if k.Levels&l != 0 {
+			names = append(names, k.Name)
+		}
+	}
+	names = append(names, extra...)
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// item is one entry of a list option, with its text and position.
+type item struct {
+	Text string
+	Pos  token.Position
+	Val  any
+}
+
+// setting is one option's value and where it was given.
+type setting struct {
+	Val any // a list option's value is []item
+	Pos token.Position
+	// Bad marks a list with entries that were reported as invalid.
+	Bad bool
+}
+
+// options are the settings one level gives, by key name. Unset options
+// fall back to the enclosing level.
+type options map[string]setting
+
+// over returns o with every option it does not set taken from base.
+func (o options) over(base options) options {
+	out := make(options, len(o)+len(base))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range o {
+		out[k] = v
+	}
+	return out
+}
+
+// str returns a text option's value.
+func (o options) str(name string) (string, setting, bool) {
+	s, ok := o[name]
+	if !ok {
+		return "", s, false
+	}
+	v, _ := s.Val.(string)
+	return v, s, true
+}
+
+// list returns a list option's entries.
+func (o options) list(name string) []item {
+	v, _ := o[name].Val.([]item)
+	return v
+}
+
+// setValue reads the text value of key k given at pos, one entry at a time
+// for a list (entries are the comma-separated parts, at their own
+// columns), and records it in o. Problems go to errs.
+func (o options) setValue(k *key, text string, pos token.Position, errs *ErrorList) {
+	if !k.list {
+		v, err := k.parse(text)
+		if err != nil {
+			errs.add(pos, "%s %v", k.Name, err)
+			return
+		}
+		o[k.Name] = setting{Val: v, Pos: pos}
+		return
+	}
+	s := setting{Pos: pos, Val: []item(nil)}
+	off := 0
+	for _, part := range strings.Split(text, ",") {
+		p := pos
+		p.Column += off
+		p.Offset += off
+		off += len(part) + 1
+		if !s.addItem(k, part, p, errs) {
+			s.Bad = true
+		}
+	}
+	o[k.Name] = s
+}
+
+// addItem parses one entry of list option k and appends it.
+func (s *setting) addItem(k *key, text string, pos token.Position, errs *ErrorList) bool {
+	if text == "" {
+		errs.add(pos, "empty entry in %s", k.Name)
+		return false
+	}
+	v, err := k.parse(text)
+	if err != nil {
+		errs.add(pos, "%s entry %v", k.Name, err)
+		return false
+	}
+	s.Val = append(s.Val.([]item), item{Text: text, Pos: pos, Val: v})
+	return true
+}
+
+// parseText takes a value as written; the builder checks it.
+func parseText(s string) (any, error) { return s, nil }
+
+// parseIdent reads a method name.
+func parseIdent(s string) (any, error) {
+	if !token.IsIdentifier(s) {
+		return nil, fmt.Errorf("%q is not a method name", s)
+	}
+	return s, nil
+}
+
+// parseInt reads an integer.
+func parseInt(s string) (any, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer", s)
+	}
+	return n, nil
+}
+
+// parseDuration reads a duration such as 30s or 1m30s.
+func parseDuration(s string) (any, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a duration such as 30s or 1m30s", s)
+	}
+	return d, nil
+}
+
+// parseRate reads a rate such as 50% or 0.5.
+func parseRate(s string) (any, error) {
+	num, pct := strings.CutSuffix(s, "%")
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil || strings.ContainsAny(num, "eExXpP_") {
+		return nil, fmt.Errorf("%q is not a rate such as 50%% or 0.5", s)
+	}
+	if pct {
+		r /= 100
+	}
+	return r, nil
+}
+
+// parseStatusValue reads a status code such as 503 or a range such as
+// 500-599.
+func parseStatusValue(s string) (any, error) {
+	lo, hi, isRange := strings.Cut(s, "-")
+	if !isRange {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("%q is not a code such as 503 or a range such as 500-599", s)
+	}
+	if a < 100 || a > 599 || b < 100 || b > 599 {
+		return nil, fmt.Errorf("%q is outside 100-599", s)
+	}
+	if a > b {
+		return nil, fmt.Errorf("%q is an empty range", s)
+	}
+	return StatusRange{Lo: a, Hi: b}, nil
+}
+
+// grpcCodes are the names of google.golang.org/grpc/codes, which codes=
+// selects from.
+var grpcCodes = []string{
+	"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+	"Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss",
+	"Unauthenticated",
+}
+
+// parseCode reads a gRPC code's name.
+func parseCode(s string) (any, error) {
+	if !slices.Contains(grpcCodes, s) {
+		return nil, fmt.Errorf("%q is not a gRPC code name such as Unavailable (google.golang.org/grpc/codes)", s)
+	}
+	return s, nil
+}

@@ -1,0 +1,136 @@
+package circuit
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// WindowSharer is implemented by a distributed Store that keeps the window
+// counts of the rate rule on its server, so that every process of a fleet
+// feeds one window. A process does not send each call: it counts locally
+// and flushes its counts in batches, one round trip per flush (FlushEvery,
+// FlushBatch), and decides with the server's counts as of its last flush
+// plus its own counts not yet flushed.
+//
+// That delays an opening: a call counted in one process reaches the server
+// at that process's next flush, at most FlushEvery later while the process
+// keeps completing calls, and reaches another process's decisions at that
+// one's next flush, at most FlushEvery after that. An opening that the
+// fleet's calls justify is therefore made at most 2×FlushEvery (plus two
+// round trips) after it is justified, by the next failure after that; a
+// process that stops completing calls keeps its last unflushed counts (at
+// most FlushBatch calls) to itself.
+type WindowSharer interface {
+	// ShareWindow adds add (each bucket's calls counted since the last
+	// flush) to the named circuit's window of span w and epoch e on the
+	// server, and returns the server's counts of the window whose latest
+	// bucket is b, in one round trip. The server's counts of another epoch
+	// are dropped first, unless e is of an earlier generation of the same
+	// incarnation: then add is dropped.
+	ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []BucketCounts) (Counts, error)
+}
+
+// BucketCounts are the counts of one bucket of a window (see Bucket).
+type BucketCounts struct {
+	Bucket int64
+	Counts
+}
+
+// Batching of the window counts sent to a WindowSharer.
+const (
+	// FlushEvery bounds how long a process keeps counts unflushed while it
+	// completes calls; for windows shorter than 10 s, a tenth of the window.
+	FlushEvery = time.Second
+	// FlushBatch is how many counted calls make a process flush at once.
+	FlushBatch = 100
+)
+
+// batch is a process's side of a shared window: its unflushed counts and
+// the server's counts as of its last flush.
+type batch struct {
+	mu        sync.Mutex
+	span      time.Duration
+	epoch     uint64
+	pending   [WindowBuckets]BucketCounts // by bucketSlot
+	n         int                         // calls pending
+	remote    Counts                      // the server's, as of the last flush
+	remoteAt  int64                       // the bucket of the last flush
+	lastFlush time.Time
+}
+
+// flushEvery is FlushEvery for a window of span w.
+func flushEvery(w time.Duration) time.Duration { return min(FlushEvery, w/WindowBuckets) }
+
+// countShared counts a call of outcome o (when add is set) at now in the
+// shared window of r under p, flushing when a batch is due, and returns
+// the counts to decide with.
+func (b *Breaker) countShared(ctx context.Context, ws WindowSharer, r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
+	v, _ := r.batches.LoadOrStore(p.Window, &batch{span: p.Window})
+	bt := v.(*batch)
+	e, bk := WindowEpoch(rec), Bucket(now, p.Window)
+
+	bt.mu.Lock()
+	if bt.epoch != e { // a new closed period: a fresh window
+		bt.epoch, bt.pending, bt.n, bt.remote, bt.remoteAt = e, [WindowBuckets]BucketCounts{}, 0, Counts{}, 0
+		bt.lastFlush = time.Time{}
+	}
+	if add {
+		c := &bt.pending[bucketSlot(bk)]
+		if c.Bucket != bk {
+			*c = BucketCounts{Bucket: bk}
+		}
+		c.Calls++
+		if o == Failure {
+			c.Failures++
+		}
+		bt.n++
+	}
+	var flush []BucketCounts
+	if bt.n >= FlushBatch || now.Sub(bt.lastFlush) >= flushEvery(p.Window) {
+		for i, c := range bt.pending {
+			if c.Calls > 0 && c.Bucket > bk-WindowBuckets {
+				flush = append(flush, c)
+			}
+			bt.pending[i] = BucketCounts{}
+		}
+		bt.n = 0
+		bt.lastFlush = now
+	}
+	decide := bt.local(bk)
+	bt.mu.Unlock()
+
+	if flush == nil && o != Failure {
+		return Counts{}, nil
+	}
+	if flush != nil {
+		remote, err := ws.ShareWindow(ctx, r.name, p.Window, e, bk, flush)
+		if err != nil {
+			return Counts{}, &StateError{Name: r.name, Op: "window", Err: err}
+		}
+		bt.mu.Lock()
+		if bt.epoch == e {
+			bt.remote, bt.remoteAt = remote, bk
+		}
+		decide = bt.local(bk)
+		bt.mu.Unlock()
+	}
+	return decide, nil
+}
+
+// local returns the counts to decide with at bucket bk: the server's as of
+// the last flush, if that was within the window, and the pending ones.
+// The caller holds bt.mu.
+func (bt *batch) local(bk int64) Counts {
+	var n Counts
+	if bk-bt.remoteAt < WindowBuckets {
+		n = bt.remote
+	}
+	for _, c := range bt.pending {
+		if c.Calls > 0 && c.Bucket > bk-WindowBuckets && c.Bucket <= bk {
+			n.Calls += c.Calls
+			n.Failures += c.Failures
+		}
+	}
+	return n
+}

@@ -1,0 +1,354 @@
+//go:build linux
+
+package filestore
+
+// The nemesis's faults: each injects one fault of the kinds issue 11 found
+// the store vulnerable to, and schedules its end where a fault has one.
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// nemFault is a kind of fault.
+type nemFault struct {
+	kind      string
+	needsRoot bool // it needs the workers to be another user (root)
+	inject    func(*nemesis)
+}
+
+var nemFaults = []nemFault{
+	{kind: "sigkill", inject: (*nemesis).sigkill},
+	{kind: "sigstop", inject: (*nemesis).sigstop},
+	{kind: "nofile", inject: (*nemesis).nofile},
+	{kind: "full", inject: func(n *nemesis) { n.fill([]int64{0, 8 << 10, 32 << 10}[n.rng.IntN(3)]) }},
+	{kind: "index", inject: (*nemesis).truncateIndex},
+	{kind: "clock", inject: (*nemesis).tamperClock},
+	{kind: "records", inject: (*nemesis).removeRecords},
+	{kind: "perm", inject: (*nemesis).flipPermission},
+	{kind: "owner", needsRoot: true, inject: (*nemesis).flipOwner},
+}
+
+// span returns a random duration in [lo, hi).
+func (n *nemesis) span(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(n.rng.Int64N(int64(hi-lo)))
+}
+
+// count records a fault injected now.
+func (n *nemesis) count(kind string) {
+	n.faults[kind]++
+	n.events = append(n.events, nemEvent{boot: bootNanos(), kind: kind})
+}
+
+// victim returns a random live worker, not a stopped one unless any.
+func (n *nemesis) victim(any bool) *nemChild {
+	var cands []*nemChild
+	for _, c := range n.live {
+		if any || !c.stopped {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	return cands[n.rng.IntN(len(cands))]
+}
+
+// sigkill kills a worker and starts another in its place.
+func (n *nemesis) sigkill() {
+	c := n.victim(true)
+	c.killed = true
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.exited
+	n.count("sigkill")
+	n.reap()
+}
+
+// sigstop stops a worker for up to two and a half seconds: longer than a
+// probe's lease, so that its claim may be taken over while it sleeps.
+func (n *nemesis) sigstop() {
+	c := n.victim(false)
+	if c == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGSTOP)
+	c.stopped = true
+	n.count("sigstop")
+	n.later(n.span(200*time.Millisecond, 2500*time.Millisecond), "sigstop", func() {
+		_ = c.cmd.Process.Signal(syscall.SIGCONT)
+		c.stopped = false
+	})
+}
+
+// nofile has a worker lower its RLIMIT_NOFILE soft limit to what it has
+// open, or to zero, so that every descriptor it opens fails with EMFILE,
+// then restores it. Half the time the worker is a new one, limited before
+// it first touches the store, that takes the place of one told to exit.
+// The worker sets the limit itself (setrlimit): prlimit(2) on another
+// user's process needs CAP_SYS_RESOURCE, which root in a container may
+// lack.
+func (n *nemesis) nofile() {
+	c := n.victim(false)
+	if c == nil {
+		return
+	}
+	if n.rng.IntN(2) == 0 {
+		r := n.spawn("0")
+		r.send("go")
+		n.live[slices.Index(n.live, c)] = r
+		c.closing = true
+		_ = c.in.Close()
+		n.count("nofile at start")
+		n.later(n.span(200*time.Millisecond, 2*time.Second), "nofile", func() { r.send("limit restore") })
+		return
+	}
+	limit := 0
+	if n.rng.IntN(2) == 0 {
+		if fds, err := os.ReadDir("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/fd"); err == nil {
+			limit = len(fds)
+		}
+	}
+	c.send("limit " + strconv.Itoa(limit))
+	n.count("nofile")
+	n.later(n.span(300*time.Millisecond, 3*time.Second), "nofile", func() { c.send("limit restore") })
+}
+
+// fill fills the state directory's tmpfs until leave bytes are free (the
+// change index needs 68 KiB; a record 4 KiB), then frees it later.
+func (n *nemesis) fill(leave int64) {
+	path := filepath.Join(n.env.state, ".nemesis-filler")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		n.t.Logf("fill: %v", err)
+		return
+	}
+	buf := make([]byte, 4<<10)
+	var size int64
+	for {
+		m, err := f.Write(buf)
+		size += int64(m)
+		if errors.Is(err, syscall.ENOSPC) {
+			break
+		}
+		if err != nil {
+			n.t.Fatalf("fill: %v", err)
+		}
+	}
+	if err := f.Truncate(max(0, size-leave)); err != nil {
+		n.t.Fatalf("fill: %v", err)
+	}
+	_ = f.Close()
+	n.count(fmt.Sprintf("full (%d KiB left)", leave>>10))
+	n.later(n.span(300*time.Millisecond, 3*time.Second), "full", func() { _ = os.Remove(path) })
+}
+
+// truncateIndex cuts the change index short (half the time extending it
+// back to its size later, its counters and header then zero), or removes
+// it.
+func (n *nemesis) truncateIndex() {
+	path := filepath.Join(n.env.state, indexName)
+	if _, err := os.Lstat(path); err != nil {
+		return
+	}
+	if n.rng.IntN(4) == 0 {
+		if os.Remove(path) == nil {
+			n.count("index removed")
+		}
+		return
+	}
+	size := []int64{0, 64, 4096, indexSize - 16, n.rng.Int64N(indexSize)}[n.rng.IntN(5)]
+	if err := os.Truncate(path, size); err != nil {
+		n.t.Logf("truncate index: %v", err)
+		return
+	}
+	if n.rng.IntN(2) == 0 {
+		n.count("index truncated")
+		return
+	}
+	n.count("index truncated, then zero-extended")
+	n.later(n.span(200*time.Millisecond, 2*time.Second), "index", func() { _ = os.Truncate(path, indexSize) })
+}
+
+// tamperClock attacks the store's clock anchor, an hour off: it replaces
+// the change index, whose header holds the anchor, with a copy whose anchor
+// is an hour earlier or later; or it removes the clock file that earlier
+// versions of the store kept the anchor in, replaces it with another
+// anchor, or plants a directory in its place (each undone later).
+func (n *nemesis) tamperClock() {
+	shift := time.Hour
+	if n.rng.IntN(2) == 0 {
+		shift = -shift
+	}
+	path := filepath.Join(n.env.state, "clock")
+	switch n.rng.IntN(4) {
+	case 0:
+		index := filepath.Join(n.env.state, indexName)
+		data, err := os.ReadFile(index)
+		if err != nil || len(data) != indexSize {
+			return
+		}
+		a := binary.NativeEndian.Uint64(data[hdrAnchor:])
+		binary.NativeEndian.PutUint64(data[hdrAnchor:], uint64(int64(a)+int64(shift)))
+		if n.writeFile(index, data) == nil {
+			n.count("index replaced (anchor an hour off)")
+		}
+	case 1:
+		if err := os.Remove(path); err == nil {
+			n.count("clock file removed")
+		}
+	case 2:
+		orig, err := os.ReadFile(path)
+		var c struct {
+			V      int       `json:"v"`
+			BootID string    `json:"boot_id"`
+			Wall   time.Time `json:"wall_at_boot"`
+		}
+		if err != nil || json.Unmarshal(orig, &c) != nil {
+			return
+		}
+		c.Wall = c.Wall.Add(shift)
+		data, _ := json.Marshal(c)
+		if n.writeFile(path, append(data, '\n')) != nil {
+			return
+		}
+		n.count("clock file replaced (anchor an hour off)")
+		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = n.writeFile(path, orig) })
+	case 3:
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if err := os.Mkdir(path, 0o700); err != nil {
+			return
+		}
+		n.chown(path)
+		n.count("clock file planted as a directory")
+		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = os.Remove(path) })
+	}
+}
+
+// writeFile replaces path with data, owned by the workers' user.
+func (n *nemesis) writeFile(path string, data []byte) error {
+	tmp := path + ".nemesis"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	n.chown(tmp)
+	return os.Rename(tmp, path)
+}
+
+func (n *nemesis) chown(path string) {
+	if n.env.cred != nil {
+		_ = os.Lchown(path, int(n.env.cred.Uid), int(n.env.cred.Gid))
+	}
+}
+
+// records returns the state directory's record files.
+func (n *nemesis) records() []string {
+	paths, _ := filepath.Glob(filepath.Join(n.env.state, "*.json"))
+	return paths
+}
+
+// removeRecords removes one record file, or all of them, behind the
+// store's back: the checker counts it as a reset of those circuits.
+func (n *nemesis) removeRecords() {
+	paths := n.records()
+	if len(paths) == 0 {
+		return
+	}
+	if n.rng.IntN(2) == 0 {
+		paths = paths[n.rng.IntN(len(paths)):][:1]
+	}
+	start := bootNanos()
+	for _, p := range paths {
+		_ = os.Remove(p)
+	}
+	end := bootNanos()
+	if len(paths) == 1 {
+		n.log.resets = append(n.log.resets, nSpan{circuit: n.circuitOf(paths[0]), start: start, end: end})
+		n.count("record removed")
+	} else {
+		n.log.resets = append(n.log.resets, nSpan{start: start, end: end})
+		n.count("all records removed")
+	}
+}
+
+// circuitOf returns the nemesis circuit whose record is at path.
+func (n *nemesis) circuitOf(path string) string {
+	for _, name := range nemCircuits {
+		if n.entryPath(name) == path {
+			return name
+		}
+	}
+	return ""
+}
+
+func (n *nemesis) entryPath(name string) string {
+	return filepath.Join(n.env.state, circuit.Key(name)+".json")
+}
+
+// flipPermission takes away the workers' access for a while: the
+// directory made read-only (0500), a record or a lock made unreadable
+// (0000), or a lock replaced by a directory.
+func (n *nemesis) flipPermission() {
+	lock := filepath.Join(n.env.state, circuit.Key(nemCircuits[n.rng.IntN(len(nemCircuits))])+".lock")
+	switch n.rng.IntN(4) {
+	case 0:
+		if os.Chmod(n.env.state, 0o500) == nil {
+			start := bootNanos()
+			n.count("directory 0500")
+			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() {
+				n.log.unwritable = append(n.log.unwritable, nSpan{start: start, end: bootNanos()})
+				_ = os.Chmod(n.env.state, 0o700)
+			})
+		}
+	case 1:
+		paths := n.records()
+		if len(paths) == 0 {
+			return
+		}
+		p := paths[n.rng.IntN(len(paths))]
+		if os.Chmod(p, 0) == nil {
+			n.count("record 0000")
+			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() { _ = os.Chmod(p, 0o600) })
+		}
+	case 2:
+		if os.Chmod(lock, 0) == nil {
+			n.count("lock 0000")
+			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() { _ = os.Chmod(lock, 0o600) })
+		}
+	case 3:
+		if _, err := os.Lstat(lock); err != nil {
+			return
+		}
+		_ = os.Remove(lock)
+		if os.Mkdir(lock, 0o700) == nil {
+			n.chown(lock)
+			n.count("lock replaced by a directory")
+			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() { _ = os.Remove(lock) })
+		}
+	}
+}
+
+// flipOwner gives a record to root (the workers are nobody) for a while.
+func (n *nemesis) flipOwner() {
+	paths := n.records()
+	if len(paths) == 0 {
+		return
+	}
+	p := paths[n.rng.IntN(len(paths))]
+	if os.Lchown(p, 0, 0) == nil {
+		n.count("record owned by root")
+		n.later(n.span(300*time.Millisecond, 3*time.Second), "owner", func() { n.chown(p) })
+	}
+}

@@ -1,0 +1,98 @@
+package otelcircuit_test
+
+// The cost of observing a Breaker's calls, on the calls that dominate
+// traffic, over the file store: no observer, prommetrics.Transitions, and
+// otelcircuit.Observer with the OTel SDK's meter provider, each a
+// sub-benchmark of the same binary, for the ratios:
+//
+//	go test -run '^$' -bench . -benchmem ./runtime/otelcircuit/
+//
+// Beside ns/op each reports cpu-ns/op, the process's CPU time per call: on a
+// machine shared with other work the wall clock also counts the time the
+// benchmark waited for a CPU.
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+	"github.com/circuitgen/circuitgen/runtime/otelcircuit"
+	"github.com/circuitgen/circuitgen/runtime/prommetrics"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+func succeed(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
+func fail(context.Context) (circuit.Outcome, error)    { return circuit.Failure, errDown }
+
+// observers are the configurations compared, by sub-benchmark name.
+var observers = []struct {
+	name string
+	opts func(b *testing.B) []circuit.Option
+}{
+	{"none", func(*testing.B) []circuit.Option { return nil }},
+	{"prometheus", func(*testing.B) []circuit.Option {
+		return []circuit.Option{circuit.WithObserver(prommetrics.NewTransitions())}
+	}},
+	{"otel", func(b *testing.B) []circuit.Option {
+		obs, err := otelcircuit.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return []circuit.Option{circuit.WithObserver(obs)}
+	}},
+}
+
+// benchEach runs bench once per observer configuration, over a new file
+// store. bench prepares, then calls loop around its b.Loop.
+func benchEach(b *testing.B, bench func(b *testing.B, br *circuit.Breaker, loop func(func()))) {
+	for _, o := range observers {
+		b.Run("observer="+o.name, func(b *testing.B) {
+			s, err := filestore.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			bench(b, circuit.New(s, o.opts(b)...), func(body func()) {
+				b.ReportAllocs()
+				start := cpuTime()
+				for b.Loop() {
+					body()
+				}
+				if cpu := cpuTime() - start; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkClosedSuccess(b *testing.B) {
+	benchEach(b, func(b *testing.B, br *circuit.Breaker, loop func(func())) {
+		ctx := context.Background()
+		if err := br.Run(ctx, "billing-api", policy, succeed); err != nil { // creates the record
+			b.Fatal(err)
+		}
+		loop(func() {
+			if err := br.Run(ctx, "billing-api", policy, succeed); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+func BenchmarkOpenRejection(b *testing.B) {
+	long := circuit.Policy{FailureThreshold: 1, Cooldown: circuit.MaxCooldown, ProbeLease: time.Minute}
+	benchEach(b, func(b *testing.B, br *circuit.Breaker, loop func(func())) {
+		ctx := context.Background()
+		if err := br.Run(ctx, "billing-api", long, fail); !errors.Is(err, errDown) {
+			b.Fatal(err)
+		}
+		loop(func() {
+			if err := br.Run(ctx, "billing-api", long, succeed); !errors.Is(err, circuit.ErrOpen) {
+				b.Fatal(err)
+			}
+		})
+	})
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package otelcircuit_test
+
+import "time"
+
+// cpuTime is not measured here: the benchmarks report wall time only.
+func cpuTime() time.Duration { return 0 }

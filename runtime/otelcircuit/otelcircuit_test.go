@@ -1,0 +1,280 @@
+package otelcircuit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+	"github.com/circuitgen/circuitgen/runtime/otelcircuit"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+var policy = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: time.Minute}
+
+var errDown = errors.New("dependency down")
+
+// newBreaker returns a Breaker over a file store in a new directory, with a
+// clock that stands still until the test moves it, and the directory.
+func newBreaker(t *testing.T, now *time.Time, opts ...circuit.Option) (*circuit.Breaker, *filestore.Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*now = time.Now()
+	return circuit.New(store, append(opts, circuit.WithClock(func() time.Time { return *now }))...), store, dir
+}
+
+// run makes n calls to the named circuit, each with outcome o, and returns
+// how many were rejected.
+func run(t *testing.T, ctx context.Context, b *circuit.Breaker, name string, o circuit.Outcome, n int) (rejected int) {
+	t.Helper()
+	for range n {
+		err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) {
+			if o != circuit.Success {
+				return o, errDown
+			}
+			return o, nil
+		})
+		switch {
+		case errors.Is(err, circuit.ErrOpen):
+			rejected++
+		case err != nil && !errors.Is(err, errDown):
+			t.Fatalf("call to %s: %v", name, err)
+		}
+	}
+	return rejected
+}
+
+// collect reads every metric from reader, one line per data point:
+// `name{key=value,...} value`, sorted, and the collection's error.
+func collect(t *testing.T, reader sdkmetric.Reader) ([]string, error) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	err := reader.Collect(t.Context(), &rm)
+	var lines []string
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != "github.com/circuitgen/circuitgen/runtime/otelcircuit" {
+			t.Errorf("instrumentation scope %q", sm.Scope.Name)
+		}
+		for _, m := range sm.Metrics {
+			var points []metricdata.DataPoint[int64]
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if !d.IsMonotonic || d.Temporality != metricdata.CumulativeTemporality {
+					t.Errorf("%s: a sum that is not a cumulative counter", m.Name)
+				}
+				points = d.DataPoints
+			case metricdata.Gauge[int64]:
+				points = d.DataPoints
+			default:
+				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)
+			}
+			for _, p := range points {
+				var attrs []string
+				for _, kv := range p.Attributes.ToSlice() {
+					attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+				}
+				lines = append(lines, fmt.Sprintf("%s{%s} %d", m.Name, strings.Join(attrs, ","), p.Value))
+			}
+		}
+	}
+	slices.Sort(lines)
+	return lines, err
+}
+
+func diff(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s:\n%s\nwant:\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestObserver(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	obs, err := otelcircuit.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := tracetest.NewSpanRecorder()
+	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)).Tracer("test")
+	var now time.Time
+	b, _, _ := newBreaker(t, &now, circuit.WithObserver(obs))
+
+	ctx, span := tracer.Start(t.Context(), "checkout")
+	run(t, ctx, b, "billing-api", circuit.Failure, 3) // closed → open
+	if n := run(t, ctx, b, "billing-api", circuit.Success, 2); n != 2 {
+		t.Fatalf("%d of 2 calls to an open circuit rejected", n)
+	}
+	now = now.Add(2 * time.Minute)
+	run(t, ctx, b, "billing-api", circuit.Success, 1) // open → half_open → closed
+	run(t, ctx, b, "billing-api", circuit.Ignored, 1)
+	span.End()
+	run(t, t.Context(), b, "search", circuit.Success, 2) // no span: metrics only
+	run(t, t.Context(), b, "search", circuit.Failure, 3) // closed → open
+	run(t, t.Context(), b, "search", circuit.Failure, 1) // rejected
+	ctx, span = tracer.Start(t.Context(), "refund")
+	if err := b.ForceOpen(ctx, "ledger", time.Hour); err != nil { // closed → open, forced
+		t.Fatal(err)
+	}
+	if n := run(t, ctx, b, "ledger", circuit.Success, 1); n != 1 {
+		t.Fatal("a call to a forced circuit was not rejected")
+	}
+	span.End()
+
+	got, err := collect(t, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "metrics", got, []string{
+		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=failure} 3",
+		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=ignored} 1",
+		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=success} 1",
+		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=failure} 3",
+		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=success} 2",
+		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=billing-api,circuit.state=open} 2",
+		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=search,circuit.state=open} 1",
+		"circuitgen.circuit.rejections{circuit.forced=true,circuit.name=ledger,circuit.state=open} 1",
+		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=billing-api,circuit.to=open} 1",
+		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=ledger,circuit.to=open} 1",
+		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=search,circuit.to=open} 1",
+		"circuitgen.circuit.transitions{circuit.from=half_open,circuit.name=billing-api,circuit.to=closed} 1",
+		"circuitgen.circuit.transitions{circuit.from=open,circuit.name=billing-api,circuit.to=half_open} 1",
+	})
+
+	var events []string
+	for _, s := range spans.Ended() {
+		for _, e := range s.Events() {
+			var attrs []string
+			for _, kv := range e.Attributes {
+				attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+			}
+			events = append(events, s.Name()+": "+e.Name+" "+strings.Join(attrs, " "))
+		}
+	}
+	diff(t, "span events", events, []string{
+		"checkout: circuit.transition circuit.name=billing-api circuit.from=closed circuit.to=open circuit.generation=1",
+		"checkout: circuit.rejected circuit.name=billing-api circuit.state=open circuit.forced=false circuit.retry_after_s=60",
+		"checkout: circuit.rejected circuit.name=billing-api circuit.state=open circuit.forced=false circuit.retry_after_s=60",
+		"checkout: circuit.transition circuit.name=billing-api circuit.from=open circuit.to=half_open circuit.generation=1",
+		"checkout: circuit.transition circuit.name=billing-api circuit.from=half_open circuit.to=closed circuit.generation=2",
+		"refund: circuit.transition circuit.name=ledger circuit.from=closed circuit.to=open circuit.generation=1",
+		"refund: circuit.rejected circuit.name=ledger circuit.state=open circuit.forced=true circuit.retry_after_s=3600",
+	})
+}
+
+func TestRegisterState(t *testing.T) {
+	var now time.Time
+	b, store, dir := newBreaker(t, &now)
+	ctx := t.Context()
+	run(t, ctx, b, "billing-api", circuit.Failure, 2)     // closed, 2 failures
+	run(t, ctx, b, "payment-gateway", circuit.Failure, 3) // open
+	run(t, ctx, b, "email-svc", circuit.Failure, 3)
+	now = now.Add(2 * time.Minute)
+	if _, err := b.Allow(ctx, "email-svc", policy); err != nil { // half_open: a probe in flight
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, circuit.Key("ledger")+".json"), []byte(`{"v":1`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name     string
+		register func(*sdkmetric.MeterProvider) error
+		want     []string
+		wantErr  string
+	}{
+		{
+			name: "named circuits",
+			register: func(mp *sdkmetric.MeterProvider) error {
+				_, err := otelcircuit.RegisterState(mp, b, "payment-gateway", "billing-api", "email-svc", "ledger", "search", "billing-api")
+				return err
+			},
+			want: []string{
+				"circuitgen.circuit.failures{circuit.name=billing-api} 2",
+				"circuitgen.circuit.failures{circuit.name=email-svc} 3",
+				"circuitgen.circuit.failures{circuit.name=payment-gateway} 3",
+				"circuitgen.circuit.failures{circuit.name=search} 0",
+				"circuitgen.circuit.state_error{circuit.name=billing-api} 0",
+				"circuitgen.circuit.state_error{circuit.name=email-svc} 0",
+				"circuitgen.circuit.state_error{circuit.name=ledger} 1",
+				"circuitgen.circuit.state_error{circuit.name=payment-gateway} 0",
+				"circuitgen.circuit.state_error{circuit.name=search} 0",
+				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=closed} 1",
+				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=half_open} 0",
+				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=open} 0",
+				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=closed} 0",
+				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=half_open} 1",
+				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=open} 0",
+				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=closed} 0",
+				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=half_open} 0",
+				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=open} 1",
+				"circuitgen.circuit.state{circuit.name=search,circuit.state=closed} 1",
+				"circuitgen.circuit.state{circuit.name=search,circuit.state=half_open} 0",
+				"circuitgen.circuit.state{circuit.name=search,circuit.state=open} 0",
+			},
+		},
+		{
+			name: "the store's listing fails",
+			register: func(mp *sdkmetric.MeterProvider) error {
+				_, err := otelcircuit.RegisterStateFunc(mp, b, store.Names) // the corrupt ledger record fails the listing
+				return err
+			},
+			wantErr: "list circuits",
+		},
+		{
+			name: "listed circuits",
+			register: func(mp *sdkmetric.MeterProvider) error {
+				_, err := otelcircuit.RegisterStateFunc(mp, b, func(context.Context) ([]string, error) {
+					return []string{"billing-api"}, nil
+				})
+				return err
+			},
+			want: []string{
+				"circuitgen.circuit.failures{circuit.name=billing-api} 2",
+				"circuitgen.circuit.state_error{circuit.name=billing-api} 0",
+				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=closed} 1",
+				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=half_open} 0",
+				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=open} 0",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reader := sdkmetric.NewManualReader()
+			if err := tt.register(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))); err != nil {
+				t.Fatal(err)
+			}
+			got, err := collect(t, reader)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Collect error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, "metrics", got, tt.want)
+		})
+	}
+
+	// Collecting never changes a circuit: the open one stays open although
+	// its cooldown has ended, and no probe is claimed.
+	snap, err := b.Snapshot(ctx, "payment-gateway")
+	if err != nil || snap.State != circuit.StateOpen {
+		t.Errorf("after collecting, payment-gateway is %v (%v), want open", snap.State, err)
+	}
+}

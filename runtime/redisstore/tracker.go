@@ -1,0 +1,243 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// DefaultStallBound is how long a cached Store goes without hearing from a
+// Redis server on its invalidation connection before it drops every copy:
+// the longest a frozen server's stale copies can keep admitting calls.
+const DefaultStallBound = time.Second
+
+// invalidations is the channel on which Redis sends a RESP2 connection the
+// keys that tracking invalidates.
+const invalidations = "__redis__:invalidate"
+
+// TrackerName is the client name (CLIENT SETNAME) of a cached Store's
+// invalidation connections, as CLIENT LIST shows them.
+const TrackerName = "circuitgen-invalidations"
+
+// track keeps the cache's invalidation stream going until ctx ends: one
+// session after another, each on fresh connections, with every copy dropped
+// between two sessions.
+func (c *cache) track(ctx context.Context, client redis.UniversalClient, prefix string, bound time.Duration) {
+	defer close(c.done)
+	for ctx.Err() == nil {
+		nodes, err := masters(ctx, client)
+		if err == nil {
+			err = c.session(ctx, client, nodes, prefix, bound)
+		}
+		c.down()
+		select { // a pause before the next session, during which calls read the server
+		case <-ctx.Done():
+		case <-time.After(bound / 4):
+		}
+	}
+}
+
+// masters returns the options of every server that holds records: the
+// client's own, or each master of a cluster or shard of a ring.
+func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Options, error) {
+	var (
+		mu   sync.Mutex
+		opts []*redis.Options
+	)
+	add := func(_ context.Context, n *redis.Client) error {
+		mu.Lock()
+		opts = append(opts, n.Options())
+		mu.Unlock()
+		return nil
+	}
+	var err error
+	switch c := client.(type) {
+	case *redis.Client:
+		opts = append(opts, c.Options())
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, add)
+	case *redis.Ring:
+		err = c.ForEachShard(ctx, add)
+	default:
+		err = fmt.Errorf("redisstore: cannot track invalidations through a %T", client)
+	}
+	slices.SortFunc(opts, func(a, b *redis.Options) int { return cmpString(a.Addr, b.Addr) })
+	return opts, err
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// session runs one invalidation connection to each server in nodes. It
+// marks the cache live once every connection has answered a PING (so its
+// tracking and subscription are in place), and returns at the first error,
+// stall, or change in the cluster's masters.
+func (c *cache) session(ctx context.Context, client redis.UniversalClient, nodes []*redis.Options, prefix string, bound time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2*len(nodes)+1)
+	var ready atomic.Int32
+	heard := make([]atomic.Int64, len(nodes)) // when each server was last heard from (c.clock)
+	hear := func(i int) {
+		heard[i].Store(c.clock())
+		if int(ready.Load()) < len(nodes) {
+			return
+		}
+		oldest := heard[0].Load()
+		for j := range heard {
+			oldest = min(oldest, heard[j].Load())
+		}
+		c.heard(oldest, bound)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i, opt := range nodes {
+		tc := redis.NewClient(trackerOptions(opt, prefix))
+		ps := tc.Subscribe(ctx, invalidations)
+		wg.Add(2)
+		go func() { // the reader: the connection's only reader
+			defer wg.Done()
+			defer tc.Close()
+			defer ps.Close()
+			first := true
+			for {
+				msg, err := ps.ReceiveTimeout(ctx, bound)
+				if err != nil {
+					c.down() // at once: the other goroutines may take a while to stop
+					errc <- fmt.Errorf("redisstore: invalidations from %s: %w", opt.Addr, err)
+					return
+				}
+				switch m := msg.(type) {
+				case *redis.Pong:
+					if first {
+						first = false
+						if int(ready.Add(1)) == len(nodes) {
+							c.up()
+						}
+					}
+					hear(i)
+				case *redis.Message:
+					if m.Payload != "" {
+						c.invalidateKey(m.Payload)
+					}
+					for _, key := range m.PayloadSlice {
+						c.invalidateKey(key)
+					}
+				}
+			}
+		}()
+		go func() { // the heartbeat: the stall bound is four of its periods
+			defer wg.Done()
+			tick := time.NewTicker(bound / 4)
+			defer tick.Stop()
+			for {
+				if err := ps.Ping(ctx); err != nil {
+					c.down()
+					errc <- fmt.Errorf("redisstore: ping %s: %w", opt.Addr, err)
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	if _, ok := client.(*redis.Client); !ok {
+		go c.watchMasters(ctx, client, nodes, bound, errc)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watchMasters ends the session (through errc) when the masters of a
+// cluster or the shards of a ring are no longer nodes: a failover or a
+// resharding brings a server whose writes no connection of the session
+// tracks.
+func (c *cache) watchMasters(ctx context.Context, client redis.UniversalClient, nodes []*redis.Options, bound time.Duration, errc chan<- error) {
+	tick := time.NewTicker(bound)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now, err := masters(ctx, client)
+		if err != nil || !slices.EqualFunc(now, nodes, func(a, b *redis.Options) bool { return a.Addr == b.Addr }) {
+			c.down()
+			errc <- errors.Join(errors.New("redisstore: the servers changed"), err)
+			return
+		}
+	}
+}
+
+// errSessionOver refuses a second connection in one session.
+var errSessionOver = errors.New("redisstore: the invalidation connection was lost")
+
+// trackerOptions returns the options of an invalidation connection to the
+// server base names: RESP2 (the invalidations then arrive as messages on a
+// channel, which go-redis's PubSub reads), one connection, its context
+// deadlines honoured, and tracking turned on as it connects: broadcast
+// mode for every key under prefix, redirected to the connection itself.
+// It dials once: go-redis's PubSub would otherwise dial again, inside the
+// read that found the connection lost, before reporting the loss.
+func trackerOptions(base *redis.Options, prefix string) *redis.Options {
+	o := *base
+	dial := base.Dialer
+	if dial == nil {
+		dial = redis.NewDialer(base)
+	}
+	var dialed atomic.Bool
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dialed.Swap(true) {
+			return nil, errSessionOver
+		}
+		return dial(ctx, network, addr)
+	}
+	o.DialerRetries = 1
+	o.Protocol = 2
+	o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 1, 0, 0, 0
+	o.ContextTimeoutEnabled = true
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.ClientName = TrackerName
+	onConnect := base.OnConnect
+	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		if onConnect != nil {
+			if err := onConnect(ctx, cn); err != nil {
+				return err
+			}
+		}
+		id, err := cn.ClientID(ctx).Result()
+		if err != nil {
+			return err
+		}
+		args := []any{"CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST"}
+		if prefix != "" {
+			args = append(args, "PREFIX", prefix)
+		}
+		return cn.Do(ctx, args...).Err()
+	}
+	return &o
+}

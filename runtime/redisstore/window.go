@@ -1,0 +1,88 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/redis/go-redis/v9"
+)
+
+// The window counts of the rate rule live in one hash per circuit and
+// window span, beside the record (WindowKey): the epoch (its incarnation
+// hash "ei" and generation "eg") and, per bucket, its calls "c<bucket>" and
+// failures "f<bucket>". Each process flushes its counts in batches
+// (circuit.WindowSharer): one script per flush adds them, drops buckets
+// that left the window, and returns the window's sums. The hash expires two
+// windows after its last flush: the counts need not outlive a quiet spell.
+var _ circuit.WindowSharer = (*Store)(nil)
+
+// WindowKey returns the key of the named circuit's window counts of span w.
+func (s *Store) WindowKey(name string, w time.Duration) string {
+	return s.prefix + circuit.Key(name) + ":window:" + strconv.FormatInt(w.Milliseconds(), 10)
+}
+
+// shareScript adds a flush to a window hash and returns its sums.
+//
+// KEYS[1] is the hash. ARGV: the epoch's incarnation hash and generation,
+// the latest bucket, the expiry in milliseconds, then bucket, calls,
+// failures for each bucket flushed.
+var shareScript = redis.NewScript(`
+local ei, eg, b = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local cur = redis.call('HMGET', KEYS[1], 'ei', 'eg')
+local add = true
+if cur[1] ~= ei or tonumber(cur[2]) ~= eg then
+  if cur[1] == ei and cur[2] and tonumber(cur[2]) > eg then
+    add = false
+  else
+    redis.call('DEL', KEYS[1])
+    redis.call('HSET', KEYS[1], 'ei', ei, 'eg', ARGV[2])
+  end
+end
+if add then
+  for i = 5, #ARGV, 3 do
+    if tonumber(ARGV[i]) > b - 10 then
+      redis.call('HINCRBY', KEYS[1], 'c' .. ARGV[i], ARGV[i+1])
+      redis.call('HINCRBY', KEYS[1], 'f' .. ARGV[i], ARGV[i+2])
+    end
+  end
+end
+local calls, failures = 0, 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local k = all[i]
+  local kind = string.sub(k, 1, 1)
+  if kind == 'c' or kind == 'f' then
+    local bk = tonumber(string.sub(k, 2))
+    if bk <= b - 10 then
+      redis.call('HDEL', KEYS[1], k)
+    elseif bk <= b then
+      if kind == 'c' then calls = calls + tonumber(all[i+1]) else failures = failures + tonumber(all[i+1]) end
+    end
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {calls, failures}
+`)
+
+// ShareWindow adds a process's flushed window counts to the server's and
+// returns the window's sums, in one round trip (circuit.WindowSharer).
+func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []circuit.BucketCounts) (circuit.Counts, error) {
+	args := make([]any, 0, 4+3*len(add))
+	args = append(args, strconv.FormatUint(e>>32, 10), strconv.FormatUint(e&(1<<32-1), 10),
+		strconv.FormatInt(b, 10), strconv.FormatInt(2*w.Milliseconds(), 10))
+	for _, c := range add {
+		args = append(args, strconv.FormatInt(c.Bucket, 10), strconv.FormatUint(c.Calls, 10), strconv.FormatUint(c.Failures, 10))
+	}
+	key := s.WindowKey(name, w)
+	res, err := shareScript.Run(ctx, s.client, []string{key}, args...).Int64Slice()
+	if err != nil {
+		return circuit.Counts{}, fmt.Errorf("redisstore: window %s: %w", key, err)
+	}
+	if len(res) != 2 || res[0] < 0 || res[1] < 0 {
+		return circuit.Counts{}, fmt.Errorf("redisstore: window %s: unexpected reply %v", key, res)
+	}
+	return circuit.Counts{Calls: uint64(res[0]), Failures: uint64(res[1])}, nil
+}

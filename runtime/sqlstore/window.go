@@ -1,0 +1,136 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// The window counts of the rate rule live in the table circuit_windows,
+// one row per circuit, window span and bucket, tagged with the window's
+// epoch (incarnation hash and generation). Each process flushes its counts
+// in batches (circuit.WindowSharer): a flush deletes the rows that left the
+// window or belong to an earlier epoch, adds its counts, and sums the
+// window. On PostgreSQL that is one call of the function
+// circuit_share_window, so one round trip; SQLite is embedded and runs the
+// same statements in one transaction. Migrate creates both.
+var _ circuit.WindowSharer = (*Store)(nil)
+
+const windowSchema = `CREATE TABLE IF NOT EXISTS circuit_windows (
+	name      TEXT   NOT NULL,
+	span_ms   BIGINT NOT NULL,
+	bucket    BIGINT NOT NULL,
+	epoch_inc BIGINT NOT NULL,
+	epoch_gen BIGINT NOT NULL,
+	calls     BIGINT NOT NULL,
+	failures  BIGINT NOT NULL,
+	PRIMARY KEY (name, span_ms, bucket)
+)`
+
+// The statements of a flush, $1 name, $2 span_ms, $3 latest bucket, $4
+// epoch_inc, $5 epoch_gen.
+const (
+	windowDelete = `DELETE FROM circuit_windows WHERE name = $1 AND span_ms = $2
+	AND (bucket <= $3 - 10 OR epoch_inc <> $4 OR epoch_gen < $5)`
+	windowNewer = `SELECT count(*) FROM circuit_windows WHERE name = $1 AND span_ms = $2 AND epoch_inc = $4 AND epoch_gen > $5 AND $3 = $3`
+	windowAdd   = `INSERT INTO circuit_windows AS w (name, span_ms, bucket, epoch_inc, epoch_gen, calls, failures)
+	VALUES ($1, $2, $6, $4, $5, $7, $8)
+	ON CONFLICT (name, span_ms, bucket) DO UPDATE SET calls = w.calls + excluded.calls, failures = w.failures + excluded.failures`
+	windowSum = `SELECT COALESCE(sum(calls), 0), COALESCE(sum(failures), 0) FROM circuit_windows
+	WHERE name = $1 AND span_ms = $2 AND bucket > $3 - 10 AND bucket <= $3 AND epoch_inc = $4 AND epoch_gen = $5`
+)
+
+// windowFunction is the flush as one PostgreSQL function.
+const windowFunction = `CREATE OR REPLACE FUNCTION circuit_share_window(p_name TEXT, p_span BIGINT, p_bucket BIGINT,
+	p_inc BIGINT, p_gen BIGINT, p_buckets BIGINT[], p_calls BIGINT[], p_failures BIGINT[],
+	OUT calls BIGINT, OUT failures BIGINT) AS $f$
+BEGIN
+	DELETE FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
+		AND (w.bucket <= p_bucket - 10 OR w.epoch_inc <> p_inc OR w.epoch_gen < p_gen);
+	IF NOT EXISTS (SELECT 1 FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
+			AND w.epoch_inc = p_inc AND w.epoch_gen > p_gen) THEN
+		INSERT INTO circuit_windows AS w (name, span_ms, bucket, epoch_inc, epoch_gen, calls, failures)
+			SELECT p_name, p_span, u.b, p_inc, p_gen, u.c, u.f FROM unnest(p_buckets, p_calls, p_failures) AS u(b, c, f)
+			WHERE u.b > p_bucket - 10
+		ON CONFLICT (name, span_ms, bucket) DO UPDATE SET calls = w.calls + excluded.calls, failures = w.failures + excluded.failures;
+	END IF;
+	SELECT COALESCE(sum(w.calls), 0), COALESCE(sum(w.failures), 0) INTO calls, failures FROM circuit_windows w
+		WHERE w.name = p_name AND w.span_ms = p_span AND w.bucket > p_bucket - 10 AND w.bucket <= p_bucket
+		AND w.epoch_inc = p_inc AND w.epoch_gen = p_gen;
+END
+$f$ LANGUAGE plpgsql`
+
+// migrateWindow creates circuit_windows and, on PostgreSQL, the flush
+// function.
+func (s *Store) migrateWindow(ctx context.Context) error {
+	stmts := []string{windowSchema}
+	if s.dialect == Postgres {
+		stmts = append(stmts, windowFunction)
+	}
+	for _, q := range stmts {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ShareWindow adds a process's flushed window counts to the database's and
+// returns the window's sums (circuit.WindowSharer): one round trip on
+// PostgreSQL.
+func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []circuit.BucketCounts) (circuit.Counts, error) {
+	args := []any{name, w.Milliseconds(), b, int64(e >> 32), int64(e & (1<<32 - 1))}
+	var calls, failures int64
+	var err error
+	if s.dialect == Postgres {
+		bs, cs, fs := make([]int64, len(add)), make([]int64, len(add)), make([]int64, len(add))
+		for i, c := range add {
+			bs[i], cs[i], fs[i] = c.Bucket, int64(c.Calls), int64(c.Failures)
+		}
+		err = s.db.QueryRowContext(ctx, "SELECT calls, failures FROM circuit_share_window($1, $2, $3, $4, $5, $6, $7, $8)",
+			append(args, bs, cs, fs)...).Scan(&calls, &failures)
+	} else {
+		calls, failures, err = s.shareLocal(ctx, args, b, add)
+	}
+	if err != nil {
+		return circuit.Counts{}, fmt.Errorf("sqlstore: window %s: %w", name, err)
+	}
+	if calls < 0 || failures < 0 {
+		return circuit.Counts{}, fmt.Errorf("sqlstore: window %s: negative counts", name)
+	}
+	return circuit.Counts{Calls: uint64(calls), Failures: uint64(failures)}, nil
+}
+
+// shareLocal is the flush as a transaction, for SQLite.
+func (s *Store) shareLocal(ctx context.Context, args []any, b int64, add []circuit.BucketCounts) (calls, failures int64, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if _, err = tx.ExecContext(ctx, windowDelete, args...); err != nil {
+		return 0, 0, err
+	}
+	var newer int
+	if err = tx.QueryRowContext(ctx, windowNewer, args...).Scan(&newer); err != nil {
+		return 0, 0, err
+	}
+	for _, c := range add {
+		if newer > 0 || c.Bucket <= b-circuit.WindowBuckets {
+			break
+		}
+		if _, err = tx.ExecContext(ctx, windowAdd, append(args, c.Bucket, int64(c.Calls), int64(c.Failures))...); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err = tx.QueryRowContext(ctx, windowSum, args...).Scan(&calls, &failures); err != nil {
+		return 0, 0, err
+	}
+	return calls, failures, tx.Commit()
+}
