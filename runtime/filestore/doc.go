@@ -71,7 +71,7 @@
 //   - a record removed or edited behind the store's back is seen by the
 //     next write of its circuit, which finds the file not what the counter
 //     promised and moves the counter on, so every process reads the file
-//     again; circuitgen clear goes through the store.
+//     again; circuitctl clear goes through the store.
 //
 // A writer killed between its two marks leaves the counter showing a change
 // in progress, and readers go to the file until the next writer moves it on.
