@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 // Several processes on one circuit. The test binary re-executes itself as
