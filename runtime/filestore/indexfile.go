@@ -110,6 +110,7 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 		}
 		s.adopt(m)
 		s.m.Store(m)
+		s.followKeep(ctx, m)
 	}
 	if n == needWrite && !m.anchored.Load() {
 		if err := s.anchorIndex(ctx, m); err != nil {
@@ -217,6 +218,29 @@ func mapFile(path string) (*mapping, error) {
 		return nil, &damagedError{path, "unknown format"}
 	}
 	return m, nil
+}
+
+// followKeep makes index.keep a second name of m's file when it names
+// another, so that it always names the index in use (an index replaced by
+// hand with an earlier anchor, taken, included) and never puts back or
+// teaches an older one. The caller holds s.mu.
+func (s *Store) followKeep(ctx context.Context, m *mapping) {
+	keep := filepath.Join(s.dir, indexKeepName)
+	if fi, err := os.Lstat(keep); err == nil {
+		if id := identify(fi); id.dev == m.id.dev && id.ino == m.id.ino {
+			return
+		}
+	}
+	unlock, err := s.lockIndex(ctx)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if fi, err := os.Lstat(s.indexPath()); err != nil || identify(fi) != m.id {
+		return
+	}
+	_ = os.Remove(keep)
+	_ = os.Link(s.indexPath(), keep)
 }
 
 // learnKeep takes the anchor of index.keep, the index file's second name,
