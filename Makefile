@@ -61,8 +61,9 @@ soak:
 # SIGSTOP), then the history is checked. Needs root for every fault.
 # NEMESIS sets how long the faults go on (CI runs 30s).
 NEMESIS ?= 10m
+NEMESIS_FAULTS ?= all
 nemesis:
-	CIRCUITGEN_NEMESIS=$(NEMESIS) $(GO) test -count=1 -v -timeout 60m \
+	CIRCUITGEN_NEMESIS=$(NEMESIS) CIRCUITGEN_NEMESIS_FAULTS=$(NEMESIS_FAULTS) $(GO) test -count=1 -v -timeout 60m \
 	  -run '^TestNemesis$$' ./runtime/filestore/
 
 # The fleet simulation of issue 16 at full size: FLEET_K processes ×
