@@ -180,9 +180,10 @@ func (s *pgServer) stop(t *testing.T) {
 	s.exec(t, 20*time.Second, "pg_ctl", "stop", "-D", s.data(), "-m", "immediate", "-w", "-t", "15")
 }
 
-// kill SIGKILLs the postmaster and waits (up to 10s) until it is gone. Its
-// backends notice and exit on their own; the socket file stays behind,
-// refusing connections.
+// kill SIGKILLs the postmaster and its backends, as a crash of the whole
+// server would (a backend left alone can still answer the query in flight
+// before it notices), and waits (up to 10s) until the postmaster is gone;
+// the socket file stays behind, refusing connections.
 func (s *pgServer) kill(t *testing.T) {
 	t.Helper()
 	pid := s.killPostmaster()
@@ -219,9 +220,36 @@ func (s *pgServer) killPostmaster() int {
 	if err != nil || !strings.Contains(string(cmdline), s.data()) {
 		return 0
 	}
+	children := childrenOf(pid) // the backends, which outlive a killed postmaster until they notice
 	p, err := os.FindProcess(pid)
 	if err != nil || p.Kill() != nil {
 		return 0
 	}
+	for _, c := range children {
+		if cp, err := os.FindProcess(c); err == nil {
+			_ = cp.Kill()
+		}
+	}
 	return pid
+}
+
+// childrenOf returns the pids of the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		_, after, ok := strings.Cut(string(stat), ") ")
+		if f := strings.Fields(after); ok && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			pids = append(pids, child)
+		}
+	}
+	return pids
 }
