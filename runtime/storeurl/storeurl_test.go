@@ -114,16 +114,18 @@ func TestOpenPostgresCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	// A database of its own, so that the listening connections counted are
+	// this test's, whatever other tests run on the server meanwhile.
+	db := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 	admin := stdlib.OpenDB(*cfg)
 	defer admin.Close()
 	ctx := t.Context()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+db); err != nil {
 		t.Fatal(err)
 	}
-	defer admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-	raw := (&url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: "localhost", Path: "/" + cfg.Database,
-		RawQuery: url.Values{"host": {cfg.Host}, "search_path": {schema}, "sslmode": {"disable"}}.Encode()}).String()
+	defer admin.ExecContext(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)")
+	raw := (&url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: "localhost", Path: "/" + db,
+		RawQuery: url.Values{"host": {cfg.Host}, "sslmode": {"disable"}}.Encode()}).String()
 	mig, err := storeurl.Open(ctx, raw+"&cache=off")
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +136,7 @@ func TestOpenPostgresCache(t *testing.T) {
 	mig.Close()
 	listeners := func() int {
 		var n int
-		if err := admin.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName).Scan(&n); err != nil {
+		if err := admin.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = $2", sqlstore.ListenerName, db).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
