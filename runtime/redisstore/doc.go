@@ -126,11 +126,10 @@
 // When a master dies, the copies go with its connection, no call of its
 // slots is admitted until a replica has taken over, and calls are admitted
 // again soon after the promotion (under a second in the test, which allows
-// five), with copies or without: an
-// operation that fails through a ClusterClient has the client read the
-// cluster's layout again (go-redis otherwise keeps sending the slots'
-// commands to the dead master for up to its ClusterStateReloadInterval, a
-// minute by default).
+// five), with copies or without: an operation that fails through a
+// ClusterClient has the client read the cluster's layout again (go-redis
+// otherwise keeps sending the slots' commands to the dead master for up to
+// its ClusterStateReloadInterval, a minute by default).
 //
 // Why not github.com/redis/rueidis, the Go client built around RESP3
 // client-side caching: its DoCache keeps the reply of a command per key and
