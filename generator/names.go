@@ -89,6 +89,8 @@ type ClassifierNames struct {
 	Err, Result string
 	Targets     []string // one per errors.As target
 	Code, OK    string
+	// Status is the gRPC status read from the error, for codes=.
+	Status string
 }
 
 // name chooses every identifier of m's file: imports first, then the
@@ -245,7 +247,13 @@ func nameClassifier(c *Classifier, pkg *scope) *ClassifierNames {
 		}
 	}
 	if len(c.Statuses) > 0 {
-		n.Code, n.OK = s.add("code"), s.add("ok")
+		n.Code = s.add("code")
+	}
+	if len(c.Statuses) > 0 || len(c.Codes) > 0 {
+		n.OK = s.add("ok")
+	}
+	if len(c.Codes) > 0 {
+		n.Status = s.add("s")
 	}
 	return n
 }

@@ -363,9 +363,14 @@ func renderClassifier(f *jen.File, m *Model, c *Classifier, n *Names) {
 		for i, code := range c.Codes {
 			codes[i] = jen.Qual(grpcCodesPath, code)
 		}
-		onErr = append(onErr, jen.Switch(jen.Qual(grpcStatusPath, "Code").Call(errID())).Block(
+		// Only an error carrying a status counts: status.Code would
+		// give Unknown for every other error.
+		onErr = append(onErr, jen.If(
+			jen.List(jen.Id(names.Status), jen.Id(names.OK)).Op(":=").Qual(grpcStatusPath, "FromError").Call(errID()),
+			jen.Id(names.OK),
+		).Block(jen.Switch(jen.Id(names.Status).Dot("Code").Call()).Block(
 			jen.Case(codes...).Block(failure.Clone()),
-		))
+		)))
 	}
 	onErr = append(onErr, jen.Return(jen.Qual(circuitPath, "Ignored")))
 	body := []jen.Code{jen.If(errID().Op("!=").Nil()).Block(onErr...)}

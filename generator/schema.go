@@ -175,11 +175,20 @@ type setting struct {
 // fall back to the enclosing level.
 type options map[string]setting
 
-// over returns o with every option it does not set taken from base.
+// classification are the options that say what counts as a failure. They
+// are one group: a level that gives any of them replaces all those of the
+// enclosing level.
+var classification = []string{"errors", "statuses", "codes", "classifier"}
+
+// over returns o with every option it does not set taken from base, the
+// classification options as one.
 func (o options) over(base options) options {
 	out := make(options, len(o)+len(base))
+	own := slices.ContainsFunc(classification, func(k string) bool { _, ok := o[k]; return ok })
 	for k, v := range base {
-		out[k] = v
+		if !own || !slices.Contains(classification, k) {
+			out[k] = v
+		}
 	}
 	for k, v := range o {
 		out[k] = v
@@ -317,8 +326,12 @@ var grpcCodes = []string{
 	"Unauthenticated",
 }
 
-// parseCode reads a gRPC code's name.
+// parseCode reads a gRPC code's name. OK is the code of no error: no error
+// carries it.
 func parseCode(s string) (any, error) {
+	if s == "OK" {
+		return nil, fmt.Errorf("%q is the code of a call that succeeded: it never counts as a failure", s)
+	}
 	if !slices.Contains(grpcCodes, s) {
 		return nil, fmt.Errorf("%q is not a gRPC code name such as Unavailable (google.golang.org/grpc/codes)", s)
 	}

@@ -20,7 +20,7 @@ type BillingAPI interface {
 	// Health asks the provider whether it is up; the raw response is
 	// returned, and a 502-504 counts as a failure of the circuit.
 	//
-	//circuitgen:circuit billing-api:health statuses=502-504
+	//circuitgen:circuit billing-api:health errors=*ConnectionError,context.DeadlineExceeded statuses=502-504
 	Health(ctx context.Context) (*http.Response, error)
 
 	// Charge charges a customer.

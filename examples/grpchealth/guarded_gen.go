@@ -69,9 +69,11 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 // other error; Success otherwise. Circuit health uses it.
 func classifyUnavailableOrDeadlineExceededOrResourceExhausted(err error) circuit.Outcome {
 	if err != nil {
-		switch status.Code(err) {
-		case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
-			return circuit.Failure
+		if s, ok := status.FromError(err); ok {
+			switch s.Code() {
+			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+				return circuit.Failure
+			}
 		}
 		return circuit.Ignored
 	}

@@ -3,9 +3,13 @@ package fakeclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
@@ -27,6 +31,11 @@ func (f *fake) Get(ctx context.Context, path string) (*http.Response, error) {
 }
 
 func (f *fake) Post(ctx context.Context, body []byte) error {
+	f.calls++
+	return f.err
+}
+
+func (f *fake) Call(ctx context.Context, method string) error {
 	f.calls++
 	return f.err
 }
@@ -134,6 +143,37 @@ func TestUnselectedOutcomesCountNothing(t *testing.T) {
 			}
 			if snap.State != circuit.StateClosed || snap.Failures != 0 {
 				t.Fatalf("circuit = %s with %d failures, want closed with 0", snap.State, snap.Failures)
+			}
+		})
+	}
+}
+
+// TestCodesReadOnlyGRPCStatuses checks that codes=Unknown selects an error
+// carrying a gRPC status Unknown, and no error without a status.
+func TestCodesReadOnlyGRPCStatuses(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"canceled", context.Canceled, "closed"},
+		{"deadline", context.DeadlineExceeded, "closed"},
+		{"eof", io.EOF, "closed"},
+		{"plain", errors.New("boom"), "closed"},
+		{"status ok", status.Error(codes.OK, ""), "closed"},
+		{"status not found", status.Error(codes.NotFound, "no"), "closed"},
+		{"status unknown", status.Error(codes.Unknown, "?"), "open"},
+		{"wrapped status unavailable", fmt.Errorf("call: %w", status.Error(codes.Unavailable, "down")), "open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{err: tt.err}
+			g, b := newGuarded(t, f)
+			if err := g.Call(context.Background(), "Get"); err != tt.err {
+				t.Fatalf("Call: err = %v, want %v unchanged", err, tt.err)
+			}
+			if s := state(t, b, "svc-rpc"); s != tt.want {
+				t.Fatalf("state = %s, want %s", s, tt.want)
 			}
 		})
 	}

@@ -31,6 +31,9 @@ type Client interface {
 	// Post counts only connection errors.
 	//circuitgen:circuit svc-post threshold=1 errors=*ConnError
 	Post(ctx context.Context, body []byte) error
+	// Call counts gRPC statuses, Unknown among them.
+	//circuitgen:circuit svc-rpc threshold=1 codes=Unknown,Unavailable
+	Call(ctx context.Context, method string) error
 	//circuitgen:skip
 	Name() string
 }

@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 var (
+	policySvcRPC  = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	policySvc     = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	policySvcPost = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 )
@@ -21,13 +24,14 @@ var (
 // *circuit.OpenError without calling next:
 //
 //	client := NewGuardedClient(next, b) // b: the application's *circuit.Breaker
-//	_, err := client.Get(ctx, path)
+//	err := client.Call(ctx, method)
 //	var open *circuit.OpenError
 //	if errors.As(err, &open) {
-//		// circuit svc is open: retry after open.RetryAfter()
+//		// circuit svc-rpc is open: retry after open.RetryAfter()
 //	}
 type GuardedClient struct {
 	next    Client
+	svcRPC  *circuit.Circuit // svc-rpc
 	svc     *circuit.Circuit // svc
 	svcPost *circuit.Circuit // svc-post
 }
@@ -37,23 +41,49 @@ type GuardedClient struct {
 func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
 	return NewGuardedClientWithCircuits(
 		next,
+		b.Circuit("svc-rpc", policySvcRPC),
 		b.Circuit("svc", policySvc),
 		b.Circuit("svc-post", policySvcPost),
 	)
 }
 
 // NewGuardedClientWithCircuits returns a GuardedClient that calls next through
-// circuits the caller prepared with Breaker.Circuit: svc for circuit svc,
-// svcPost for circuit svc-post.
-func NewGuardedClientWithCircuits(next Client, svc, svcPost *circuit.Circuit) *GuardedClient {
+// circuits the caller prepared with Breaker.Circuit: svcRPC for circuit
+// svc-rpc, svc for circuit svc, svcPost for circuit svc-post.
+func NewGuardedClientWithCircuits(next Client, svcRPC, svc, svcPost *circuit.Circuit) *GuardedClient {
 	return &GuardedClient{
 		next:    next,
+		svcRPC:  svcRPC,
 		svc:     svc,
 		svcPost: svcPost,
 	}
 }
 
 var _ Client = (*GuardedClient)(nil)
+
+// Call calls next.Call through circuit svc-rpc.
+func (g *GuardedClient) Call(ctx context.Context, method string) error {
+	return g.svcRPC.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		err := g.next.Call(ctx, method)
+		return classifyUnknownOrUnavailable(err), err
+	})
+}
+
+// classifyUnknownOrUnavailable returns Failure for gRPC code Unknown,
+// Unavailable; Ignored for any other error; Success otherwise. Circuit svc-rpc
+// uses it.
+func classifyUnknownOrUnavailable(err error) circuit.Outcome {
+	if err != nil {
+		if s, ok := status.FromError(err); ok {
+			switch s.Code() {
+			case codes.Unknown, codes.Unavailable:
+				return circuit.Failure
+			}
+		}
+		return circuit.Ignored
+	}
+	return circuit.Success
+}
 
 // Get calls next.Get through circuit svc.
 func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
@@ -100,20 +130,16 @@ func (g *GuardedClient) Name() string {
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 	return g.svcPost.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		err := g.next.Post(ctx, body)
-		return classifyConnErrorOrStatus502to504(err), err
+		return classifyConnError(err), err
 	})
 }
 
-// classifyConnErrorOrStatus502to504 returns Failure for *ConnError, HTTP status
-// 502-504; Ignored for any other error; Success otherwise. Circuit svc-post
-// uses it.
-func classifyConnErrorOrStatus502to504(err error) circuit.Outcome {
+// classifyConnError returns Failure for *ConnError; Ignored for any other
+// error; Success otherwise. Circuit svc-post uses it.
+func classifyConnError(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if code, ok := circuit.ErrorStatus(err); ok && code >= 502 && code <= 504 {
 			return circuit.Failure
 		}
 		return circuit.Ignored
