@@ -52,7 +52,7 @@ func build(l *loaded, t *target, defaults options, circuits map[string]*Circuit,
 		generated: map[string]bool{},
 	}
 	if t.manifest {
-		b.checkPolicy(defaults, token.Position{})
+		b.checkLevel(defaults)
 	}
 	for _, spec := range t.specs {
 		d := options{}
@@ -130,7 +130,7 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	if name, s, ok := spec.Opts.str("circuit"); ok {
 		b.checkName(name, s.Pos)
 	}
-	b.checkPolicy(spec.Opts, spec.Pos)
+	b.checkLevel(spec.Opts)
 	b.checkExclusive(spec.Opts)
 	skips := map[string]bool{}
 	for _, s := range spec.Opts.list("skip") {
@@ -271,7 +271,7 @@ func (b *builder) method(spec *ifaceSpec, fn *types.Func, ms *methodSpec, opts o
 	} else {
 		m.Request = slices.IndexFunc(m.Params, func(v Var) bool { return isRequest(v.Type) })
 	}
-	b.checkPolicy(ms.Opts, where)
+	b.checkLevel(ms.Opts)
 	b.checkExclusive(ms.Opts)
 	o := ms.Opts.over(opts)
 	name, s, ok := o.str("circuit")
@@ -318,19 +318,70 @@ func (b *builder) checkExclusive(o options) {
 	}
 }
 
-// checkPolicy reports the bad policy options of one level alone, against
-// circuit.DefaultPolicy, so that a bad value is reported even where every
-// method overrides it.
-func (b *builder) checkPolicy(o options, where token.Position) {
-	own := options{}
-	for k, s := range o {
-		if key := keyNamed(k); key != nil && key.Field != "" {
-			own[k] = s
+// checkLevel reports the policy options of one level whose values are bad
+// whatever the other levels give (cooldown=48h), so that they are reported
+// even where every method overrides them, and marks them Bad so that the
+// methods using them do not report them again. A value bad only beside
+// others (threshold=0 without rate=, max_cooldown below cooldown) is
+// reported with each method's whole policy: a policy may be split between
+// levels.
+func (b *builder) checkLevel(o options) {
+	for _, k := range schema {
+		s, set := o[k.Name]
+		if !set || k.set == nil {
+			continue
+		}
+		if ce := badAlone(k, s.Val); ce != nil {
+			b.errs.add(s.Pos, "invalid %s %s: %s", k.Name, ce.Value, ce.Reason)
+			s.Bad = true
+			o[k.Name] = s
 		}
 	}
-	if len(own) > 0 {
-		b.policy(own, where)
+}
+
+// badAlone returns the error of policy option k set to v, when v is bad
+// both with and without the rate rule, the other fields as lax as they may
+// be; nil otherwise.
+func badAlone(k *key, v any) *circuit.ConfigError {
+	lax := circuit.DefaultPolicy
+	lax.Cooldown = circuit.MinCooldown
+	withRate := lax
+	withRate.FailureRate, withRate.MinCalls, withRate.Window = 1, circuit.MinMinCalls, circuit.MinWindow
+	var bad *circuit.ConfigError
+	for _, p := range []circuit.Policy{lax, withRate} {
+		k.set(&p, v)
+		ce := fieldError(p.Validate(), k.Field)
+		if ce == nil {
+			return nil
+		}
+		if bad == nil {
+			bad = ce
+		}
 	}
+	return bad
+}
+
+// fieldError returns the ConfigError err holds for field, or nil.
+func fieldError(err error, field string) *circuit.ConfigError {
+	for _, e := range unjoin(err) {
+		var ce *circuit.ConfigError
+		if errors.As(e, &ce) && ce.Field == field {
+			return ce
+		}
+	}
+	return nil
+}
+
+// unjoin returns the errors err joins, err itself if it joins none, or
+// none for nil.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // policy applies the policy options of o to circuit.DefaultPolicy and
@@ -355,13 +406,7 @@ func (b *builder) policy(o options, where token.Position) (circuit.Policy, bool)
 	if err == nil {
 		return p, ok
 	}
-	var list []error
-	if j, isJoin := err.(interface{ Unwrap() []error }); isJoin {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
-	}
-	for _, e := range list {
+	for _, e := range unjoin(err) {
 		var ce *circuit.ConfigError
 		if !errors.As(e, &ce) {
 			b.errs.add(where, "invalid policy: %v", e)
@@ -371,6 +416,9 @@ func (b *builder) policy(o options, where token.Position) (circuit.Policy, bool)
 		if k := keyOfField(ce.Field); k != nil {
 			name = k.Name
 			if s, set := o[k.Name]; set {
+				if s.Bad {
+					continue // reported where it was given
+				}
 				pos = s.Pos
 			}
 		}

@@ -1,5 +1,6 @@
 // Package errdefaults has a manifest whose invalid defaults every method
-// overrides: they are reported all the same.
+// overrides: values bad whatever the other levels give are reported all the
+// same.
 package errdefaults
 
 import "context"
