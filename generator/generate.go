@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -163,7 +164,7 @@ func collect(l *loaded, cfg Config, dir string, m *manifest, errs *ErrorList) []
 	}
 	for _, pkg := range l.roots {
 		listed := slices.Contains(sources, pkg.PkgPath) || slices.Contains(sources, pkg.ID)
-		if listed && !slices.Contains(cfg.Patterns, pkg.PkgPath) && (len(pkg.GoFiles) == 0 || filepath.Dir(pkg.GoFiles[0]) != filepath.Dir(m.Output)) {
+		if listed && !asked(cfg.Patterns, dir, pkg) && (len(pkg.GoFiles) == 0 || filepath.Dir(pkg.GoFiles[0]) != filepath.Dir(m.Output)) {
 			continue // only a source of the manifest: its errors are reported where it is listed
 		}
 		if len(pkg.GoFiles) == 0 || pkg.Types == nil {
@@ -208,6 +209,40 @@ func collect(l *loaded, cfg Config, dir string, m *manifest, errs *ErrorList) []
 		}
 	}
 	return targets
+}
+
+// asked reports whether one of patterns, seen from dir, names pkg: a
+// directory pattern (., ./x, ../x, an absolute path) its directory, any
+// other its import path; ... matches any string, and a final /... the
+// packages below it and itself, as go list matches them.
+func asked(patterns []string, dir string, pkg *packages.Package) bool {
+	pdir := ""
+	if len(pkg.GoFiles) > 0 {
+		pdir = filepath.ToSlash(filepath.Dir(pkg.GoFiles[0]))
+	}
+	for _, p := range patterns {
+		q := filepath.ToSlash(p)
+		if q == "." || q == ".." || strings.HasPrefix(q, "./") || strings.HasPrefix(q, "../") || filepath.IsAbs(p) {
+			if pdir != "" && matchPattern(filepath.ToSlash(abspath(dir, p)), pdir) {
+				return true
+			}
+		} else if matchPattern(p, pkg.PkgPath) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPattern reports whether name matches pattern, whose ... matches any
+// string and whose final /... also matches nothing.
+func matchPattern(pattern, name string) bool {
+	re := regexp.QuoteMeta(pattern)
+	if strings.HasSuffix(re, `/\.\.\.`) {
+		re = strings.TrimSuffix(re, `/\.\.\.`) + `(/\.\.\.)?`
+	}
+	re = strings.ReplaceAll(re, `\.\.\.`, `.*`)
+	ok, _ := regexp.MatchString("^"+re+"$", name)
+	return ok
 }
 
 // namedPackages returns the import paths the specs of targets name: the
