@@ -113,15 +113,23 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	}
 	bad := !b.nameWrapper(spec, it)
 	methodNames := map[string]bool{}
+	unimplementable := false
 	for i := range iface.NumMethods() {
 		fn := iface.Method(i)
 		methodNames[fn.Name()] = true
-		if !fn.Exported() && pkg != b.home {
-			b.errs.add(spec.Pos, "interface %s.%s has unexported method %s: no type outside package %s can implement it", pkg.Path(), spec.Name, fn.Name(), pkg.Name())
-			bad = true
+		switch {
+		case fn.Exported() || fn.Pkg() == b.home:
+		case pkg != b.home:
+			b.errs.add(spec.Pos, "interface %s.%s has unexported method %s: no type outside package %s can implement it", pkg.Path(), spec.Name, fn.Name(), fn.Pkg().Name())
+			unimplementable = true
+		default:
+			// Embedded from another package: skip cannot help, the
+			// wrapper cannot declare the method.
+			b.errs.add(spec.Pos, "interface %s has unexported method %s.%s, embedded: no type outside package %s can implement it", spec.Name, fn.Pkg().Path(), fn.Name(), fn.Pkg().Name())
+			unimplementable = true
 		}
 	}
-	if bad && pkg != b.home {
+	if unimplementable || bad && pkg != b.home {
 		return
 	}
 	// The interface's own options are checked even when every method
