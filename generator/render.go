@@ -283,7 +283,7 @@ func guardedBody(mt *Method, names *MethodNames, w *WrapperNames, call, classifi
 	ret := jen.Return(classify, jen.Id(names.Err))
 	if mt.Carrier {
 		r := jen.Id(names.Results[0])
-		elem := typeCode(mt.Results[0].Type.(*types.Pointer).Elem())
+		elem := typeCode(types.Unalias(mt.Results[0].Type).(*types.Pointer).Elem())
 		return []jen.Code{
 			jen.Var().Add(r).Add(typeCode(mt.Results[0].Type)),
 			jen.Id(names.Err).Op(":=").Add(run(
