@@ -574,6 +574,9 @@ func reason(err error) string {
 
 // upperFirst returns s with its first letter in upper case.
 func upperFirst(s string) string {
+	if s == "" {
+		return ""
+	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -290,7 +290,11 @@ func classifierName(c *Classifier) string {
 	var parts []string
 	for _, e := range c.Errors {
 		if e.Var != nil {
-			parts = append(parts, upperFirst(strings.TrimPrefix(e.Var.Name(), "Err")))
+			name := strings.TrimPrefix(e.Var.Name(), "Err")
+			if name == "" {
+				name = e.Var.Name() // Err itself
+			}
+			parts = append(parts, upperFirst(name))
 			continue
 		}
 		t := e.Type
