@@ -102,7 +102,11 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 	}
 	iface, ok := tn.Type().Underlying().(*types.Interface)
 	if !ok {
-		b.errs.add(spec.Pos, "%s is not an interface type", spec.Name)
+		if spec.Manifest {
+			b.errs.add(spec.Pos, "%s is not an interface type", spec.Name)
+		} else {
+			b.errs.add(spec.Pos, "%sguard on %s, which is not an interface type", directivePrefix, spec.Name)
+		}
 		return
 	}
 	it := &Interface{Name: spec.Name, PkgPath: pkg.Path()}

@@ -109,14 +109,15 @@ func readDirectives(fset *token.FileSet, files []*ast.File, target string, errs 
 
 // readInterface reads the directives of one type declaration.
 func readInterface(fset *token.FileSet, f *ast.File, ts *ast.TypeSpec, doc *ast.CommentGroup, target string, seen map[token.Pos]bool, errs *ErrorList) *ifaceSpec {
+	// The type may be any type spec: type T pkg.Iface and type A =
+	// pkg.Iface are interfaces too, which the builder checks with the
+	// type information.
 	it, isIface := ts.Type.(*ast.InterfaceType)
 	var spec *ifaceSpec
 	for _, d := range directives(fset, doc, seen) {
 		switch {
 		case d.kind != "guard":
 			errs.add(d.pos, "%s%s is not allowed on a type: use %sguard", directivePrefix, d.kind, directivePrefix)
-		case !isIface:
-			errs.add(d.pos, "%sguard on %s, which is not an interface type", directivePrefix, ts.Name.Name)
 		case spec != nil:
 			errs.add(d.pos, "duplicate %sguard on %s", directivePrefix, ts.Name.Name)
 		default:
