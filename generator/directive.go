@@ -179,6 +179,7 @@ func readInterface(fset *token.FileSet, f *ast.File, ts *ast.TypeSpec, doc *ast.
 // readOptions reads the key=value words of a directive at level l.
 func readOptions(d directive, l level, errs *ErrorList) options {
 	o := options{}
+	seen := map[string]bool{}
 	for _, w := range d.words {
 		name, val, ok := strings.Cut(w.text, "=")
 		if !ok {
@@ -202,7 +203,10 @@ func readOptions(d directive, l level, errs *ErrorList) options {
 			errs.add(w.pos, "option %s is not allowed on %s: want %s", name, l, want)
 		case val == "":
 			errs.add(w.pos, "option %s has no value", name)
+		case seen[name]:
+			errs.add(w.pos, "duplicate option %q", name)
 		default:
+			seen[name] = true
 			o.setValue(k, val, vpos, errs)
 		}
 	}

@@ -76,7 +76,7 @@ var schema = []*key{
 		parse: parseInt, yamlTags: integer, Field: "FailureThreshold",
 		set: func(p *circuit.Policy, v any) { p.FailureThreshold = v.(int) }},
 	{Name: "rate", Levels: policyLevels, Value: "a rate such as 50% or 0.5", Doc: "opens the circuit when failures/calls over window reach it, once min_calls calls completed (Ignored calls never count)",
-		parse: parseRate, yamlTags: []string{"!!str", "!!float"}, Field: "FailureRate",
+		parse: parseRate, yamlTags: []string{"!!str", "!!float", "!!int"}, Field: "FailureRate",
 		set: func(p *circuit.Policy, v any) { p.FailureRate = v.(float64) }},
 	{Name: "min_calls", Levels: policyLevels, Value: "1..1000000", Doc: "calls that must complete within window before rate applies (used only with rate)",
 		parse: parseInt, yamlTags: integer, Field: "MinCalls",
