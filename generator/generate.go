@@ -200,6 +200,8 @@ func collect(l *loaded, cfg Config, dir string, m *manifest, errs *ErrorList) []
 	if cfg.Out != "" {
 		out := abspath(dir, cfg.Out)
 		switch {
+		case badOutput(cfg.Out) != "":
+			errs.add(posOf(""), "-out %q %s", cfg.Out, badOutput(cfg.Out))
 		case len(targets) > 1:
 			errs.add(posOf(""), "-out names one file, but %d packages have guarded interfaces", len(targets))
 		case len(targets) == 1 && filepath.Dir(out) != filepath.Dir(targets[0].out):

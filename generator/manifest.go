@@ -58,12 +58,9 @@ func readManifest(path string, errs *ErrorList) *manifest {
 			}
 		case "output":
 			if s, ok := r.str(v, "output"); ok {
-				switch {
-				case s == "" || filepath.Ext(s) != ".go":
-					r.add(v, "output %q must name a .go file", s)
-				case strings.HasSuffix(s, "_test.go"):
-					r.add(v, "output %q must not be a _test.go file", s)
-				default:
+				if bad := badOutput(s); bad != "" {
+					r.add(v, "output %q %s", s, bad)
+				} else {
 					m.Output = filepath.Join(filepath.Dir(path), filepath.FromSlash(s))
 				}
 			}

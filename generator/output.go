@@ -5,7 +5,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
+
+// badOutput says what is wrong with the output file name s (a manifest's
+// output or -out), or returns "": it must be a .go file the package builds
+// with, not a test file.
+func badOutput(s string) string {
+	switch {
+	case filepath.Ext(s) != ".go":
+		return "must name a .go file"
+	case strings.HasSuffix(s, "_test.go"):
+		return "must not be a _test.go file"
+	case strings.HasPrefix(filepath.Base(s), "_") || strings.HasPrefix(filepath.Base(s), "."):
+		return "must not start with _ or ., which the go tool ignores"
+	}
+	return ""
+}
 
 // Write writes every output file, each atomically: a temporary file in the
 // same directory renamed over the old one. Unchanged files are left alone.

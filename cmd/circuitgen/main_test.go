@@ -112,3 +112,38 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("help: exit %d, %q", code, stdout.String())
 	}
 }
+
+// TestOutMustBeAGoFile checks that -out is held to the manifest's output
+// rules: a .go file that is not a test file.
+func TestOutMustBeAGoFile(t *testing.T) {
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("testdata")
+	t.Cleanup(func() { os.Remove(abs) }) // only when empty
+	chdir(t, writePackage(t, apiSrc))
+	tests := []struct {
+		out, want string
+	}{
+		{"guarded_test.go", `-out "guarded_test.go" must not be a _test.go file`},
+		{"notgo.txt", `-out "notgo.txt" must name a .go file`},
+		{"guarded.go.txt", `-out "guarded.go.txt" must name a .go file`},
+		{"_guarded.go", `-out "_guarded.go" must not start with _ or ., which the go tool ignores`},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"-out", tt.out}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("-out %s: exit %d, stderr %q; want 1 and %q", tt.out, code, stderr.String(), tt.want)
+		}
+		if _, err := os.Stat(tt.out); !os.IsNotExist(err) {
+			t.Errorf("-out %s wrote the file", tt.out)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-out", "guarded.go"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("-out guarded.go: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat("guarded.go"); err != nil {
+		t.Fatalf("-out guarded.go: %v", err)
+	}
+}
