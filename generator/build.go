@@ -110,10 +110,17 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 		return
 	}
 	it := &Interface{Name: spec.Name, PkgPath: pkg.Path()}
-	if named, ok := types.Unalias(tn.Type()).(*types.Named); ok && named.TypeParams() != nil {
-		for i := range named.TypeParams().Len() {
-			it.TypeParams = append(it.TypeParams, named.TypeParams().At(i))
-		}
+	// The type parameters are the declared type's own: an alias of an
+	// instance (type A = Store[int]) has none, a generic alias its own.
+	var tparams *types.TypeParamList
+	switch t := tn.Type().(type) {
+	case *types.Alias:
+		tparams = t.TypeParams()
+	case *types.Named:
+		tparams = t.TypeParams()
+	}
+	for i := range tparams.Len() {
+		it.TypeParams = append(it.TypeParams, tparams.At(i))
 	}
 	bad := !b.nameWrapper(spec, it)
 	methodNames := map[string]bool{}
