@@ -109,6 +109,10 @@ func (b *builder) addInterface(spec *ifaceSpec, defaults options) {
 		}
 		return
 	}
+	if !iface.IsMethodSet() {
+		b.errs.add(spec.Pos, "%s is a constraint interface (it holds a type set or comparable): no value has it, so nothing can be guarded", spec.Name)
+		return
+	}
 	it := &Interface{Name: spec.Name, PkgPath: pkg.Path()}
 	// The type parameters are the declared type's own: an alias of an
 	// instance (type A = Store[int]) has none, a generic alias its own.
