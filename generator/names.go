@@ -107,6 +107,11 @@ func name(m *Model) *Names {
 	}
 	for _, it := range m.Interfaces {
 		pkg.taken[it.Wrapper], pkg.taken[it.Constructor], pkg.taken[it.With] = true, true, true
+		// A type parameter hides a package-level name (an import, a
+		// policy) in the wrapper's declarations.
+		for _, tp := range it.TypeParams {
+			pkg.taken[tp.Obj().Name()] = true
+		}
 	}
 	n.Imports, n.Aliased = nameImports(m, pkg)
 	for _, c := range m.Circuits {
