@@ -210,6 +210,16 @@ func collect(l *loaded, cfg Config, dir string, m *manifest, errs *ErrorList) []
 			targets[0].out = out
 		}
 	}
+	// One package has one output: another file of ours in it declares
+	// what this run's output declares again.
+	for _, t := range targets {
+		for _, f := range t.pkg.GoFiles {
+			if l.ours[f] && f != t.out {
+				errs.add(token.Position{Filename: f, Line: 1, Column: 1}, "%s is another output of circuitgen in package %s, whose declarations %s would declare again: one package has one output; remove it, or write to it (-out, the manifest's output)",
+					filepath.Base(f), t.pkg.Name, filepath.Base(t.out))
+			}
+		}
+	}
 	return targets
 }
 
