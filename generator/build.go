@@ -508,9 +508,28 @@ func (b *builder) checkType(where token.Position, fn *types.Func, t types.Type) 
 			}
 		case *types.Named, *types.Alias:
 			obj := t.(interface{ Obj() *types.TypeName }).Obj()
-			if obj.Pkg() != nil && obj.Pkg() != b.home && !obj.Exported() && ok {
+			switch {
+			case !ok || obj.Pkg() == nil || obj.Pkg() == b.home:
+			case !obj.Exported():
 				ok = false
 				b.errs.add(where, "method %s uses unexported type %s.%s, which package %s cannot name", fn.Name(), obj.Pkg().Path(), obj.Name(), b.home.Name())
+			case !importable(obj.Pkg().Path(), b.home.Path()):
+				ok = false
+				b.errs.add(where, "method %s uses type %s.%s, whose package is internal: package %s cannot import it", fn.Name(), obj.Pkg().Path(), obj.Name(), b.home.Path())
+			}
+		case *types.Struct:
+			for i := range t.NumFields() {
+				if f := t.Field(i); ok && !f.Exported() && f.Pkg() != b.home {
+					ok = false
+					b.errs.add(where, "method %s uses a struct type with unexported field %s of package %s, which package %s cannot write", fn.Name(), f.Name(), f.Pkg().Path(), b.home.Name())
+				}
+			}
+		case *types.Interface:
+			for i := range t.NumExplicitMethods() {
+				if m := t.ExplicitMethod(i); ok && !m.Exported() && m.Pkg() != b.home {
+					ok = false
+					b.errs.add(where, "method %s uses an interface type with unexported method %s of package %s, which package %s cannot write", fn.Name(), m.Name(), m.Pkg().Path(), b.home.Name())
+				}
 			}
 		}
 	})
