@@ -19,22 +19,20 @@ func (b *builder) classifier(spec *ifaceSpec, m *Method, o options, file *ast.Fi
 		return b.classifierFunc(m, name, s.Pos, file)
 	}
 	c := &Classifier{Result: -1}
-	// A status given twice (503,503 or 503,503-503) would render as
-	// code == 503 || code == 503, which go vet reports.
+	// The lists hold no entry twice (addItem): a status given twice would
+	// render as code == 503 || code == 503, which go vet reports.
 	for _, s := range o.list("statuses") {
-		if r := s.Val.(StatusRange); !slices.Contains(c.Statuses, r) {
-			c.Statuses = append(c.Statuses, r)
-		}
+		c.Statuses = append(c.Statuses, s.Val.(StatusRange))
 	}
 	for _, s := range o.list("codes") {
-		if !slices.Contains(c.Codes, s.Text) {
-			c.Codes = append(c.Codes, s.Text)
-		}
+		c.Codes = append(c.Codes, s.Text)
 	}
 	ok := !o["errors"].Bad && !o["statuses"].Bad && !o["codes"].Bad
 	for _, e := range o.list("errors") {
 		match, resolved := b.resolveError(e, file)
-		if resolved {
+		// One error may be named two ways (context.Canceled, and the
+		// same through an import's alias).
+		if resolved && !slices.ContainsFunc(c.Errors, match.same) {
 			c.Errors = append(c.Errors, match)
 		}
 		ok = ok && resolved
@@ -97,6 +95,14 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 	}
 	b.errs.add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)
 	return nil
+}
+
+// same reports whether m and o select the same error.
+func (m ErrorMatch) same(o ErrorMatch) bool {
+	if m.Var != nil || o.Var != nil {
+		return m.Var == o.Var
+	}
+	return types.Identical(m.Type, o.Type)
 }
 
 // key identifies what a classifier does: two classifiers with the same key

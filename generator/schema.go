@@ -239,7 +239,8 @@ func (o options) setValue(k *key, text string, pos token.Position, errs *ErrorLi
 	o[k.Name] = s
 }
 
-// addItem parses one entry of list option k and appends it.
+// addItem parses one entry of list option k and appends it, unless an
+// entry of the same value (503 and 503-503) is there already.
 func (s *setting) addItem(k *key, text string, pos token.Position, errs *ErrorList) bool {
 	if text == "" {
 		errs.add(pos, "empty entry in %s", k.Name)
@@ -250,7 +251,10 @@ func (s *setting) addItem(k *key, text string, pos token.Position, errs *ErrorLi
 		errs.add(pos, "%s entry %v", k.Name, err)
 		return false
 	}
-	s.Val = append(s.Val.([]item), item{Text: text, Pos: pos, Val: v})
+	items := s.Val.([]item)
+	if !slices.ContainsFunc(items, func(it item) bool { return it.Val == v }) {
+		s.Val = append(items, item{Text: text, Pos: pos, Val: v})
+	}
 	return true
 }
 
