@@ -482,7 +482,7 @@ func duration(d time.Duration) jen.Code {
 	units := []struct {
 		d    time.Duration
 		name string
-	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}}
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}}
 	for _, u := range units {
 		if d%u.d == 0 {
 			if d == u.d {
@@ -491,7 +491,7 @@ func duration(d time.Duration) jen.Code {
 			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
 		}
 	}
-	return jen.Qual("time", "Duration").Call(jen.Id(strconv.FormatInt(int64(d), 10)))
+	return jen.Lit(int(d)).Op("*").Qual("time", "Nanosecond")
 }
 
 // groupImports puts the standard library's imports of a rendered file in a

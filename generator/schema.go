@@ -290,12 +290,16 @@ func parseDuration(s string) (any, error) {
 // parseRate reads a rate such as 50% or 0.5.
 func parseRate(s string) (any, error) {
 	num, pct := strings.CutSuffix(s, "%")
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil || strings.ContainsAny(num, "eExXpP_") {
+	if strings.ContainsAny(num, "eExXpP_") {
 		return nil, fmt.Errorf("%q is not a rate such as 50%% or 0.5", s)
 	}
 	if pct {
-		r /= 100
+		// 33.3e-2 is the float nearest 0.333, which 33.3/100 is not.
+		num += "e-2"
+	}
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a rate such as 50%% or 0.5", s)
 	}
 	return r, nil
 }
