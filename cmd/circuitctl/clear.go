@@ -49,7 +49,7 @@ func runClear(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer done()
-	b := circuit.New(st.Store)
+	b := circuit.New(st)
 	snap, err := b.Snapshot(ctx, name)
 	var se *circuit.StateError
 	switch {

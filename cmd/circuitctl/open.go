@@ -59,7 +59,7 @@ func runOpen(args []string, stdout, stderr io.Writer) int {
 	if !*yes && !confirm(stderr, "open", name, fmt.Sprintf("force circuit %s open in %s for %v? [y/N] ", name, st, *d)) {
 		return 1
 	}
-	b := circuit.New(st.Store)
+	b := circuit.New(st)
 	if err := b.ForceOpen(ctx, name, *d); err != nil {
 		if se, ok := errors.AsType[*circuit.StateError](err); ok && se.Corrupt() {
 			err = fmt.Errorf("%w (circuitctl clear removes the corrupt record)", err)

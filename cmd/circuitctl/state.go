@@ -48,7 +48,7 @@ func runState(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer done()
-	b := circuit.New(st.Store)
+	b := circuit.New(st)
 	if *watch {
 		return watchStates(st, b, names, *store.timeout, *asJSON, stdout, stderr)
 	}
