@@ -26,7 +26,9 @@
 // then drives a circuit.Breaker over the store: a threshold of failures opens
 // the circuit, an open circuit rejects without running the operation, one
 // probe after the cooldown closes it with a new generation, and many
-// concurrent callers after the cooldown admit exactly one probe. With a
+// concurrent callers after the cooldown admit exactly one probe. A store
+// that is a circuit.WindowSharer has its side of the batched window checked
+// (flushes add up, old buckets and epochs drop out). With a
 // Corrupt hook it also checks that a corrupt record is reported as such,
 // fails closed, and is removed by Breaker.Clear.
 //
@@ -105,6 +107,7 @@ func Run(t *testing.T, cfg Config) {
 		{"ReplaceAfterDeleteRefused", testReplaceAfterDelete},
 		{"BreakerOpensAndRecovers", testBreakerOpensAndRecovers},
 		{"BreakerOneProbe", testBreakerOneProbe},
+		{"ShareWindow", testShareWindow},
 	}
 	if cfg.Corrupt != nil {
 		tests = append(tests,
