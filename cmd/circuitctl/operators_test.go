@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
@@ -193,22 +194,6 @@ func setupSQLite(t *testing.T) (string, string, func() string) {
 	return "sqlite://" + path, "circuit ledger (row", setupSQL(t, db, sqlstore.SQLite)
 }
 
-// service returns the environment variable's value. Without it the test is
-// skipped, or fails when CI=true: CI tests against real servers, started by
-// .ci/services.sh.
-func service(t *testing.T, env string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		msg := env + " is not set: no server to test against (source .ci/services.sh and run start_redis and start_postgres)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return v
-}
-
 func randomHex() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -216,7 +201,7 @@ func randomHex() string {
 }
 
 func setupRedis(t *testing.T) (string, string, func() string) {
-	base := service(t, "CIRCUITGEN_REDIS_URL")
+	base := testenv.RedisURL(t)
 	opt, err := redis.ParseURL(base)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +244,7 @@ func setupRedis(t *testing.T) (string, string, func() string) {
 }
 
 func setupPostgres(t *testing.T) (string, string, func() string) {
-	dsn := service(t, "CIRCUITGEN_POSTGRES_DSN")
+	dsn := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -32,7 +33,7 @@ func unixClient(t *testing.T, sock string) *redis.Client {
 // application's client: none for healthy calls, a read and a
 // compare-and-swap for a transition.
 func TestCachedRoundTrips(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	h := &counter{}
 	c.AddHook(h)
 	s := newCached(t, c, testPrefix(t, c))
@@ -88,7 +89,7 @@ func TestCachedRoundTrips(t *testing.T) {
 // from A's write returning until B's copy is gone is the delay, and B's
 // next call is rejected.
 func TestInvalidationDelay(t *testing.T) {
-	ca, cb := newClient(t, redisURL(t)), newClient(t, redisURL(t))
+	ca, cb := newClient(t, testenv.RedisURL(t)), newClient(t, testenv.RedisURL(t))
 	prefix := testPrefix(t, ca)
 	a, b := newCached(t, ca, prefix), newCached(t, cb, prefix)
 	ba, bb := circuit.New(a), circuit.New(b)
@@ -149,10 +150,10 @@ func trackerIDs(t *testing.T, c *redis.Client) []string {
 // is seen by the next call, and the store tracks again and keeps copies
 // once it has reconnected.
 func TestTrackerKilled(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	prefix := testPrefix(t, c)
 	s := newCached(t, c, prefix)
-	other := circuit.New(redisstore.New(newClient(t, redisURL(t)), prefix))
+	other := circuit.New(redisstore.New(newClient(t, testenv.RedisURL(t)), prefix))
 	b := circuit.New(s)
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -206,7 +207,7 @@ func TestTrackerKilled(t *testing.T) {
 func TestFrozenServer(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			server, sock := startRedis(t)
+			server, sock := testenv.StartRedis(t)
 			c := unixClient(t, sock)
 			var s *redisstore.Store
 			if cached {
@@ -293,7 +294,7 @@ func TestFrozenServer(t *testing.T) {
 // guarded operation that never blocks keeps every processor busy and delays
 // that goroutine by up to the scheduler's preemption period.
 func TestKilledServerNoCopy(t *testing.T) {
-	server, sock := startRedis(t)
+	server, sock := testenv.StartRedis(t)
 	c := unixClient(t, sock)
 	s := newCached(t, c, redisstore.DefaultPrefix)
 	b := circuit.New(s)
@@ -359,7 +360,7 @@ func TestKilledServerNoCopy(t *testing.T) {
 // state: at most 0.01 with copies (the target), and at least 100 times
 // fewer than without.
 func TestSteadyStateCommands(t *testing.T) {
-	_, sock := startRedis(t)
+	_, sock := testenv.StartRedis(t)
 	c := unixClient(t, sock)
 	perCall := map[bool]float64{}
 	for _, cached := range []bool{false, true} {

@@ -6,11 +6,11 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -21,7 +21,7 @@ import (
 // timeouts.
 func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 	t.Helper()
-	cmd, sock := startRedis(t)
+	cmd, sock := testenv.StartRedis(t)
 	c := redis.NewClient(&redis.Options{
 		Network: "unix", Addr: sock,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
@@ -29,39 +29,6 @@ func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 	})
 	t.Cleanup(func() { _ = c.Close() })
 	return cmd, c
-}
-
-// startRedis starts a redis-server of its own on a unix socket, killed when
-// the test ends (after a SIGCONT, should it be frozen), and returns it and
-// its socket once it answers.
-func startRedis(t *testing.T) (*exec.Cmd, string) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		redisURL(t) // fails under CI=true when no server is configured either
-		t.Skip("redis-server is not on PATH: cannot start a server to stop")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-		"--dir", dir, "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
-	defer c.Close()
-	for i := 0; c.Ping(t.Context()).Err() != nil; i++ {
-		if i == 100 {
-			t.Fatal("throwaway redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cmd, sock
 }
 
 // TestServerStopped stops the Redis server (kills it, or freezes it so that

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
@@ -13,7 +14,7 @@ import (
 // TestWindowKeyExpires checks that a window's key on the server expires
 // within two windows of its last flush (storetest.Run checks the counts).
 func TestWindowKeyExpires(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	s := redisstore.New(c, testPrefix(t, c))
 	ctx := t.Context()
 	const name, w = "billing-api", time.Minute
@@ -30,7 +31,7 @@ func TestWindowKeyExpires(t *testing.T) {
 // store: counts reach the server in batches, and an opening is made within
 // 2×circuit.FlushEvery of the calls that justify it.
 func TestBatchedRateRule(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	s := redisstore.New(c, testPrefix(t, c))
 	ctx := t.Context()
 	p := circuit.Policy{FailureRate: 0.5, MinCalls: 4, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}

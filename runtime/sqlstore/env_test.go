@@ -5,32 +5,16 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 )
-
-// postgresDSN returns the test server's DSN from CIRCUITGEN_POSTGRES_DSN.
-// Without it the test is skipped, or fails when CI=true: CI must test
-// against a real server (.ci/services.sh starts one).
-func postgresDSN(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv("CIRCUITGEN_POSTGRES_DSN")
-	if dsn == "" {
-		msg := "CIRCUITGEN_POSTGRES_DSN is not set: no PostgreSQL server to test against (source .ci/services.sh and run start_postgres)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dsn
-}
 
 // backend is a database the store is tested on.
 type backend struct {
@@ -65,7 +49,7 @@ func randomHex(n int) string {
 // ends, and returns a DSN whose search_path is that schema.
 func createPostgres(t testing.TB) string {
 	t.Helper()
-	base := postgresDSN(t)
+	base := testenv.PostgresDSN(t)
 	schema := "circuitgen_test_" + randomHex(6)
 	admin := openPostgres(t, base, nil)
 	if _, err := admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {

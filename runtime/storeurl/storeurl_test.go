@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
@@ -94,14 +95,7 @@ func TestOpenErrors(t *testing.T) {
 // and with ?cache=off: both run guarded calls; only the first keeps a
 // listening connection (application_name circuitgen-invalidations).
 func TestOpenPostgresCache(t *testing.T) {
-	dsn := os.Getenv("CIRCUITGEN_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CIRCUITGEN_POSTGRES_DSN is not set")
-		}
-		t.Skip("CIRCUITGEN_POSTGRES_DSN is not set (source .ci/services.sh and run start_postgres)")
-	}
-	cfg, err := pgx.ParseConfig(dsn)
+	cfg, err := pgx.ParseConfig(testenv.PostgresDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
