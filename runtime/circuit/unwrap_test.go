@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
@@ -14,7 +15,7 @@ import (
 // WindowStore, each counting its use.
 type capStore struct {
 	*memStore
-	clock *fakeClock
+	clock *testenv.Clock
 
 	mu    sync.Mutex
 	binds map[string]int
@@ -69,14 +70,14 @@ func (w wrapper) Unwrap() circuit.Store { return w.Store }
 // clockWrapper is a wrapper with a clock of its own.
 type clockWrapper struct {
 	wrapper
-	clock *fakeClock
+	clock *testenv.Clock
 }
 
 func (w clockWrapper) Now() time.Time { return w.clock.Now() }
 
 func TestStoreAs(t *testing.T) {
 	inner := newCapStore(t)
-	own := &fakeClock{now: t0.Add(time.Hour)}
+	own := testenv.NewClock(t0.Add(time.Hour))
 	tests := []struct {
 		name  string
 		store circuit.Store

@@ -72,6 +72,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
@@ -413,24 +414,6 @@ func testReplaceAfterDelete(t *testing.T, cfg Config) {
 	wantStored(t, s, nil)
 }
 
-// clock is a settable time source for circuit.WithClock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 
 var errDown = errors.New("dependency down")
@@ -458,7 +441,7 @@ func snapshot(t *testing.T, b *circuit.Breaker) circuit.Snapshot {
 }
 
 func testBreakerOpensAndRecovers(t *testing.T, cfg Config) {
-	clk := &clock{now: base}
+	clk := testenv.NewClock(base)
 	b := circuit.New(cfg.Open(t), circuit.WithClock(clk.Now))
 	ctx := t.Context()
 
@@ -526,7 +509,7 @@ func (s yieldingStore) Load(ctx context.Context, name string) (*circuit.Record, 
 const probeCallers = 16
 
 func testBreakerOneProbe(t *testing.T, cfg Config) {
-	clk := &clock{now: base}
+	clk := testenv.NewClock(base)
 	b := circuit.New(yieldingStore{cfg.Open(t)}, circuit.WithClock(clk.Now))
 	openCircuit(t, b)
 	gen := snapshot(t, b).Generation
