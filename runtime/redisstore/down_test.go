@@ -3,8 +3,6 @@
 package redisstore_test
 
 import (
-	"context"
-	"errors"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/circuitgen/circuitgen/runtime/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,9 +31,9 @@ func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 }
 
 // TestServerStopped stops the Redis server (kills it, or freezes it so that
-// commands time out) while a call runs: its
-// settlement fails with a StateError (after the operation ran), and every
-// later call fails closed with a StateError without running.
+// commands time out) while a call runs: its settlement fails with a
+// StateError (after the operation ran), and every later call fails closed
+// with a StateError without running (storetest.Outage).
 func TestServerStopped(t *testing.T) {
 	tests := []struct {
 		name string
@@ -60,33 +59,5 @@ func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 		t.Fatalf("Run with the server up: %v", err)
 	}
 
-	err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-		stop(server)
-		return circuit.Failure, errDown
-	})
-	var se *circuit.StateError
-	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, errDown) {
-		t.Fatalf("Run whose settlement meets a stopped server = %v, want a StateError after the call, wrapping its error", err)
-	}
-
-	calls := 0
-	for i := range 5 {
-		start := time.Now()
-		err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-			calls++
-			return circuit.Success, nil
-		})
-		if !errors.As(err, &se) || se.Ran {
-			t.Fatalf("call %d with the server stopped = %v, want a StateError before the call", i, err)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("call %d took %v to fail", i, d)
-		}
-		if i == 0 {
-			t.Logf("with the server stopped: %v (in %v)", err, time.Since(start).Round(time.Millisecond))
-		}
-	}
-	if calls != 0 {
-		t.Fatalf("%d calls admitted with the server stopped, want 0", calls)
-	}
+	storetest.Outage(t, b, name, t.Context, func() { stop(server) })
 }

@@ -55,6 +55,9 @@
 //	func TestProcesses(t *testing.T)     { storetest.Processes(t, processConfig) }
 //	func TestHelperProcess(t *testing.T) { storetest.HelperProcess(t, processConfig) }
 //
+// Outage checks that a Breaker fails closed when a distributed store's
+// server stops (killed or frozen) during a call and stays down.
+//
 // Records the suite stores are valid (circuit.Record.Check accepts them),
 // are stored under their own Name, and carry times in whole milliseconds in
 // UTC, so a store may keep times at millisecond precision.
