@@ -428,13 +428,31 @@ func TestOperatorErrors(t *testing.T) {
 	}
 }
 
+// onTerminal returns a command that runs circuitctl with args (words of a
+// shell command line) on a pseudo-terminal: util-linux's script, in every
+// Debian.
+func onTerminal(t *testing.T, ctx context.Context, args string) *exec.Cmd {
+	t.Helper()
+	script, err := exec.LookPath("script")
+	if err != nil {
+		testenv.Missing(t, "script (util-linux) is not installed: no pseudo-terminal to test on")
+	}
+	return exec.CommandContext(ctx, script, "-qec", binary(t)+" "+args, "/dev/null")
+}
+
+// answer runs circuitctl with args on a pseudo-terminal, answers its
+// question with the line a, and returns its exit status and output.
+func answer(t *testing.T, args, a string) (int, string) {
+	t.Helper()
+	cmd := onTerminal(t, t.Context(), args)
+	cmd.Stdin = strings.NewReader(a)
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
 // TestClearAsksOnTerminal runs clear on a pseudo-terminal (util-linux's
 // script, in every Debian) and answers its question.
 func TestClearAsksOnTerminal(t *testing.T) {
-	script, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test on")
-	}
 	storeURL, _, _ := setupFile(t)
 	for _, tt := range []struct {
 		answer   string
@@ -445,11 +463,8 @@ func TestClearAsksOnTerminal(t *testing.T) {
 		{"n\n", 1, "not cleared"},
 		{"y\n", 0, "cleared circuit payments"},
 	} {
-		cmd := exec.Command(script, "-qec", binary(t)+" clear -store '"+storeURL+"' payments", "/dev/null")
-		cmd.Stdin = strings.NewReader(tt.answer)
-		out, _ := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != tt.wantCode ||
-			!strings.Contains(string(out), "clear circuit payments in "+storeURL+"? [y/N]") || !strings.Contains(string(out), tt.wantOut) {
+		code, out := answer(t, "clear -store '"+storeURL+"' payments", tt.answer)
+		if code != tt.wantCode || !strings.Contains(out, "clear circuit payments in "+storeURL+"? [y/N]") || !strings.Contains(out, tt.wantOut) {
 			t.Fatalf("answer %q: exit %d, output:\n%s", tt.answer, code, out)
 		}
 	}
