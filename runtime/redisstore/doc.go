@@ -117,6 +117,20 @@
 // With copies that no longer matters for healthy calls, which do not reach
 // the server.
 //
+// A failover inside a cluster (TestClusterFailover, on a cluster with
+// replicas): after CLUSTER FAILOVER, the store drops every copy and tracks
+// the new master instead of the old within about the stall bound (it reads
+// the cluster's masters that often); until then the old master, now a
+// replica, passes on the invalidations of the writes it replicates, so an
+// opening made on the new master is seen within milliseconds either way.
+// When a master dies, the copies go with its connection, no call of its
+// slots is admitted until a replica has taken over, and calls are admitted
+// again soon after the promotion (under a second in the test, which allows
+// five), with copies or without: an operation that fails through a
+// ClusterClient has the client read the cluster's layout again (go-redis
+// otherwise keeps sending the slots' commands to the dead master for up to
+// its ClusterStateReloadInterval, a minute by default).
+//
 // Why not github.com/redis/rueidis, the Go client built around RESP3
 // client-side caching: its DoCache keeps the reply of a command per key and
 // connection, with a client-side TTL, opt-in tracking of each key read, and

@@ -148,7 +148,7 @@ func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
 // load runs loadScript on key and decodes its reply: the record (nil when
 // there is none) and the server's time.
 func (s *Store) load(ctx context.Context, key string) (*circuit.Record, time.Time, error) {
-	res, err := loadScript.Run(ctx, s.client, []string{key}).Text()
+	res, err := s.run(ctx, loadScript, key).Text()
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: %w", key, err)
 	}
@@ -231,7 +231,7 @@ func (s *Store) replace(ctx context.Context, key, name string, prev, next *circu
 	if prev != nil {
 		rev = revisionPrefix(prev)
 	}
-	n, err := replaceScript.Run(ctx, s.client, []string{key}, rev, value).Int()
+	n, err := s.run(ctx, replaceScript, key, rev, value).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: replace %s: %w", key, err)
 	}
@@ -254,10 +254,25 @@ func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
 		defer b.entry.Invalidate()
 	}
-	if err := deleteScript.Run(ctx, b.s.client, []string{b.key}).Err(); err != nil {
+	if err := b.s.run(ctx, deleteScript, b.key).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)
 	}
 	return nil
+}
+
+// run runs script on key through the store's client. When it fails through
+// a cluster client, the client is told to read the cluster's layout again
+// (in the background, at most every 200ms): go-redis does so after a MOVED
+// reply, but after failing to reach a master only every
+// ClusterStateReloadInterval (a minute by default), and until then sends
+// the slot's commands to the dead master, long after its replica has taken
+// over (TestClusterFailover).
+func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) *redis.Cmd {
+	cmd := script.Run(ctx, s.client, []string{key}, args...)
+	if c, ok := s.client.(*redis.ClusterClient); ok && cmd.Err() != nil {
+		c.ReloadState(ctx)
+	}
+	return cmd
 }
 
 // writeID returns a random id that marks one Replace's write.

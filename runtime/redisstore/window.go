@@ -77,7 +77,7 @@ func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e
 		args = append(args, strconv.FormatInt(c.Bucket, 10), strconv.FormatUint(c.Calls, 10), strconv.FormatUint(c.Failures, 10))
 	}
 	key := s.WindowKey(name, w)
-	res, err := shareScript.Run(ctx, s.client, []string{key}, args...).Int64Slice()
+	res, err := s.run(ctx, shareScript, key, args...).Int64Slice()
 	if err != nil {
 		return circuit.Counts{}, fmt.Errorf("redisstore: window %s: %w", key, err)
 	}
