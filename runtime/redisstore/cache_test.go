@@ -107,7 +107,7 @@ func TestInvalidationDelay(t *testing.T) {
 		if err := ba.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatalf("opening Run = %v", err)
 		}
-		delays = append(delays, waitFor(t, time.Second, "B's copy is dropped", func() bool { return !b.Cached(name) }))
+		delays = append(delays, testenv.WaitFor(t, time.Second, "B's copy is dropped", func() bool { return !b.Cached(name) }))
 		if err := bb.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 			t.Fatalf("B's call after the opening = %v, want it rejected", err)
 		}
@@ -173,7 +173,7 @@ func TestTrackerKilled(t *testing.T) {
 		}
 	}
 	killed := time.Now()
-	d := waitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
+	d := testenv.WaitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
 	t.Logf("CLIENT KILL of %d invalidation connections: copies dropped after %v", len(ids), d)
 	if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatalf("the other client's opening Run = %v", err)
@@ -181,7 +181,7 @@ func TestTrackerKilled(t *testing.T) {
 	if err := b.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("Run after an opening made while the tracker was down = %v, want it rejected", err)
 	}
-	waitFor(t, 5*time.Second, "the invalidation connection is back", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is back", s.Live)
 	t.Logf("tracking again %v after the kill", time.Since(killed).Round(time.Millisecond))
 	if err := other.Clear(ctx, name); err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestTrackerKilled(t *testing.T) {
 	if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "the copy is dropped by the new connection", func() bool { return !s.Cached(name) })
+	testenv.WaitFor(t, time.Second, "the copy is dropped by the new connection", func() bool { return !s.Cached(name) })
 }
 
 // TestFrozenServer freezes redis-server with SIGSTOP, with copies and
@@ -269,7 +269,7 @@ func TestFrozenServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if cached {
-				waitFor(t, 5*time.Second, "tracking again after SIGCONT", s.Live)
+				testenv.WaitFor(t, 5*time.Second, "tracking again after SIGCONT", s.Live)
 			}
 			for i := 0; ; i++ {
 				ran, err := call()
@@ -340,7 +340,7 @@ func TestKilledServerNoCopy(t *testing.T) {
 	_ = server.Process.Kill()
 	_ = server.Wait()
 	phase.Store(killed)
-	d := waitFor(t, 50*time.Millisecond, "the copies are dropped", func() bool { return !s.Cached(name) && !s.Live() })
+	d := testenv.WaitFor(t, 50*time.Millisecond, "the copies are dropped", func() bool { return !s.Cached(name) && !s.Live() })
 	phase.Store(dropped)
 	time.Sleep(300 * time.Millisecond)
 	close(stop)

@@ -71,7 +71,7 @@ func TestClusterConformance(t *testing.T) {
 					if err := setField(fieldState, "ajar")(t.Context(), m, rs.Key(name)); err != nil {
 						t.Fatal(err)
 					}
-					waitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
+					testenv.WaitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
 				},
 			})
 		})
@@ -105,7 +105,7 @@ func TestClusterInvalidation(t *testing.T) {
 		if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatal(err)
 		}
-		d := waitFor(t, time.Second, name+"'s copy is dropped", func() bool { return !s.Cached(name) })
+		d := testenv.WaitFor(t, time.Second, name+"'s copy is dropped", func() bool { return !s.Cached(name) })
 		if err := b.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 			t.Fatalf("%s: Run after the opening = %v, want it rejected", name, err)
 		}

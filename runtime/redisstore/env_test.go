@@ -63,22 +63,8 @@ func newCached(t testing.TB, c redis.UniversalClient, prefix string) *redisstore
 	t.Helper()
 	s := redisstore.NewCached(c, prefix, testStall)
 	t.Cleanup(func() { _ = s.Close() })
-	waitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	return s
-}
-
-// waitFor polls cond every 100µs until it holds, failing the test after d.
-// It returns how long that took.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("after %v: not yet %s", d, what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	return time.Since(start)
 }
 
 // counter is a go-redis hook that counts commands, each one round trip.

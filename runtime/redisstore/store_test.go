@@ -38,7 +38,7 @@ func TestConformance(t *testing.T) {
 					if err := setField(fieldState, "ajar")(t.Context(), c, rs.Key(name)); err != nil {
 						t.Fatal(err)
 					}
-					waitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
+					testenv.WaitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
 				},
 			})
 		})

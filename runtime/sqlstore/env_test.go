@@ -129,20 +129,6 @@ func (b backend) openStore(t testing.TB, dsn string) (*sqlstore.Store, *sql.DB) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	waitFor(t, 5*time.Second, "the listening connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the listening connection is up", s.Live)
 	return s, db
-}
-
-// waitFor polls cond every 100µs until it holds, failing the test after d,
-// and returns how long that took.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("after %v: not yet %s", d, what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	return time.Since(start)
 }
