@@ -245,16 +245,9 @@ func (cl *testCluster) trackers(t *testing.T, addr string) int {
 	return strings.Count(list, " name="+redisstore.TrackerName+" ")
 }
 
-// poll is testenv.WaitFor for conditions that cost round trips: it checks cond
-// every 10ms.
+// poll is testenv.WaitFor for conditions that cost round trips: it checks
+// cond every 10ms.
 func poll(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("after %v: not yet %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
+	return testenv.Poll(t, 10*time.Millisecond, d, what, cond)
 }
