@@ -5,7 +5,6 @@ package testenv
 import (
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,14 +25,7 @@ func StartRedis(t testing.TB) (*exec.Cmd, string) {
 	sock := filepath.Join(dir, "redis.sock")
 	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
 		"--dir", dir, "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	Start(t, cmd)
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
 	defer c.Close()
 	for i := 0; c.Ping(t.Context()).Err() != nil; i++ {

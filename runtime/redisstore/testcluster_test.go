@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -61,14 +60,7 @@ func startCluster(t *testing.T) *testCluster {
 			"--repl-diskless-sync-delay", "0", // replicas sync at once
 			"--repl-ping-replica-period", "1", // CLUSTER SLOTS lists a replica once its offset is not zero
 			"--dir", d, "--save", "", "--appendonly", "no", "--logfile", filepath.Join(d, "redis.log"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGCONT)
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
+		testenv.Start(t, cmd)
 		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { _ = c.Close() })
 		cl.addrs = append(cl.addrs, addr)
