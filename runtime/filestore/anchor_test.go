@@ -245,3 +245,48 @@ func TestReplacedIndexLaterAnchorNewProcess(t *testing.T) {
 		t.Fatalf("the new process's anchor: %v, want %v", time.Unix(0, got), time.Unix(0, valid))
 	}
 }
+
+// TestDecisionByAnEarlierClockRedone: a decision made by this process's
+// clock before it took an earlier anchor (the index header changed in place
+// by an hour, and another of its goroutines noticed first) is not written:
+// it would read the deadlines other processes write by the earlier anchor
+// as ending an hour early. The write conflicts, and the store's clock then
+// reads by the index's anchor.
+func TestDecisionByAnEarlierClockRedone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	s := openDir(t, dir)
+	if ran, _ := failN(ctx, circuit.New(s), "api", 1); ran != 1 {
+		t.Fatal(ran)
+	}
+	prev, _, err := s.Load(ctx, "api")
+	if err != nil || prev == nil {
+		t.Fatalf("load: %v, %v", prev, err)
+	}
+	next := *prev
+	next.Failures++
+	next.Version++
+	next.UpdatedAt = s.Now() // decided by the anchor the index has now
+	valid := s.m.Load().anchor
+	f, err := os.OpenFile(filepath.Join(dir, indexName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var earlier [8]byte
+	binary.NativeEndian.PutUint64(earlier[:], uint64(valid-int64(time.Hour)))
+	if _, err := f.WriteAt(earlier[:], hdrAnchor); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s.clk.Store(nil) // another goroutine's write noticed first, and reset the clock
+	if err := s.Replace(ctx, "api", prev, &next); !errors.Is(err, circuit.ErrConflict) {
+		t.Fatalf("a decision made by the later anchor, written after the earlier was taken: %v, want ErrConflict", err)
+	}
+	if d := time.Since(s.Now()); d < 59*time.Minute {
+		t.Fatalf("the store's clock after the conflict reads %v behind the wall clock, want the earlier anchor's hour", d)
+	}
+	next.UpdatedAt = s.Now()
+	if err := s.Replace(ctx, "api", prev, &next); err != nil {
+		t.Fatalf("the decision made again by the index's clock: %v", err)
+	}
+}

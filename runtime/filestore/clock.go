@@ -86,6 +86,38 @@ func (s *Store) syncClock() *clockState {
 	return st
 }
 
+// decidedBy reports whether a decision made at the store's time at (the new
+// record's UpdatedAt) was made by the clock of m, the checked index a
+// writer holds: this process's clock has m's anchor and, when this process
+// has lately taken another anchor, at is no later than m's clock now. The second part catches a decision made by the earlier
+// clock, with a later anchor than m's: made by m's clock, at cannot be later
+// than now, since the store's clock counts from a reading of the boot clock
+// no later than this one. Such a decision reads the deadlines another
+// process wrote by m's anchor as ending early. (Only lately: a Breaker may
+// decide by a clock of its own, circuit.WithClock, whose times say nothing
+// of the store's.) The caller holds the circuit's lock.
+func (s *Store) decidedBy(m *mapping, at time.Time) bool {
+	if !m.anchored.Load() {
+		return true // not this boot's: the writer anchors it first (current)
+	}
+	if st := s.clk.Load(); st != nil && st.anchor != m.anchor {
+		return false
+	}
+	if moved := s.anchorMoved.Load(); moved == 0 || s.mono()-moved > int64(anchorMovedLately) {
+		return true
+	}
+	boot, err := bootClock()
+	return err != nil || at.UnixNano() <= m.anchor+int64(boot)+int64(clockSlack)
+}
+
+// anchorMovedLately is how long after this process took another anchor a
+// decision is checked against the index's clock (decidedBy).
+const anchorMovedLately = time.Minute
+
+// clockSlack absorbs the rounding between the store's clock, advanced by
+// the monotonic clock between readings of the boot clock, and the boot clock.
+const clockSlack = time.Millisecond
+
 // boot returns this boot's hash, never 0 (0 when there is no boot id).
 func (s *Store) boot() uint64 {
 	s.bootOnce.Do(func() {

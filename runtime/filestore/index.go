@@ -160,8 +160,18 @@ func (m *mapping) recoverFault(old bool, ok *bool) {
 }
 
 // retire stops every use of the mapping. It stays mapped (a reader may be
-// using it this instant); a retired mapping is dropped with the Store.
+// using it this instant) until the store lets go of it (release).
 func (m *mapping) retire() { m.until.Store(0) }
+
+// release retires the mapping and lets go of its file, which the store no
+// longer uses: the addresses stay reserved but inaccessible (seal), so that
+// a reader still holding the mapping gets a fault, turned into an error by
+// load, store, add and cas, and the space of a removed index file is freed
+// once no process maps it. The caller holds Store.mu, and calls it once.
+func (m *mapping) release() {
+	m.retire()
+	_ = seal(m.data) // failing, it stays mapped: retired, and used no more
+}
 
 // trusted reports whether the mapping may be used without checking the file
 // at the Store.mono reading now.

@@ -512,3 +512,47 @@ func TestOversizedRecord(t *testing.T) {
 type runtimeMemStats = runtime.MemStats
 
 func readMem(ms *runtime.MemStats) { runtime.GC(); runtime.ReadMemStats(ms) }
+
+// TestReplacedIndexLetGo: a process lets go of every index file it no
+// longer uses, so that the space of removed or replaced indexes is freed
+// (on a small tmpfs, index damage repeated while processes run would
+// otherwise fill it), and a goroutine still holding the old mapping gets
+// an error, not another mapping's memory.
+func TestReplacedIndexLetGo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s := openDir(t, dir)
+	b := circuit.New(s)
+	ctx := t.Context()
+	succeed := func() error {
+		return b.Run(ctx, "ledger", p3, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil })
+	}
+	if ran, err := failN(ctx, b, "ledger", 1); ran != 1 || err != errBoom {
+		t.Fatal(err)
+	}
+	old := s.m.Load()
+	for i := range 20 {
+		if err := os.Truncate(filepath.Join(dir, indexName), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		_ = succeed() // finds the damage: fails closed and replaces it
+		if err := succeed(); err != nil {
+			t.Fatalf("after replacement %d: %v", i, err)
+		}
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, l := range strings.Split(string(maps), "\n") {
+		if strings.Contains(l, dir) && strings.Contains(l, "(deleted)") {
+			held++
+		}
+	}
+	if held != 0 {
+		t.Errorf("%d removed index files still mapped after 20 replacements, want 0", held)
+	}
+	if _, ok := old.load(slotsOffset); ok {
+		t.Errorf("the first mapping still reads after it was let go: want a fault turned into an error")
+	}
+}

@@ -75,7 +75,7 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 		return m, nil
 	}
 	if m != nil && s.verify(m) != nil {
-		m.retire()
+		m.release()
 		s.m.Store(nil)
 		m = nil
 	}
@@ -165,6 +165,9 @@ func (s *Store) adopt(m *mapping) {
 	anchor, ok2 := m.load(hdrAnchor)
 	if ok && ok2 && boot != 0 && boot == s.boot() {
 		m.boot, m.anchor = boot, int64(anchor)
+		if s.lastSet && s.last != m.anchor {
+			s.anchorMoved.Store(s.mono()) // decisions in flight are checked (decidedBy)
+		}
 		s.last, s.lastSet = m.anchor, true
 		m.anchored.Store(true)
 	}

@@ -319,6 +319,11 @@ func nemesisWorker() error {
 
 	stop := make(chan struct{})
 	var loops sync.WaitGroup
+	stopLoops := sync.OnceFunc(func() { close(stop); loops.Wait() })
+	// Told to exit (its input closed), a worker stops its loops before it
+	// closes its history: a call made after the history is closed would
+	// change the circuits unseen by the checker.
+	defer stopLoops()
 	in := bufio.NewScanner(os.Stdin)
 	say("ready")
 	for in.Scan() {
@@ -333,8 +338,7 @@ func nemesisWorker() error {
 				return fmt.Errorf("setrlimit %s: %w", arg, err)
 			}
 		case "stop":
-			close(stop)
-			loops.Wait()
+			stopLoops()
 			say("stopped")
 		case "final":
 			var cur string

@@ -22,13 +22,14 @@ type Store struct {
 
 	entries sync.Map // circuit name → *entry
 
-	mu      sync.Mutex                 // serializes finding and checking the index
-	m       atomic.Pointer[mapping]    // the mapped index, if any
-	last    int64                      // the anchor this process validated for this boot (under mu)
-	lastSet bool                       //
-	wall    func() time.Time           // the wall clock, for anchoring the boot clock
-	clkMu   sync.Mutex                 //
-	clk     atomic.Pointer[clockState] //
+	mu          sync.Mutex                 // serializes finding and checking the index
+	m           atomic.Pointer[mapping]    // the mapped index, if any
+	last        int64                      // the anchor this process validated for this boot (under mu)
+	lastSet     bool                       //
+	wall        func() time.Time           // the wall clock, for anchoring the boot clock
+	clkMu       sync.Mutex                 //
+	clk         atomic.Pointer[clockState] //
+	anchorMoved atomic.Int64               // the Store.mono reading at which this process last took another anchor; 0: never
 
 	bootOnce sync.Once
 	bootHash uint64
@@ -261,9 +262,10 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 			e.unknown(c, cur)
 			return circuit.ErrConflict
 		}
-		if st := e.s.clk.Load(); st != nil && c.m.anchored.Load() && st.anchor != c.m.anchor {
+		if !e.s.decidedBy(c.m, next.UpdatedAt) {
 			// The decision was made by another anchor than the index's (the
-			// index was made anew): make it again by the index's clock.
+			// index was made anew, or took an earlier anchor): make it again
+			// by the index's clock.
 			e.s.clk.Store(nil)
 			return circuit.ErrConflict
 		}

@@ -10,6 +10,7 @@ package filestore
 //	bootID() (string, error)               an id that changes with every boot
 //	identify(fs.FileInfo) fileID           device, inode and owner of a file
 //	mapShared(*os.File, int) ([]byte, error), unmap([]byte)
+//	seal([]byte) error                     a mapping made inaccessible in place (sys_unix.go)
 //	oNoFollow, oNonBlock, oDirectory       open flags (0 where they do not exist)
 //
 // sys_linux.go and sys_darwin.go hold the clock and the boot id, sys_unix.go

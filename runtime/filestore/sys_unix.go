@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -29,3 +32,14 @@ func mapShared(f *os.File, size int) ([]byte, error) {
 }
 
 func unmap(b []byte) { _ = syscall.Munmap(b) }
+
+// seal replaces the shared mapping b, in one step, by an inaccessible
+// private one at the same addresses: the file's pages are let go (a removed
+// file's space is freed once nothing else maps it), and a goroutine still
+// holding b faults, which the mapping's accessors turn into an error,
+// instead of reading memory the addresses were reused for, as it could after
+// munmap.
+func seal(b []byte) error {
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&b[0]), uintptr(len(b)), unix.PROT_NONE, unix.MAP_FIXED|unix.MAP_PRIVATE|unix.MAP_ANON)
+	return err
+}
