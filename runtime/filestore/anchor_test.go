@@ -297,3 +297,41 @@ func TestDecisionByAnEarlierClockRedone(t *testing.T) {
 		t.Fatalf("the decision made again by the index's clock: %v", err)
 	}
 }
+
+// TestUnrestoredKeepPoisoned: an index removed by hand whose second name,
+// index.keep, holds a later anchor than the writer validated is not put
+// back: the writer makes a new index, and first marks every counter of the
+// old file, so that a process still mapping it drops its copies at once,
+// not a second later, when it next checks its mapping.
+func TestUnrestoredKeepPoisoned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	reader, writer := openDir(t, dir), openDir(t, dir)
+	rb, wb := circuit.New(reader), circuit.New(writer)
+	if ran, _ := failN(ctx, wb, "api", 1); ran != 1 {
+		t.Fatal(ran)
+	}
+	if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateClosed {
+		t.Fatalf("reader: %+v, %v", snap, err) // the reader now holds a copy
+	}
+	valid := writer.m.Load().anchor
+	if err := os.Remove(filepath.Join(dir, indexName)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, indexKeepName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var later [8]byte
+	binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
+	if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if ran, _ := failN(ctx, wb, "api", 2); ran != 2 { // the writer opens the circuit on a new index
+		t.Fatalf("writer: %d of 2 calls ran", ran)
+	}
+	if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateOpen {
+		t.Fatalf("reader right after the writer opened the circuit on a new index: %+v, %v; want open", snap, err)
+	}
+}
