@@ -63,9 +63,9 @@ type batch struct {
 func flushEvery(w time.Duration) time.Duration { return min(FlushEvery, w/WindowBuckets) }
 
 // countShared counts a call of outcome o (when add is set) at now in the
-// shared window of r under p, flushing when a batch is due, and returns
+// store's shared window of r under p, flushing when a batch is due, and returns
 // the counts to decide with.
-func (b *Breaker) countShared(ctx context.Context, ws WindowSharer, r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
+func (b *Breaker) countShared(ctx context.Context, r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
 	v, _ := r.batches.LoadOrStore(p.Window, &batch{span: p.Window})
 	bt := v.(*batch)
 	e, bk := WindowEpoch(rec), Bucket(now, p.Window)
@@ -104,7 +104,7 @@ func (b *Breaker) countShared(ctx context.Context, ws WindowSharer, r *ref, p Po
 		return Counts{}, nil
 	}
 	if flush != nil {
-		remote, err := ws.ShareWindow(ctx, r.name, p.Window, e, bk, flush)
+		remote, err := b.sharer.ShareWindow(ctx, r.name, p.Window, e, bk, flush)
 		if err != nil {
 			return Counts{}, &StateError{Name: r.name, Op: "window", Err: err}
 		}
