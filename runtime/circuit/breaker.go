@@ -289,10 +289,7 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
 			if ws, ok := b.store.(WindowSharer); ok {
-				if ctx.Err() != nil {
-					detachOnce()
-				}
-				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted)
+				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted) // a flush detaches itself
 			} else {
 				w, err = b.count(r, p, rec, now, o, !counted)
 			}
