@@ -102,14 +102,21 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	for i, opt := range nodes {
 		tc := redis.NewClient(trackerOptions(opt, prefix))
 		ps := tc.Subscribe(ctx, invalidations)
+		// A read waits up to bound whatever ctx says: closing the
+		// connection ends it when the session ends.
+		stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 		wg.Add(2)
 		go func() { // the reader: the connection's only reader
 			defer wg.Done()
 			defer tc.Close()
 			defer ps.Close()
+			defer stop()
 			first := true
 			for {
 				msg, err := ps.ReceiveTimeout(ctx, bound)
+				if ctx.Err() != nil {
+					return // the session is over: nothing to report
+				}
 				if err != nil {
 					c.Down() // at once: the other goroutines may take a while to stop
 					errc <- fmt.Errorf("redisstore: invalidations from %s: %w", opt.Addr, err)
@@ -153,7 +160,11 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 		}()
 	}
 	if _, ok := client.(*redis.Client); !ok {
-		go watchMasters(ctx, c, client, nodes, bound, errc)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watchMasters(ctx, c, client, nodes, bound, errc)
+		}()
 	}
 	select {
 	case err := <-errc:
