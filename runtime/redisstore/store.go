@@ -57,7 +57,9 @@ func New(client redis.Scripter, prefix string) *Store {
 // cluster or shard of a ring); until that connection is up, and whenever it
 // is lost or the server is not heard from for stallBound
 // (DefaultStallBound when 0), there are no copies and every Load reads the
-// server. Close stops it.
+// server. While sessions keep failing (a server that refuses CLIENT
+// TRACKING, say through an ACL), the pause before the next one doubles,
+// from stallBound/4 up to 30 s. Close stops it.
 func NewCached(client redis.UniversalClient, prefix string, stallBound time.Duration) *Store {
 	if stallBound <= 0 {
 		stallBound = DefaultStallBound

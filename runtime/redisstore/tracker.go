@@ -31,20 +31,17 @@ const TrackerName = "circuitgen-invalidations"
 
 // track keeps the cache's invalidation stream going until ctx ends: one
 // session after another, each on fresh connections, with every copy dropped
-// between two sessions.
+// between two sessions, and pauses that grow while sessions keep failing
+// (copies.Cache.Keep).
 func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration) {
 	defer close(done)
-	for ctx.Err() == nil {
+	c.Keep(ctx, bound, func(ctx context.Context) error {
 		nodes, err := masters(ctx, client)
-		if err == nil {
-			err = session(ctx, c, client, nodes, prefix, bound)
+		if err != nil {
+			return err
 		}
-		c.Down()
-		select { // a pause before the next session, during which calls read the server
-		case <-ctx.Done():
-		case <-time.After(bound / 4):
-		}
-	}
+		return session(ctx, c, client, nodes, prefix, bound)
+	})
 }
 
 // masters returns the options of every server that holds records: the

@@ -1,8 +1,12 @@
 package redisstore_test
 
 import (
+	"context"
+	"github.com/redis/go-redis/v9"
+	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,5 +46,42 @@ func TestCloseEndsTracking(t *testing.T) {
 		if i := strings.Index(stacks, "redisstore.watchMasters"); i >= 0 {
 			t.Fatalf("a goroutine outlived Close:\n%s", stacks[max(0, i-500):min(len(stacks), i+500)])
 		}
+	}
+}
+
+// TestRefusedTrackingBacksOff checks that an invalidation connection the
+// server refuses for good (an ACL that forbids CLIENT TRACKING) is retried
+// ever less often, not every quarter of the stall bound.
+func TestRefusedTrackingBacksOff(t *testing.T) {
+	admin := newClient(t, redisURL(t))
+	user := "circuitgen-test-" + newID()[:8]
+	ctx := t.Context()
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-client|tracking").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
+	opt, err := redis.ParseURL(redisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Username, opt.Password, opt.ContextTimeoutEnabled = user, "secret", true
+	var dials atomic.Int32
+	dial := redis.NewDialer(opt)
+	opt.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	s := redisstore.NewCached(c, testPrefix(t, admin), testStall)
+	defer s.Close()
+	const d = 2 * time.Second // 20 pauses of testStall/4 without backing off
+	time.Sleep(d)
+	if s.Live() {
+		t.Fatal("tracking is live despite the ACL")
+	}
+	// Pauses of 100, 200, 400, 800 ms... fit 4 sessions in 2 s.
+	if n := dials.Load(); n > 6 {
+		t.Errorf("%d sessions in %v, want them backing off (at most 6)", n, d)
 	}
 }
