@@ -122,8 +122,11 @@ func (s *Store) shareLocal(ctx context.Context, args []any, b int64, add []circu
 		return 0, 0, err
 	}
 	for _, c := range add {
-		if newer > 0 || c.Bucket <= b-circuit.WindowBuckets {
+		if newer > 0 {
 			break
+		}
+		if c.Bucket <= b-circuit.WindowBuckets {
+			continue // left the window; the others are in no order
 		}
 		if _, err = tx.ExecContext(ctx, windowAdd, append(args, c.Bucket, int64(c.Calls), int64(c.Failures))...); err != nil {
 			return 0, 0, err
