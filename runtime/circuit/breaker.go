@@ -265,13 +265,19 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
-	detached := ctx.Done() == nil // a context that never ends needs no detaching
+	detached := false
 	cancel := context.CancelFunc(func() {})
 	defer func() { cancel() }()
 	detachOnce := func() {
-		if !detached {
+		if detached {
+			return
+		}
+		detached = true
+		// A context that never ends needs no detaching. Done is asked
+		// only here, off the happy path: on a fresh context.WithTimeout it
+		// makes the channel.
+		if ctx.Done() != nil {
 			ctx, cancel = detach(ctx)
-			detached = true
 		}
 	}
 	counted := false
