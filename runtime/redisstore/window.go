@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -11,7 +12,10 @@ import (
 )
 
 // The window counts of the rate rule live in one hash per circuit and
-// window span, beside the record (WindowKey): the epoch (its incarnation
+// window span (WindowKey), outside the store's prefix: a cached store's
+// invalidation connections track every key under the prefix, and a flush
+// must not send every process of the fleet an invalidation (with an empty
+// prefix, which tracks every key, it does). The hash holds the epoch (its incarnation
 // hash "ei" and generation "eg") and, per bucket, its calls "c<bucket>" and
 // failures "f<bucket>". Each process flushes its counts in batches
 // (circuit.WindowSharer): one script per flush adds them, drops buckets
@@ -19,9 +23,16 @@ import (
 // windows after its last flush: the counts need not outlive a quiet spell.
 var _ circuit.WindowSharer = (*Store)(nil)
 
-// WindowKey returns the key of the named circuit's window counts of span w.
+// WindowKey returns the key of the named circuit's window counts of span
+// w: "circuitgen-window:" (or "Circuitgen-window:" when the prefix begins
+// with a "c", so that the key is never under the prefix), then the prefix,
+// the circuit's key and the span in milliseconds.
 func (s *Store) WindowKey(name string, w time.Duration) string {
-	return s.prefix + circuit.Key(name) + ":window:" + strconv.FormatInt(w.Milliseconds(), 10)
+	mark := "circuitgen-window:"
+	if strings.HasPrefix(s.prefix, "c") {
+		mark = "Circuitgen-window:"
+	}
+	return mark + s.prefix + circuit.Key(name) + ":" + strconv.FormatInt(w.Milliseconds(), 10)
 }
 
 // shareScript adds a flush to a window hash and returns its sums.
