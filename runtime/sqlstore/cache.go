@@ -207,9 +207,25 @@ func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 	r := b.s.cache.Begin(b.entry)
 	rec, now, err := b.s.Load(ctx, b.name)
 	if err == nil {
+		b.s.cache.Saw(now)
 		b.s.cache.Install(b.entry, r, rec)
 	}
 	return rec, now, err
+}
+
+var _ circuit.Clock = (*Store)(nil)
+
+// Now returns the database's time as the store's latest read returned it,
+// carried forward on the local monotonic clock (circuit.Clock): the time
+// of the Breaker's decisions on copies, which come without the database's
+// time (the bucket of a window count). A store without copies, or before
+// its first read, returns the local wall clock; its Loads return the
+// database's time.
+func (s *Store) Now() time.Time {
+	if s.cache == nil {
+		return time.Now()
+	}
+	return s.cache.Now()
 }
 
 // Replace is Store.Replace, except that a cached store refuses a prev that

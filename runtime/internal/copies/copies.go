@@ -49,7 +49,8 @@ type Cache struct {
 	validUntil atomic.Int64
 	origin     time.Time
 
-	ups atomic.Uint64 // calls of Up, for Keep
+	ups   atomic.Uint64              // calls of Up, for Keep
+	clock atomic.Pointer[serverTime] // the server's time as last seen (clock.go)
 
 	entries sync.Map // key → *Entry
 	copies  sync.Map // weak.Pointer[circuit.Record] of every copy → struct{}
