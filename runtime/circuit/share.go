@@ -28,6 +28,14 @@ type WindowSharer interface {
 	// bucket is b, in one round trip. The server's counts of another epoch
 	// are dropped first, unless e is of an earlier generation of the same
 	// incarnation: then add is dropped.
+	//
+	// The Breaker takes b from the store's time (the time its Load
+	// returns, else its Clock: a store that serves copies without the
+	// server's time should be a Clock that follows the server's), so that
+	// every process buckets by one clock. The server drops the buckets
+	// that left the window by the earlier of b and its own time, and adds
+	// no counts to a bucket ahead of its own time, so that a process whose
+	// clock runs ahead cannot empty the fleet's window.
 	ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []BucketCounts) (Counts, error)
 }
 

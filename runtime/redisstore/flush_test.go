@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
 // TestFlushOutlivesDeadline checks that a window flush, a write, runs
@@ -47,5 +48,35 @@ func TestFlushOutlivesDeadline(t *testing.T) {
 	}
 	if n.Failures != 1 {
 		t.Errorf("server's window = %+v, want the failure flushed", n)
+	}
+}
+
+// TestSkewedFlushKeepsCounts checks that a flush from a process whose
+// clock is far ahead of the server's does not drop the window's current
+// buckets: the server drops buckets by its own time.
+func TestSkewedFlushKeepsCounts(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	s := redisstore.New(c, testPrefix(t, c))
+	ctx := t.Context()
+	const name, w = "billing-api", time.Minute
+	const e = 7<<32 | 1
+	server, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk := circuit.Bucket(server, w)
+	add := []circuit.BucketCounts{{Bucket: bk, Counts: circuit.Counts{Calls: 3, Failures: 2}}}
+	if _, err := s.ShareWindow(ctx, name, w, e, bk, add); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ShareWindow(ctx, name, w, e, bk+1000, nil); err != nil { // an hour and a half ahead
+		t.Fatal(err)
+	}
+	n, err := s.ShareWindow(ctx, name, w, e, bk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (circuit.Counts{Calls: 3, Failures: 2}); n != want {
+		t.Errorf("after a skewed process's flush the window = %+v, want %+v", n, want)
 	}
 }

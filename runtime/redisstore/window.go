@@ -38,10 +38,17 @@ func (s *Store) WindowKey(name string, w time.Duration) string {
 // shareScript adds a flush to a window hash and returns its sums.
 //
 // KEYS[1] is the hash. ARGV: the epoch's incarnation hash and generation,
-// the latest bucket, the expiry in milliseconds, then bucket, calls,
-// failures for each bucket flushed.
+// the latest bucket, the expiry in milliseconds (two windows), then bucket,
+// calls, failures for each bucket flushed. Buckets that left the window by
+// the earlier of the server's time and the latest bucket are dropped; counts
+// of a bucket ahead of the server's time are not added.
 var shareScript = redis.NewScript(`
 local ei, eg, b = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- Buckets leave the window by the server's time (a bucket ahead, for
+-- rounding), not by a process's clock, which may be far ahead.
+local t = redis.call('TIME')
+local now = math.floor((tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * 10 / (tonumber(ARGV[4]) / 2)) + 1
+local drop = math.min(b, now)
 local cur = redis.call('HMGET', KEYS[1], 'ei', 'eg')
 local add = true
 if cur[1] ~= ei or tonumber(cur[2]) ~= eg then
@@ -54,7 +61,8 @@ if cur[1] ~= ei or tonumber(cur[2]) ~= eg then
 end
 if add then
   for i = 5, #ARGV, 3 do
-    if tonumber(ARGV[i]) > b - 10 then
+    local bk = tonumber(ARGV[i])
+    if bk > drop - 10 and bk <= now then
       redis.call('HINCRBY', KEYS[1], 'c' .. ARGV[i], ARGV[i+1])
       redis.call('HINCRBY', KEYS[1], 'f' .. ARGV[i], ARGV[i+2])
     end
@@ -67,7 +75,7 @@ for i = 1, #all, 2 do
   local kind = string.sub(k, 1, 1)
   if kind == 'c' or kind == 'f' then
     local bk = tonumber(string.sub(k, 2))
-    if bk <= b - 10 then
+    if bk <= drop - 10 then
       redis.call('HDEL', KEYS[1], k)
     elseif bk <= b then
       if kind == 'c' then calls = calls + tonumber(all[i+1]) else failures = failures + tonumber(all[i+1]) end
