@@ -8,6 +8,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // TestFlushOutlivesDeadline checks that a window flush, a write, runs
@@ -56,27 +57,9 @@ func TestFlushOutlivesDeadline(t *testing.T) {
 // buckets: the server drops buckets by its own time.
 func TestSkewedFlushKeepsCounts(t *testing.T) {
 	c := newClient(t, redisURL(t))
-	s := redisstore.New(c, testPrefix(t, c))
-	ctx := t.Context()
-	const name, w = "billing-api", time.Minute
-	const e = 7<<32 | 1
-	server, err := c.Time(ctx).Result()
+	server, err := c.Time(t.Context()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bk := circuit.Bucket(server, w)
-	add := []circuit.BucketCounts{{Bucket: bk, Counts: circuit.Counts{Calls: 3, Failures: 2}}}
-	if _, err := s.ShareWindow(ctx, name, w, e, bk, add); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.ShareWindow(ctx, name, w, e, bk+1000, nil); err != nil { // an hour and a half ahead
-		t.Fatal(err)
-	}
-	n, err := s.ShareWindow(ctx, name, w, e, bk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (circuit.Counts{Calls: 3, Failures: 2}); n != want {
-		t.Errorf("after a skewed process's flush the window = %+v, want %+v", n, want)
-	}
+	storetest.SkewedFlush(t, redisstore.New(c, testPrefix(t, c)), server)
 }
