@@ -68,9 +68,9 @@ const countMask = 1<<32 - 1
 // moment the epoch changes may be lost (another call of the new epoch
 // counted it before the emptying) or land in the new window (a call of the
 // old epoch that checked the epoch before the change counts after the
-// emptying). Only calls in flight at that moment are concerned, at most one
-// count each; the epoch changes when a circuit closes or is cleared, so a
-// rate rule that then needs MinCalls calls is not moved by them.
+// emptying). Only calls settling at that moment are concerned, one count
+// each, and the epoch changes only when a circuit closes again or is
+// cleared.
 func (c *WindowCells) Add(e uint64, b int64, failure bool) {
 	for h := c.epoch.Load(); h != e; h = c.epoch.Load() {
 		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
