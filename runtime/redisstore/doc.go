@@ -103,8 +103,9 @@
 //     keep failing (tracking refused by an ACL), they are tried after pauses
 //     that double from a quarter of the stall bound up to 30 s.
 //   - The window counts of the rate rule live outside the prefix
-//     (WindowKey), so their flushes, one per process and window every
-//     second at most, send no invalidations. A cached store is a
+//     (WindowKey), so their flushes (each process's, every
+//     circuit.FlushBatch calls or circuit.FlushEvery) send no
+//     invalidations. A cached store is a
 //     circuit.Clock: it tells the server's time as its latest read
 //     returned it, carried forward on the monotonic clock, for the window
 //     buckets of calls settled on copies.
