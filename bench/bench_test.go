@@ -289,8 +289,37 @@ func BenchmarkFailureCounts(b *testing.B) {
 // (threshold 1): one durable write for the file stores. After each, the
 // cooldown passes on an injected clock and a probe closes the circuit
 // again, untimed.
-func BenchmarkFailureOpens(b *testing.B) {
+func BenchmarkFailureOpens(b *testing.B) { benchOpenClose(b, false) }
+
+// cycleWrites is how many durable writes a half-open cycle makes: open,
+// claim the probe, close.
+const cycleWrites = 3
+
+// BenchmarkHalfOpenCycle measures a whole cycle: a failure opens the
+// circuit, the cooldown passes (an injected clock; 1ns for the peers), a
+// probe is admitted and its success closes the circuit.
+func BenchmarkHalfOpenCycle(b *testing.B) { benchOpenClose(b, true) }
+
+// benchOpenClose runs, for each implementation, a failure that opens a
+// closed circuit (threshold 1), then the cooldown's end and a probe that
+// closes it again: timed only when cycle is set.
+func benchOpenClose(b *testing.B, cycle bool) {
 	ctx := context.Background()
+	writes := 1
+	if cycle {
+		writes = cycleWrites
+	}
+	// The probe is untimed, between pause and resume, unless cycle is set.
+	pause := func(b *testing.B) {
+		if !cycle {
+			b.StopTimer()
+		}
+	}
+	resume := func(b *testing.B) {
+		if !cycle {
+			b.StartTimer()
+		}
+	}
 	ours := func(kind storeKind) func(b *testing.B) {
 		return func(b *testing.B) {
 			clk := newFakeClock()
@@ -300,13 +329,13 @@ func BenchmarkFailureOpens(b *testing.B) {
 			for b.Loop() {
 				_, err := down.Cycle(ctx, 1)
 				want(b, err, ErrDown)
-				b.StopTimer()
+				pause(b)
 				clk.Advance(time.Second)
 				_, err = up.Cycle(ctx, 1)
 				want(b, err, nil)
-				b.StartTimer()
+				resume(b)
 			}
-			reportPerWrite(b, 1)
+			reportPerWrite(b, writes)
 		}
 	}
 	runImpls(b, []impl{
@@ -318,65 +347,13 @@ func BenchmarkFailureOpens(b *testing.B) {
 			for b.Loop() {
 				_, err := cb.Execute(peerDown)
 				want(b, err, ErrDown)
-				b.StopTimer()
-				_, err = cb.Execute(peerUp)
-				want(b, err, nil)
-				b.StartTimer()
-			}
-		}},
-		{"failsafe", func(b *testing.B) {
-			ex, _ := newFailsafe(1, time.Nanosecond)
-			for b.Loop() {
-				_, err := ex.Get(peerDown)
-				want(b, err, ErrDown)
-				b.StopTimer()
-				_, err = ex.Get(peerUp)
-				want(b, err, nil)
-				b.StartTimer()
-			}
-		}},
-		{"naive", ours(stores[1])},
-		rawRow(1),
-	})
-}
-
-// cycleWrites is how many durable writes a half-open cycle makes: open,
-// claim the probe, close.
-const cycleWrites = 3
-
-// BenchmarkHalfOpenCycle measures a whole cycle: a failure opens the
-// circuit, the cooldown passes (an injected clock; 1ns for the peers), a
-// probe is admitted and its success closes the circuit.
-func BenchmarkHalfOpenCycle(b *testing.B) {
-	ctx := context.Background()
-	ours := func(kind storeKind) func(b *testing.B) {
-		return func(b *testing.B) {
-			clk := newFakeClock()
-			_, up, down := guarded(kind.open(b), circuit.WithClock(clk.Now))
-			_, err := up.Cycle(ctx, 1) // creates the record
-			want(b, err, nil)
-			for b.Loop() {
-				_, err := down.Cycle(ctx, 1)
-				want(b, err, ErrDown)
-				clk.Advance(time.Second)
-				_, err = up.Cycle(ctx, 1)
-				want(b, err, nil)
-			}
-			reportPerWrite(b, cycleWrites)
-		}
-	}
-	runImpls(b, []impl{
-		{"circuitgen", ours(stores[0])},
-		{"gobreaker", func(b *testing.B) {
-			cb := newGobreaker(1, time.Nanosecond)
-			for b.Loop() {
-				_, err := cb.Execute(peerDown)
-				want(b, err, ErrDown)
+				pause(b)
 				_, err = cb.Execute(peerUp)
 				want(b, err, nil)
 				if cb.State() != gobreaker.StateClosed {
 					b.Fatal("the probe did not close the circuit")
 				}
+				resume(b)
 			}
 		}},
 		{"failsafe", func(b *testing.B) {
@@ -384,15 +361,17 @@ func BenchmarkHalfOpenCycle(b *testing.B) {
 			for b.Loop() {
 				_, err := ex.Get(peerDown)
 				want(b, err, ErrDown)
+				pause(b)
 				_, err = ex.Get(peerUp)
 				want(b, err, nil)
 				if !cb.IsClosed() {
 					b.Fatal("the probe did not close the circuit")
 				}
+				resume(b)
 			}
 		}},
 		{"naive", ours(stores[1])},
-		rawRow(cycleWrites),
+		rawRow(writes),
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/circuitgen/circuitgen/internal/testenv"
 )
 
 // TestMain runs the worker when the test binary is re-executed as one.
@@ -32,10 +34,7 @@ func TestMain(m *testing.M) {
 // virtual machine's kvm-clock).
 func TestFleet(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not on PATH")
-		}
-		t.Skip("redis-server is not on PATH")
+		testenv.Missing(t, "redis-server is not on PATH")
 	}
 	cfg := config{K: 3, G: 2, Steady: time.Second, Openings: 10, Op: 100 * time.Microsecond}
 	r, err := simulate(t.Context(), cfg, t.Logf)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -108,10 +107,6 @@ func TestOpenErrors(t *testing.T) {
 // TestOpenAsksOnTerminal runs open on a pseudo-terminal (util-linux's
 // script) and answers its question.
 func TestOpenAsksOnTerminal(t *testing.T) {
-	script, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test on")
-	}
 	storeURL, _, _ := setupFile(t)
 	b := breakerOn(t, storeURL)
 	for _, tt := range []struct {
@@ -124,11 +119,8 @@ func TestOpenAsksOnTerminal(t *testing.T) {
 		{"no\n", 1, "not opened", false},
 		{"yes\n", 0, "forced circuit billing-api open", true},
 	} {
-		cmd := exec.Command(script, "-qec", binary(t)+" open -store '"+storeURL+"' -for 10m billing-api", "/dev/null")
-		cmd.Stdin = strings.NewReader(tt.answer)
-		out, _ := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != tt.wantCode ||
-			!strings.Contains(string(out), "force circuit billing-api open in "+storeURL+" for 10m0s? [y/N]") || !strings.Contains(string(out), tt.wantOut) {
+		code, out := answer(t, "open -store '"+storeURL+"' -for 10m billing-api", tt.answer)
+		if code != tt.wantCode || !strings.Contains(out, "force circuit billing-api open in "+storeURL+" for 10m0s? [y/N]") || !strings.Contains(out, tt.wantOut) {
 			t.Fatalf("answer %q: exit %d, output:\n%s", tt.answer, code, out)
 		}
 		if snap, err := b.Snapshot(context.Background(), "billing-api"); err != nil || snap.Forced != tt.forced {

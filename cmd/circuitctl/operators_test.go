@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
@@ -193,22 +194,6 @@ func setupSQLite(t *testing.T) (string, string, func() string) {
 	return "sqlite://" + path, "circuit ledger (row", setupSQL(t, db, sqlstore.SQLite)
 }
 
-// service returns the environment variable's value. Without it the test is
-// skipped, or fails when CI=true: CI tests against real servers, started by
-// .ci/services.sh.
-func service(t *testing.T, env string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		msg := env + " is not set: no server to test against (source .ci/services.sh and run start_redis and start_postgres)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return v
-}
-
 func randomHex() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -216,7 +201,7 @@ func randomHex() string {
 }
 
 func setupRedis(t *testing.T) (string, string, func() string) {
-	base := service(t, "CIRCUITGEN_REDIS_URL")
+	base := testenv.RedisURL(t)
 	opt, err := redis.ParseURL(base)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +244,7 @@ func setupRedis(t *testing.T) (string, string, func() string) {
 }
 
 func setupPostgres(t *testing.T) (string, string, func() string) {
-	dsn := service(t, "CIRCUITGEN_POSTGRES_DSN")
+	dsn := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -443,13 +428,31 @@ func TestOperatorErrors(t *testing.T) {
 	}
 }
 
+// onTerminal returns a command that runs circuitctl with args (words of a
+// shell command line) on a pseudo-terminal: util-linux's script, in every
+// Debian.
+func onTerminal(t *testing.T, ctx context.Context, args string) *exec.Cmd {
+	t.Helper()
+	script, err := exec.LookPath("script")
+	if err != nil {
+		testenv.Missing(t, "script (util-linux) is not installed: no pseudo-terminal to test on")
+	}
+	return exec.CommandContext(ctx, script, "-qec", binary(t)+" "+args, "/dev/null")
+}
+
+// answer runs circuitctl with args on a pseudo-terminal, answers its
+// question with the line a, and returns its exit status and output.
+func answer(t *testing.T, args, a string) (int, string) {
+	t.Helper()
+	cmd := onTerminal(t, t.Context(), args)
+	cmd.Stdin = strings.NewReader(a)
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
 // TestClearAsksOnTerminal runs clear on a pseudo-terminal (util-linux's
 // script, in every Debian) and answers its question.
 func TestClearAsksOnTerminal(t *testing.T) {
-	script, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test on")
-	}
 	storeURL, _, _ := setupFile(t)
 	for _, tt := range []struct {
 		answer   string
@@ -460,11 +463,8 @@ func TestClearAsksOnTerminal(t *testing.T) {
 		{"n\n", 1, "not cleared"},
 		{"y\n", 0, "cleared circuit payments"},
 	} {
-		cmd := exec.Command(script, "-qec", binary(t)+" clear -store '"+storeURL+"' payments", "/dev/null")
-		cmd.Stdin = strings.NewReader(tt.answer)
-		out, _ := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != tt.wantCode ||
-			!strings.Contains(string(out), "clear circuit payments in "+storeURL+"? [y/N]") || !strings.Contains(string(out), tt.wantOut) {
+		code, out := answer(t, "clear -store '"+storeURL+"' payments", tt.answer)
+		if code != tt.wantCode || !strings.Contains(out, "clear circuit payments in "+storeURL+"? [y/N]") || !strings.Contains(out, tt.wantOut) {
 			t.Fatalf("answer %q: exit %d, output:\n%s", tt.answer, code, out)
 		}
 	}

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
-	"flag"
-	"fmt"
+	"context"
 	"io"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 const stateUsage = "usage: circuitctl state [-store URL] [-json] [-watch] [-timeout D] [names...]"
@@ -16,57 +15,29 @@ const stateUsage = "usage: circuitctl state [-store URL] [-json] [-watch] [-time
 // circuit with a record. It changes nothing. Exit status 1 when a record
 // cannot be read (the others are printed all the same).
 func runState(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("circuitctl state", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	store := addStoreFlags(fs)
-	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	watch := fs.Bool("watch", false, "keep printing as the circuits change, until interrupted (-timeout bounds each reading)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, stateUsage)
-		fmt.Fprintln(stderr, "Prints the named circuits, or every circuit with a record in the store.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	c := newCommand("state", stateUsage, "Prints the named circuits, or every circuit with a record in the store.", stderr)
+	asJSON := c.fs.Bool("json", false, "print JSON instead of a table")
+	watch := c.fs.Bool("watch", false, "keep printing as the circuits change, until interrupted (-timeout bounds each reading)")
+	return c.run(args, false, nil, func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int {
+		if *watch {
+			return watchStates(st, b, names, *c.store.timeout, *asJSON, stdout, stderr)
 		}
-		return 2
-	}
-	names := fs.Args()
-	for _, n := range names {
-		if err := circuit.ValidateName(n); err != nil {
-			fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
-			return 2
+		rep, errs := readReport(ctx, st, b, names)
+		var err error
+		if *asJSON {
+			err = writeJSON(stdout, rep)
+		} else {
+			err = writeTable(stdout, rep, time.Now())
 		}
-	}
-	st, ctx, done, err := store.open()
-	if err != nil {
-		fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
-		if isUsage(err) {
-			return 2
+		if err != nil {
+			return c.fail(err)
 		}
-		return 1
-	}
-	defer done()
-	b := circuit.New(st.Store)
-	if *watch {
-		return watchStates(st, b, names, *store.timeout, *asJSON, stdout, stderr)
-	}
-	rep, errs := readReport(ctx, st, b, names)
-	if *asJSON {
-		err = writeJSON(stdout, rep)
-	} else {
-		err = writeTable(stdout, rep, time.Now())
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
-		return 1
-	}
-	for _, e := range errs {
-		fmt.Fprintf(stderr, "circuitctl state: %v\n", e)
-	}
-	if len(errs) > 0 {
-		return 1
-	}
-	return 0
+		for _, e := range errs {
+			c.fail(e)
+		}
+		if len(errs) > 0 {
+			return 1
+		}
+		return 0
+	})
 }

@@ -156,14 +156,10 @@ func TestWatchJSON(t *testing.T) {
 // TestWatchTerminal runs state -watch on a pseudo-terminal (util-linux's
 // script): the table is redrawn in place, every second.
 func TestWatchTerminal(t *testing.T) {
-	script, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test on")
-	}
 	storeURL, _, _ := setupFile(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, script, "-qec", binary(t)+" state -watch -store '"+storeURL+"' payments", "/dev/null")
+	cmd := onTerminal(t, ctx, "state -watch -store '"+storeURL+"' payments")
 	cmd.Stdin = strings.NewReader("")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

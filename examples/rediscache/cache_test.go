@@ -3,38 +3,22 @@ package rediscache
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 )
-
-// redisURL returns the test server's URL from CIRCUITGEN_REDIS_URL (source
-// .ci/services.sh and run start_redis). Without it the test is skipped, or
-// fails when CI=true.
-func redisURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("CIRCUITGEN_REDIS_URL")
-	if u == "" {
-		msg := "CIRCUITGEN_REDIS_URL is not set: no Redis server to test against (source .ci/services.sh and run start_redis)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return u
-}
 
 // TestGuardedRedisAgainstServer drives the guarded client against a real
 // redis-server: commands pass, a missing key is no failure, a server that
 // stops answering opens the circuit, and a rejected command carries the
 // *circuit.OpenError without reaching the server.
 func TestGuardedRedisAgainstServer(t *testing.T) {
-	opts, err := redis.ParseURL(redisURL(t))
+	opts, err := redis.ParseURL(testenv.RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,12 @@ const maxConflicts = 1000
 // state itself, so one Breaker serves every circuit of an application, and
 // every Breaker on the same store shares them. It is safe for concurrent use.
 type Breaker struct {
-	store      Store
+	store Store
+	// The optional interfaces of the store (StoreAs), nil when it has none.
+	binder     Binder
 	storeClock Clock
+	windows    WindowStore
+	sharer     WindowSharer
 	clock      func() time.Time
 	observers  []Observer     // those that are not CallObservers
 	calls      []CallObserver // nil when there are none: the hot path checks
@@ -55,8 +59,8 @@ func (b *Breaker) ref(name string) (*ref, error) {
 		return nil, err
 	}
 	r := &ref{name: name}
-	if binder, ok := b.store.(Binder); ok {
-		r.store = binder.Bind(name)
+	if b.binder != nil {
+		r.store = b.binder.Bind(name)
 	} else {
 		r.store = &named{store: b.store, name: name}
 	}
@@ -77,10 +81,14 @@ func WithObserver(o Observer) Option {
 	return func(b *Breaker) { b.observers = append(b.observers, o) }
 }
 
-// New returns a Breaker over store. It does no I/O.
+// New returns a Breaker over store. It does no I/O. It uses the optional
+// interfaces of store, or of a store it wraps, that StoreAs finds.
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store, epoch: time.Now()}
-	b.storeClock, _ = store.(Clock)
+	b.binder, _ = StoreAs[Binder](store)
+	b.storeClock, _ = StoreAs[Clock](store)
+	b.windows, _ = StoreAs[WindowStore](store)
+	b.sharer, _ = StoreAs[WindowSharer](store)
 	for _, o := range opts {
 		o(b)
 	}
@@ -294,8 +302,8 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		var now time.Time
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
-			if ws, ok := b.store.(WindowSharer); ok {
-				w, err = b.countShared(ctx, ws, r, p, rec, now, o, !counted) // a flush detaches itself
+			if b.sharer != nil {
+				w, err = b.countShared(ctx, r, p, rec, now, o, !counted) // a flush detaches itself
 			} else {
 				w, err = b.count(r, p, rec, now, o, !counted)
 			}

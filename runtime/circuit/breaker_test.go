@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
@@ -42,7 +43,7 @@ func counted(n *int, o op) op {
 	}
 }
 
-func newBreaker(t *testing.T, opts ...circuit.Option) (*circuit.Breaker, *memStore, *fakeClock) {
+func newBreaker(t *testing.T, opts ...circuit.Option) (*circuit.Breaker, *memStore, *testenv.Clock) {
 	t.Helper()
 	clock := newClock()
 	s := newMemStore(t, clock)

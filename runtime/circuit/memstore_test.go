@@ -7,37 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 // t0 is the fixed start of every test clock.
 var t0 = time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
 
-// fakeClock is a manually advanced clock, safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: t0} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
+// newClock returns a test clock at t0.
+func newClock() *testenv.Clock { return testenv.NewClock(t0) }
 
 // memStore is an in-memory circuit.Store for testing the Breaker's own logic:
 // a map under a mutex, compare-and-swap by circuit.SameRevision. It counts
@@ -46,7 +24,7 @@ func (c *fakeClock) Set(t time.Time) {
 // consistent.
 type memStore struct {
 	t     testing.TB
-	clock *fakeClock
+	clock *testenv.Clock
 
 	mu       sync.Mutex
 	recs     map[string]*circuit.Record
@@ -63,7 +41,7 @@ type memStore struct {
 	noClock      bool            // Load returns the zero Time: the Breaker keeps the clock
 }
 
-func newMemStore(t testing.TB, clock *fakeClock) *memStore {
+func newMemStore(t testing.TB, clock *testenv.Clock) *memStore {
 	return &memStore{t: t, clock: clock, recs: map[string]*circuit.Record{}, corrupt: map[string]bool{}}
 }
 

@@ -75,13 +75,13 @@ type batch struct {
 func flushEvery(w time.Duration) time.Duration { return min(FlushEvery, w/WindowBuckets) }
 
 // countShared counts a call of outcome o (when add is set) at now in the
-// shared window of r under p, flushing when a batch is due, and returns
+// store's shared window of r under p, flushing when a batch is due, and returns
 // the counts to decide with.
 //
 // A flush is a write: it runs detached from the caller's cancellation
 // (bounded by settleTimeout), and when it fails its counts go back to the
 // batch, to be sent by the next flush.
-func (b *Breaker) countShared(ctx context.Context, ws WindowSharer, r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
+func (b *Breaker) countShared(ctx context.Context, r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
 	v, _ := r.batches.LoadOrStore(p.Window, &batch{span: p.Window})
 	bt := v.(*batch)
 	e, bk := WindowEpoch(rec), Bucket(now, p.Window)
@@ -120,7 +120,7 @@ func (b *Breaker) countShared(ctx context.Context, ws WindowSharer, r *ref, p Po
 	}
 	if flush != nil {
 		fctx, cancel := detach(ctx)
-		remote, err := ws.ShareWindow(fctx, r.name, p.Window, e, bk, flush)
+		remote, err := b.sharer.ShareWindow(fctx, r.name, p.Window, e, bk, flush)
 		cancel()
 		bt.mu.Lock()
 		mine := bt.epoch == e && bt.flight == flight

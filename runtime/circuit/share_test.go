@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
@@ -74,7 +75,7 @@ func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Durat
 var sharedPolicy = circuit.Policy{FailureRate: 0.5, MinCalls: 1000, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
 
 // newShared returns a Breaker over a sharedStore, on a test clock.
-func newShared(t *testing.T) (*circuit.Breaker, *sharedStore, *fakeClock) {
+func newShared(t *testing.T) (*circuit.Breaker, *sharedStore, *testenv.Clock) {
 	clock := newClock()
 	s := &sharedStore{memStore: newMemStore(t, clock)}
 	return circuit.New(s, circuit.WithClock(clock.Now)), s, clock

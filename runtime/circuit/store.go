@@ -13,6 +13,11 @@ import (
 // Errors other than ErrConflict reach callers wrapped in a *StateError; a
 // record that exists but cannot be trusted is reported with an error that
 // wraps ErrCorrupt, never as absent.
+//
+// A Store may implement optional interfaces: Binder, Clock, WindowStore,
+// WindowSharer. A Store that wraps another (adding methods of its own, as
+// storeurl.Store does) has a method Unwrap() Store returning it, so that a
+// Breaker over the wrapper still finds them (see StoreAs).
 type Store interface {
 	// Load returns the circuit's current record, or nil when there is none,
 	// and the store's time now: the clock every cooperating process agrees
@@ -28,6 +33,26 @@ type Store interface {
 	// Delete removes the circuit's record, even a corrupt one. Deleting an
 	// absent record is not an error.
 	Delete(ctx context.Context, name string) error
+}
+
+// StoreAs finds the first store in s's chain that implements T, one of the
+// optional interfaces of a Store, and returns it as a T. The chain is s,
+// then the store its Unwrap() Store method returns, and so on, as
+// errors.As looks through wrapped errors. New finds every optional
+// interface this way.
+func StoreAs[T any](s Store) (T, bool) {
+	for s != nil {
+		if c, ok := s.(T); ok {
+			return c, true
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }
 
 // Clock is implemented by a Store whose Load returns the zero Time but whose

@@ -200,8 +200,8 @@ func (b *Breaker) window(r *ref, span time.Duration, rec *Record) (*window, erro
 	var cells *WindowCells
 	if w := r.win.Load(); w != nil && w.span == span {
 		cells = w.cells
-	} else if ws, ok := b.store.(WindowStore); ok {
-		c, err := ws.WindowCells(r.name, span)
+	} else if b.windows != nil {
+		c, err := b.windows.WindowCells(r.name, span)
 		if err != nil {
 			return nil, &StateError{Name: r.name, Op: "window", Err: err}
 		}

@@ -33,14 +33,15 @@ import (
 //
 // When the index must be made anew within a boot (removed, truncated,
 // garbage), records written under the lost anchor X may exist. The new
-// anchor is then the one this process validated, if it had one; otherwise
-// the smaller of the wall clock's and latest − boot, where latest is the
-// latest updated_at of the records. Every record of this boot was written at
+// anchor is then the smaller of latest − boot, where latest is the latest
+// updated_at of the records, and the anchor this process validated (if it
+// had none, the wall clock's). Every record of this boot was written at
 // X + b with b no later than the boot clock now, so latest − boot <= X: the
 // new clock reads no later than the lost one, and a deadline cannot end
-// early, whatever the wall clock did meanwhile (it may end late, by the time
-// since the last write). A writer's decision made with another anchor than
-// its index's is made again (store.go).
+// early, whatever the wall clock did meanwhile, nor when this process
+// validated a later anchor than the writer of the latest record had taken
+// (it may end late, by the time since the last write). A writer's decision
+// made with another anchor than its index's is made again (store.go).
 //
 // Between readings of the boot clock a process advances it with its
 // monotonic clock (no system call), reading it afresh every clockResync.
@@ -132,19 +133,20 @@ func (s *Store) boot() uint64 {
 // chooseAnchor returns the anchor for an index this process anchors: the
 // one it validated for this boot if any; else the one its clock uses, or the
 // wall clock's. With records (an index made anew), never later than latest
-// − boot clock, so that no recorded deadline ends early (see above). The
-// caller holds s.mu.
+// − boot clock, so that no recorded deadline ends early (see above), even
+// one written by a process that had taken an earlier anchor than this one
+// validated. The caller holds s.mu.
 func (s *Store) chooseAnchor(records bool) int64 {
-	if s.lastSet {
-		return s.last
-	}
 	boot, err := bootClock()
 	if err != nil {
-		return 0
+		return s.last
 	}
 	a := s.wall().UnixNano() - int64(boot)
 	if st := s.clk.Load(); st != nil && st.anchor != 0 {
 		a = st.anchor
+	}
+	if s.lastSet {
+		a = s.last
 	}
 	if records {
 		if latest, ok := latestUpdate(s.dir); ok {

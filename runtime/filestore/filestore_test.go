@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 )
@@ -26,25 +26,8 @@ var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, Pro
 
 var errDown = errors.New("billing down")
 
-// clock is a settable time source for circuit.WithClock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns a test clock.
+func newClock() *testenv.Clock { return testenv.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // stateDir returns a path for a state directory that does not exist yet.
 func stateDir(t *testing.T) string {
@@ -498,7 +481,7 @@ func TestIgnoredInClosedConsumesNothing(t *testing.T) {
 
 // openBreaker returns a Breaker over a new store, its clock, and the circuit
 // opened by policy.FailureThreshold failures.
-func openBreaker(t *testing.T) (*circuit.Breaker, *clock) {
+func openBreaker(t *testing.T) (*circuit.Breaker, *testenv.Clock) {
 	t.Helper()
 	clk := newClock()
 	b := circuit.New(openStore(t, stateDir(t)), circuit.WithClock(clk.Now))

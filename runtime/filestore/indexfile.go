@@ -334,7 +334,14 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 		return nil, fmt.Errorf("create change index: %w", err)
 	}
 	// The second name keeps the file alive and findable if the first is
-	// removed by hand.
+	// removed by hand. A file it still names is one not put back (damaged,
+	// or with a later anchor): processes may still map it, and drop their
+	// copies at once when it is marked.
+	if fi, err := os.Lstat(keep); err == nil {
+		if pfi, err := os.Lstat(path); err != nil || identify(fi) != identify(pfi) {
+			poison(keep)
+		}
+	}
 	_ = os.Remove(keep)
 	_ = os.Link(path, keep)
 	return mapIndex(path)

@@ -3,7 +3,7 @@
 package filestore
 
 // The linearizability check: worker processes (this test binary,
-// re-executed with -test.run=^TestHelperProcessLin$) make random admissions
+// re-executed as the helper script "lin" of TestHelperProcess) make random admissions
 // (Breaker.Allow), settlements (Ticket.Done, also of tickets held across
 // phases and generations), snapshots and clears on a few circuits in one
 // shared directory, some of them are SIGKILLed at random moments, and the
@@ -58,7 +58,6 @@ import (
 
 // Environment of a linearizability worker.
 const (
-	envLinRole = "CIRCUITGEN_LIN_HELPER" // "lin"
 	envLinDir  = "CIRCUITGEN_LIN_DIR"
 	envLinSeed = "CIRCUITGEN_LIN_SEED"
 	envLinID   = "CIRCUITGEN_LIN_ID" // the worker's client id
@@ -86,18 +85,7 @@ func monotonic() int64 {
 	return ts.Nano()
 }
 
-// TestHelperProcessLin is not a test: it is the body of a linearizability
-// worker. Run without envLinRole it does nothing.
-func TestHelperProcessLin(t *testing.T) {
-	if os.Getenv(envLinRole) != "lin" {
-		return
-	}
-	if err := linWorker(); err != nil {
-		fmt.Fprintf(os.Stderr, "lin worker: %v\n", err)
-		os.Exit(2)
-	}
-	os.Exit(0)
-}
+func init() { helperScripts["lin"] = linWorker }
 
 // linWorker runs phases read from stdin, "phase <unix nanoseconds> <ops>":
 // ops random operations at that time, each reported as a "call" line before
@@ -412,8 +400,8 @@ type linChild struct {
 
 func startLinChild(t *testing.T, dir string, client int, seed uint64) *linChild {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessLin$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envLinRole+"=lin", envLinDir+"="+dir,
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envRole+"=lin", envLinDir+"="+dir,
 		envLinSeed+"="+strconv.FormatUint(seed, 10), envLinID+"="+strconv.Itoa(client))
 	c := &linChild{client: client, cmd: cmd, msgs: make(chan string, 16), eof: make(chan struct{}), pending: map[string]*porcupine.Operation{}}
 	cmd.Stderr = &c.stderr

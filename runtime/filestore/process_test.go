@@ -35,7 +35,9 @@ const (
 const helperCircuit = "inventory-api"
 
 // helperScripts are the bodies of further helper processes, by role: each
-// runs in a child started by startScript, and exits 0 when it returns nil.
+// runs in a child that re-executes the test binary with envRole naming it
+// (startScript, startLinChild, startSoakChild), and exits 0 when it
+// returns nil.
 var helperScripts = map[string]func() error{}
 
 var helperBase = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)

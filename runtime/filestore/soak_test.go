@@ -2,8 +2,8 @@
 
 package filestore
 
-// The crash soak: worker processes (this test binary, re-executed with
-// -test.run=^TestHelperProcessSoak$) make random Breaker calls on a few
+// The crash soak: worker processes (this test binary, re-executed as the
+// helper script "soak" of TestHelperProcess) make random Breaker calls on a few
 // circuits in one shared directory with the real clock, and the test
 // SIGKILLs one of them at a random moment, again and again. Their clock is
 // the real one sped up (soakClock), the same in every process, so that
@@ -44,7 +44,6 @@ var soakFlag = flag.Bool("soak", false, "run the crash soak and the linearizabil
 
 // Environment of a soak worker.
 const (
-	envSoakRole  = "CIRCUITGEN_SOAK_HELPER" // "soak"
 	envSoakDir   = "CIRCUITGEN_SOAK_DIR"
 	envSoakSeed  = "CIRCUITGEN_SOAK_SEED"
 	envSoakEpoch = "CIRCUITGEN_SOAK_EPOCH" // soakClock's epoch, in Unix nanoseconds
@@ -73,18 +72,7 @@ var errSoak = errors.New("soak dependency down")
 
 func soakMode() bool { return *soakFlag || os.Getenv("CIRCUITGEN_SOAK") == "1" }
 
-// TestHelperProcessSoak is not a test: it is the body of a soak worker.
-// Run without envSoakRole it does nothing.
-func TestHelperProcessSoak(t *testing.T) {
-	if os.Getenv(envSoakRole) != "soak" {
-		return
-	}
-	if err := soakWorker(); err != nil {
-		fmt.Fprintf(os.Stderr, "soak worker: %v\n", err)
-		os.Exit(2)
-	}
-	os.Exit(0)
-}
+func init() { helperScripts["soak"] = soakWorker }
 
 // soakWorker makes random calls until it is killed. A StateError or any
 // other unexpected error is reported on stdout for the test to fail on.
@@ -139,8 +127,8 @@ type soakChild struct {
 
 func startSoakChild(t *testing.T, dir string, epoch time.Time, seed uint64) *soakChild {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessSoak$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envSoakRole+"=soak", envSoakDir+"="+dir,
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envRole+"=soak", envSoakDir+"="+dir,
 		envSoakSeed+"="+strconv.FormatUint(seed, 10), envSoakEpoch+"="+strconv.FormatInt(epoch.UnixNano(), 10))
 	c := &soakChild{cmd: cmd, ready: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stderr = &c.stderr

@@ -3,6 +3,7 @@ package httpguard_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/httpguard"
 )
 
@@ -24,10 +26,7 @@ func chromium(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required in CI (apt-get install -y chromium): %v", err)
-		}
-		t.Skipf("chromium not installed (apt-get install -y chromium); skipping the browser test: %v", err)
+		testenv.Missing(t, fmt.Sprintf("chromium is not installed (apt-get install -y chromium): %v", err))
 	}
 	return path
 }

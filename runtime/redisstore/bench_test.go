@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/sony/gobreaker/v2"
 )
@@ -18,7 +19,7 @@ func succeed(context.Context) (circuit.Outcome, error) { return circuit.Success,
 // server, with a circuit name of its own.
 func newGobreaker(tb testing.TB, h *counter) *gobreaker.DistributedCircuitBreaker[struct{}] {
 	tb.Helper()
-	c := newClient(tb, redisURL(tb))
+	c := newClient(tb, testenv.RedisURL(tb))
 	if h != nil {
 		c.AddHook(h)
 	}
@@ -85,7 +86,7 @@ func BenchmarkGuardedCall(b *testing.B) {
 		run(b, s)
 	})
 	b.Run("circuitgen-cached", func(b *testing.B) {
-		c := newClient(b, redisURL(b))
+		c := newClient(b, testenv.RedisURL(b))
 		run(b, newCached(b, c, testPrefix(b, c)))
 	})
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -32,7 +33,7 @@ func unixClient(t *testing.T, sock string) *redis.Client {
 // application's client: none for healthy calls, a read and a
 // compare-and-swap for a transition.
 func TestCachedRoundTrips(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	h := &counter{}
 	c.AddHook(h)
 	s := newCached(t, c, testPrefix(t, c))
@@ -88,7 +89,7 @@ func TestCachedRoundTrips(t *testing.T) {
 // from A's write returning until B's copy is gone is the delay, and B's
 // next call is rejected.
 func TestInvalidationDelay(t *testing.T) {
-	ca, cb := newClient(t, redisURL(t)), newClient(t, redisURL(t))
+	ca, cb := newClient(t, testenv.RedisURL(t)), newClient(t, testenv.RedisURL(t))
 	prefix := testPrefix(t, ca)
 	a, b := newCached(t, ca, prefix), newCached(t, cb, prefix)
 	ba, bb := circuit.New(a), circuit.New(b)
@@ -106,7 +107,7 @@ func TestInvalidationDelay(t *testing.T) {
 		if err := ba.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatalf("opening Run = %v", err)
 		}
-		delays = append(delays, waitFor(t, time.Second, "B's copy is dropped", func() bool { return !b.Cached(name) }))
+		delays = append(delays, testenv.WaitFor(t, time.Second, "B's copy is dropped", func() bool { return !b.Cached(name) }))
 		if err := bb.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 			t.Fatalf("B's call after the opening = %v, want it rejected", err)
 		}
@@ -149,10 +150,10 @@ func trackerIDs(t *testing.T, c *redis.Client) []string {
 // is seen by the next call, and the store tracks again and keeps copies
 // once it has reconnected.
 func TestTrackerKilled(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	prefix := testPrefix(t, c)
 	s := newCached(t, c, prefix)
-	other := circuit.New(redisstore.New(newClient(t, redisURL(t)), prefix))
+	other := circuit.New(redisstore.New(newClient(t, testenv.RedisURL(t)), prefix))
 	b := circuit.New(s)
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -172,7 +173,7 @@ func TestTrackerKilled(t *testing.T) {
 		}
 	}
 	killed := time.Now()
-	d := waitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
+	d := testenv.WaitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
 	t.Logf("CLIENT KILL of %d invalidation connections: copies dropped after %v", len(ids), d)
 	if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatalf("the other client's opening Run = %v", err)
@@ -180,7 +181,7 @@ func TestTrackerKilled(t *testing.T) {
 	if err := b.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("Run after an opening made while the tracker was down = %v, want it rejected", err)
 	}
-	waitFor(t, 5*time.Second, "the invalidation connection is back", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is back", s.Live)
 	t.Logf("tracking again %v after the kill", time.Since(killed).Round(time.Millisecond))
 	if err := other.Clear(ctx, name); err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func TestTrackerKilled(t *testing.T) {
 	if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "the copy is dropped by the new connection", func() bool { return !s.Cached(name) })
+	testenv.WaitFor(t, time.Second, "the copy is dropped by the new connection", func() bool { return !s.Cached(name) })
 }
 
 // TestFrozenServer freezes redis-server with SIGSTOP, with copies and
@@ -206,7 +207,7 @@ func TestTrackerKilled(t *testing.T) {
 func TestFrozenServer(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			server, sock := startRedis(t)
+			server, sock := testenv.StartRedis(t)
 			c := unixClient(t, sock)
 			var s *redisstore.Store
 			if cached {
@@ -268,7 +269,7 @@ func TestFrozenServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if cached {
-				waitFor(t, 5*time.Second, "tracking again after SIGCONT", s.Live)
+				testenv.WaitFor(t, 5*time.Second, "tracking again after SIGCONT", s.Live)
 			}
 			for i := 0; ; i++ {
 				ran, err := call()
@@ -293,7 +294,7 @@ func TestFrozenServer(t *testing.T) {
 // guarded operation that never blocks keeps every processor busy and delays
 // that goroutine by up to the scheduler's preemption period.
 func TestKilledServerNoCopy(t *testing.T) {
-	server, sock := startRedis(t)
+	server, sock := testenv.StartRedis(t)
 	c := unixClient(t, sock)
 	s := newCached(t, c, redisstore.DefaultPrefix)
 	b := circuit.New(s)
@@ -339,7 +340,7 @@ func TestKilledServerNoCopy(t *testing.T) {
 	_ = server.Process.Kill()
 	_ = server.Wait()
 	phase.Store(killed)
-	d := waitFor(t, 50*time.Millisecond, "the copies are dropped", func() bool { return !s.Cached(name) && !s.Live() })
+	d := testenv.WaitFor(t, 50*time.Millisecond, "the copies are dropped", func() bool { return !s.Cached(name) && !s.Live() })
 	phase.Store(dropped)
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
@@ -359,7 +360,7 @@ func TestKilledServerNoCopy(t *testing.T) {
 // state: at most 0.01 with copies (the target), and at least 100 times
 // fewer than without.
 func TestSteadyStateCommands(t *testing.T) {
-	_, sock := startRedis(t)
+	_, sock := testenv.StartRedis(t)
 	c := unixClient(t, sock)
 	perCall := map[bool]float64{}
 	for _, cached := range []bool{false, true} {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
@@ -12,7 +13,7 @@ import (
 // which come without it: the buckets of window counts then follow one
 // clock across the fleet, not each process's own.
 func TestCachedClock(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	s := newCached(t, c, testPrefix(t, c))
 	clock, ok := any(s).(circuit.Clock)
 	if !ok {

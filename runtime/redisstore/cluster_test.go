@@ -10,32 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/circuitgen/circuitgen/runtime/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
-// needEnv returns the environment variable name, skipping the test without
-// it, or failing it when CI=true (.ci/services.sh sets it).
-func needEnv(t testing.TB, name, starter string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		msg := name + " is not set (source .ci/services.sh and run " + starter + ")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return v
-}
-
 // newClusterClient returns a client of the test cluster, closed when the
 // test ends.
 func newClusterClient(t testing.TB) *redis.ClusterClient {
 	t.Helper()
-	addrs := strings.Split(needEnv(t, "CIRCUITGEN_REDIS_CLUSTER", "start_redis_cluster"), ",")
+	addrs := strings.Split(testenv.Env(t, "CIRCUITGEN_REDIS_CLUSTER", "start_redis_cluster"), ",")
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	if err := c.ForEachMaster(t.Context(), func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() }); err != nil {
@@ -85,7 +71,7 @@ func TestClusterConformance(t *testing.T) {
 					if err := setField(fieldState, "ajar")(t.Context(), m, rs.Key(name)); err != nil {
 						t.Fatal(err)
 					}
-					waitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
+					testenv.WaitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
 				},
 			})
 		})
@@ -119,7 +105,7 @@ func TestClusterInvalidation(t *testing.T) {
 		if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatal(err)
 		}
-		d := waitFor(t, time.Second, name+"'s copy is dropped", func() bool { return !s.Cached(name) })
+		d := testenv.WaitFor(t, time.Second, name+"'s copy is dropped", func() bool { return !s.Cached(name) })
 		if err := b.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 			t.Fatalf("%s: Run after the opening = %v, want it rejected", name, err)
 		}
@@ -133,8 +119,8 @@ func TestClusterInvalidation(t *testing.T) {
 // newTLSClient returns a client of the TLS test server that trusts its CA.
 func newTLSClient(t testing.TB) *redis.Client {
 	t.Helper()
-	url := needEnv(t, "CIRCUITGEN_REDIS_TLS_URL", "start_redis_tls")
-	pem, err := os.ReadFile(needEnv(t, "CIRCUITGEN_REDIS_TLS_CA", "start_redis_tls"))
+	url := testenv.Env(t, "CIRCUITGEN_REDIS_TLS_URL", "start_redis_tls")
+	pem, err := os.ReadFile(testenv.Env(t, "CIRCUITGEN_REDIS_TLS_CA", "start_redis_tls"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +164,7 @@ func TestTLSConformance(t *testing.T) {
 // TestTLSUntrusted connects to the TLS server without trusting its CA:
 // every call fails closed with a StateError.
 func TestTLSUntrusted(t *testing.T) {
-	opt, err := redis.ParseURL(needEnv(t, "CIRCUITGEN_REDIS_TLS_URL", "start_redis_tls"))
+	opt, err := redis.ParseURL(testenv.Env(t, "CIRCUITGEN_REDIS_TLS_URL", "start_redis_tls"))
 	if err != nil {
 		t.Fatal(err)
 	}

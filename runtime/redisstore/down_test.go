@@ -3,16 +3,15 @@
 package redisstore_test
 
 import (
-	"context"
-	"errors"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/circuitgen/circuitgen/runtime/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -21,7 +20,7 @@ import (
 // timeouts.
 func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 	t.Helper()
-	cmd, sock := startRedis(t)
+	cmd, sock := testenv.StartRedis(t)
 	c := redis.NewClient(&redis.Options{
 		Network: "unix", Addr: sock,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
@@ -31,43 +30,10 @@ func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 	return cmd, c
 }
 
-// startRedis starts a redis-server of its own on a unix socket, killed when
-// the test ends (after a SIGCONT, should it be frozen), and returns it and
-// its socket once it answers.
-func startRedis(t *testing.T) (*exec.Cmd, string) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		redisURL(t) // fails under CI=true when no server is configured either
-		t.Skip("redis-server is not on PATH: cannot start a server to stop")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-		"--dir", dir, "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
-	defer c.Close()
-	for i := 0; c.Ping(t.Context()).Err() != nil; i++ {
-		if i == 100 {
-			t.Fatal("throwaway redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cmd, sock
-}
-
 // TestServerStopped stops the Redis server (kills it, or freezes it so that
-// commands time out) while a call runs: its
-// settlement fails with a StateError (after the operation ran), and every
-// later call fails closed with a StateError without running.
+// commands time out) while a call runs: its settlement fails with a
+// StateError (after the operation ran), and every later call fails closed
+// with a StateError without running (storetest.Outage).
 func TestServerStopped(t *testing.T) {
 	tests := []struct {
 		name string
@@ -93,33 +59,5 @@ func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 		t.Fatalf("Run with the server up: %v", err)
 	}
 
-	err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-		stop(server)
-		return circuit.Failure, errDown
-	})
-	var se *circuit.StateError
-	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, errDown) {
-		t.Fatalf("Run whose settlement meets a stopped server = %v, want a StateError after the call, wrapping its error", err)
-	}
-
-	calls := 0
-	for i := range 5 {
-		start := time.Now()
-		err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-			calls++
-			return circuit.Success, nil
-		})
-		if !errors.As(err, &se) || se.Ran {
-			t.Fatalf("call %d with the server stopped = %v, want a StateError before the call", i, err)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("call %d took %v to fail", i, d)
-		}
-		if i == 0 {
-			t.Logf("with the server stopped: %v (in %v)", err, time.Since(start).Round(time.Millisecond))
-		}
-	}
-	if calls != 0 {
-		t.Fatalf("%d calls admitted with the server stopped, want 0", calls)
-	}
+	storetest.Outage(t, b, name, t.Context, func() { stop(server) })
 }

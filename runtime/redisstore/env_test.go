@@ -4,30 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/redis/go-redis/v9"
 )
-
-// redisURL returns the test server's URL from CIRCUITGEN_REDIS_URL. Without
-// it the test is skipped, or fails when CI=true: CI must test against a
-// real server (.ci/services.sh starts one).
-func redisURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv("CIRCUITGEN_REDIS_URL")
-	if u == "" {
-		msg := "CIRCUITGEN_REDIS_URL is not set: no Redis server to test against (source .ci/services.sh and run start_redis)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return u
-}
 
 // newClient returns a client of url, closed when the test ends.
 func newClient(t testing.TB, url string) *redis.Client {
@@ -65,7 +49,7 @@ func testPrefix(t testing.TB, c *redis.Client) string {
 // newStore returns a store on the test server with a prefix of its own.
 func newStore(t testing.TB) (*redisstore.Store, *redis.Client) {
 	t.Helper()
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	return redisstore.New(c, testPrefix(t, c)), c
 }
 
@@ -79,22 +63,8 @@ func newCached(t testing.TB, c redis.UniversalClient, prefix string) *redisstore
 	t.Helper()
 	s := redisstore.NewCached(c, prefix, testStall)
 	t.Cleanup(func() { _ = s.Close() })
-	waitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	return s
-}
-
-// waitFor polls cond every 100µs until it holds, failing the test after d.
-// It returns how long that took.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("after %v: not yet %s", d, what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	return time.Since(start)
 }
 
 // counter is a go-redis hook that counts commands, each one round trip.

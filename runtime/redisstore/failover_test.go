@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
@@ -102,7 +103,7 @@ func testMasterKilled(t *testing.T, cl *testCluster, touched map[string]bool) {
 
 	cl.kill(t, master)
 	killed := time.Now()
-	d := waitFor(t, 100*time.Millisecond, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
+	d := testenv.WaitFor(t, 100*time.Millisecond, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
 	t.Logf("master %s killed: copies dropped after %v", master, d)
 
 	// Until the replica is master, nothing serves the circuit's slot: a
@@ -192,7 +193,7 @@ func circuitOn(t *testing.T, cl *testCluster, s *redisstore.Store, avoid map[str
 // keepCopy makes calls until the store keeps a copy of the circuit.
 func keepCopy(t *testing.T, b *circuit.Breaker, s *redisstore.Store, name string) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	for i := 0; !s.Cached(name); i++ {
 		if ran, err := call(t, b, name, time.Second); !ran || err != nil || i > 100 {
 			t.Fatalf("%s: call %d = %v (ran %v), copy %v", name, i, err, ran, s.Cached(name))

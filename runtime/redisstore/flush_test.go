@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // TestFlushOutlivesDeadline checks that a window flush, a write, runs
@@ -16,7 +15,7 @@ import (
 // while its flush waits on the server (here held by CLIENT PAUSE WRITE)
 // still returns its own result, and its counts reach the server.
 func TestFlushOutlivesDeadline(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	prefix := testPrefix(t, c)
 	s := newCached(t, c, prefix)
 	ctx := t.Context()
@@ -50,16 +49,4 @@ func TestFlushOutlivesDeadline(t *testing.T) {
 	if n.Failures != 1 {
 		t.Errorf("server's window = %+v, want the failure flushed", n)
 	}
-}
-
-// TestSkewedFlushKeepsCounts checks that a flush from a process whose
-// clock is far ahead of the server's does not drop the window's current
-// buckets: the server drops buckets by its own time.
-func TestSkewedFlushKeepsCounts(t *testing.T) {
-	c := newClient(t, redisURL(t))
-	server, err := c.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.SkewedFlush(t, redisstore.New(c, testPrefix(t, c)), server)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/circuitgen/circuitgen/runtime/storetest"
@@ -21,10 +22,10 @@ const (
 func processConfig(cache string) storetest.ProcessConfig {
 	cfg := storetest.ProcessConfig{
 		Env: func(t *testing.T) []string {
-			return []string{envPrefix + "=" + testPrefix(t, newClient(t, redisURL(t))), envCache + "=" + cache}
+			return []string{envPrefix + "=" + testPrefix(t, newClient(t, testenv.RedisURL(t))), envCache + "=" + cache}
 		},
 		Open: func(t *testing.T) circuit.Store {
-			c := newClient(t, redisURL(t))
+			c := newClient(t, testenv.RedisURL(t))
 			if os.Getenv(envCache) == "on" {
 				return newCached(t, c, os.Getenv(envPrefix))
 			}

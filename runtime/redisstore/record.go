@@ -50,14 +50,17 @@ func format(r *circuit.Record) string {
 // revision is r's: format version, incarnation and version, each followed
 // by the separator.
 func revisionPrefix(r *circuit.Record) string {
-	b := make([]byte, 0, len(formatVersion)+len(r.Incarnation)+24)
+	return string(appendRevision(make([]byte, 0, len(formatVersion)+len(r.Incarnation)+24), r))
+}
+
+// appendRevision appends r's revision prefix (revisionPrefix) to b.
+func appendRevision(b []byte, r *circuit.Record) []byte {
 	b = append(b, format(r)...)
 	b = append(b, sep)
 	b = append(b, r.Incarnation...)
 	b = append(b, sep)
 	b = strconv.AppendUint(b, r.Version, 10)
-	b = append(b, sep)
-	return string(b)
+	return append(b, sep)
 }
 
 // encode returns r's stored value, marked with the write id. r must pass
@@ -70,13 +73,7 @@ func encode(r *circuit.Record, writeID string) (string, error) {
 	if writeID == "" || strings.IndexByte(writeID, sep) >= 0 || strings.IndexByte(r.ProbeToken, sep) >= 0 {
 		return "", fmt.Errorf("the write id must not be empty, and neither it nor the probe token may contain a space")
 	}
-	b := make([]byte, 0, 256)
-	b = append(b, format(r)...)
-	b = append(b, sep)
-	b = append(b, r.Incarnation...)
-	b = append(b, sep)
-	b = strconv.AppendUint(b, r.Version, 10)
-	b = append(b, sep)
+	b := appendRevision(make([]byte, 0, 256), r)
 	b = append(b, writeID...)
 	b = append(b, sep)
 	b = append(b, r.Name...)

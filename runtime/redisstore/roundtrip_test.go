@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
@@ -26,7 +27,7 @@ func op(o circuit.Outcome) func(context.Context) (circuit.Outcome, error) {
 // TestRoundTrips counts the commands (one round trip each) that guarded
 // calls and transitions cost, with a go-redis hook.
 func TestRoundTrips(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	h := &counter{}
 	c.AddHook(h)
 	s := redisstore.New(c, testPrefix(t, c))
@@ -77,7 +78,7 @@ func TestRoundTrips(t *testing.T) {
 // restart that forgets scripts): EVALSHA answers NOSCRIPT and the script is
 // sent again with EVAL.
 func TestScriptFlush(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	h := &counter{}
 	c.AddHook(h)
 	s := redisstore.New(c, testPrefix(t, c))

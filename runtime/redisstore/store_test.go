@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/circuitgen/circuitgen/runtime/storetest"
@@ -23,7 +24,7 @@ func TestConformance(t *testing.T) {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
 			storetest.Run(t, storetest.Config{
 				Open: func(t *testing.T) circuit.Store {
-					c := newClient(t, redisURL(t))
+					c := newClient(t, testenv.RedisURL(t))
 					if cached {
 						return newCached(t, c, testPrefix(t, c))
 					}
@@ -33,11 +34,11 @@ func TestConformance(t *testing.T) {
 					// Another client writes: a cached store sees it once
 					// the invalidation arrives.
 					rs := s.(*redisstore.Store)
-					c := newClient(t, redisURL(t))
+					c := newClient(t, testenv.RedisURL(t))
 					if err := setField(fieldState, "ajar")(t.Context(), c, rs.Key(name)); err != nil {
 						t.Fatal(err)
 					}
-					waitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
+					testenv.WaitFor(t, time.Second, "the copy is dropped", func() bool { return !rs.Cached(name) })
 				},
 			})
 		})

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -42,11 +42,7 @@ func startCluster(t *testing.T) *testCluster {
 	bin, err1 := exec.LookPath("redis-server")
 	cli, err2 := exec.LookPath("redis-cli")
 	if err1 != nil || err2 != nil {
-		msg := "redis-server and redis-cli must be on PATH to start a cluster with replicas (apt-get install -y redis-server)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, "redis-server and redis-cli must be on PATH to start a cluster with replicas (apt-get install -y redis-server)")
 	}
 	began := time.Now()
 	cl := &testCluster{server: map[string]*exec.Cmd{}, client: map[string]*redis.Client{}, dead: map[string]bool{}}
@@ -64,14 +60,7 @@ func startCluster(t *testing.T) *testCluster {
 			"--repl-diskless-sync-delay", "0", // replicas sync at once
 			"--repl-ping-replica-period", "1", // CLUSTER SLOTS lists a replica once its offset is not zero
 			"--dir", d, "--save", "", "--appendonly", "no", "--logfile", filepath.Join(d, "redis.log"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGCONT)
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
+		testenv.Start(t, cmd)
 		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { _ = c.Close() })
 		cl.addrs = append(cl.addrs, addr)
@@ -248,16 +237,9 @@ func (cl *testCluster) trackers(t *testing.T, addr string) int {
 	return strings.Count(list, " name="+redisstore.TrackerName+" ")
 }
 
-// poll is waitFor for conditions that cost round trips: it checks cond
-// every 10ms.
+// poll is testenv.WaitFor for conditions that cost round trips: it checks
+// cond every 10ms.
 func poll(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("after %v: not yet %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
+	return testenv.Poll(t, 10*time.Millisecond, d, what, cond)
 }

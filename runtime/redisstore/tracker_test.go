@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"github.com/redis/go-redis/v9"
 	"net"
 	"runtime"
 	"strings"
@@ -10,17 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestCloseIsPrompt checks that closing a cached store does not wait out
 // its stall bound: the invalidation connection's read ends when the store
 // closes.
 func TestCloseIsPrompt(t *testing.T) {
-	c := newClient(t, redisURL(t))
+	c := newClient(t, testenv.RedisURL(t))
 	const bound = 5 * time.Second
 	s := redisstore.NewCached(c, testPrefix(t, c), bound)
-	waitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestCloseEndsTracking(t *testing.T) {
 	c := newClusterClient(t)
 	for range 20 {
 		s := redisstore.NewCached(c, clusterPrefix(t, c), testStall)
-		waitFor(t, 5*time.Second, "the invalidation connections are up", s.Live)
+		testenv.WaitFor(t, 5*time.Second, "the invalidation connections are up", s.Live)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -53,14 +54,14 @@ func TestCloseEndsTracking(t *testing.T) {
 // server refuses for good (an ACL that forbids CLIENT TRACKING) is retried
 // ever less often, not every quarter of the stall bound.
 func TestRefusedTrackingBacksOff(t *testing.T) {
-	admin := newClient(t, redisURL(t))
+	admin := newClient(t, testenv.RedisURL(t))
 	user := "circuitgen-test-" + newID()[:8]
 	ctx := t.Context()
 	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-client|tracking").Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
-	opt, err := redis.ParseURL(redisURL(t))
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/circuitgen/circuitgen/runtime/storetest"
@@ -29,7 +30,7 @@ func TestCachedConformance(t *testing.T) {
 			if _, err := dbs[s].ExecContext(t.Context(), "UPDATE circuits SET state = 'ajar' WHERE name = $1", name); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, time.Second, "the copy is dropped", func() bool { return !s.(*sqlstore.Store).Cached(name) })
+			testenv.WaitFor(t, time.Second, "the copy is dropped", func() bool { return !s.(*sqlstore.Store).Cached(name) })
 		},
 	})
 }
@@ -48,7 +49,7 @@ func TestCachedSteadyState(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	waitFor(t, 5*time.Second, "listening", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "listening", s.Live)
 	b := circuit.New(s)
 	ctx := t.Context()
 	for i := 0; !s.Cached("billing-api"); i++ {
@@ -97,7 +98,7 @@ func TestInvalidationDelay(t *testing.T) {
 		if err := ba.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatalf("opening Run = %v", err)
 		}
-		delays = append(delays, waitFor(t, time.Second, "the other's copy is dropped", func() bool { return !bs.Cached(name) }))
+		delays = append(delays, testenv.WaitFor(t, time.Second, "the other's copy is dropped", func() bool { return !bs.Cached(name) }))
 		if err := bb.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 			t.Fatalf("the other's Run after the opening = %v, want it rejected", err)
 		}
@@ -133,7 +134,7 @@ func TestListenerKilled(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName).Scan(&n); err != nil || n == 0 {
 		t.Fatalf("terminated %d listening connections: %v", n, err)
 	}
-	d := waitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
+	d := testenv.WaitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
 	t.Logf("%d listening connections terminated: copies dropped after %v", n, d)
 	if err := ob.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestListenerKilled(t *testing.T) {
 	if err := b.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("Run after an opening made while the listener was down = %v, want it rejected", err)
 	}
-	waitFor(t, 5*time.Second, "listening again", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "listening again", s.Live)
 	if err := ob.Clear(ctx, name); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestListenerKilled(t *testing.T) {
 	if err := ob.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "the copy is dropped by the new connection", func() bool { return !s.Cached(name) })
+	testenv.WaitFor(t, time.Second, "the copy is dropped by the new connection", func() bool { return !s.Cached(name) })
 }
 
 // TestCachedServerStopped stops PostgreSQL (immediate) under a cached
@@ -173,7 +174,7 @@ func TestCachedServerStopped(t *testing.T) {
 		}
 	}
 	srv.stop(t)
-	d := waitFor(t, 2*time.Second, "the copies are dropped", func() bool { return !s.Cached("billing-api") })
+	d := testenv.WaitFor(t, 2*time.Second, "the copies are dropped", func() bool { return !s.Cached("billing-api") })
 	t.Logf("copies dropped %v after pg_ctl stop -m immediate returned", d)
 	calls := 0
 	for range 5 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
+	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // TestServerDown points the store at a PostgreSQL socket where no server
@@ -86,38 +87,7 @@ func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
 
 	// The server stops while an operation runs: its settlement (a failure
 	// to count) meets the outage after the operation ran.
-	ran := 0
-	err = b.Run(bounded(), name, policy, func(context.Context) (circuit.Outcome, error) {
-		ran++
-		stop(srv, t)
-		return circuit.Failure, errDown
-	})
-	var se *circuit.StateError
-	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, errDown) || ran != 1 {
-		t.Fatalf("Run whose settlement meets the stopped server = %v (ran %d), want a StateError with Ran, wrapping the call's error", err, ran)
-	}
-	t.Logf("settlement with the server stopped: %v", err)
-
-	calls := 0
-	for i, outcome := range []circuit.Outcome{circuit.Success, circuit.Failure, circuit.Ignored, circuit.Success, circuit.Success} {
-		callStart := time.Now()
-		err := b.Run(bounded(), name, policy, func(context.Context) (circuit.Outcome, error) {
-			calls++
-			return outcome, nil
-		})
-		if !errors.As(err, &se) || se.Ran {
-			t.Fatalf("call %d with the server stopped = %v, want a StateError before the call", i, err)
-		}
-		if d := time.Since(callStart); d > 5*time.Second {
-			t.Errorf("call %d took %v to fail", i, d)
-		}
-		if i == 0 {
-			t.Logf("with the server stopped: %v (in %v)", err, time.Since(callStart).Round(time.Millisecond))
-		}
-	}
-	if calls != 0 {
-		t.Fatalf("%d calls admitted with the server stopped, want 0", calls)
-	}
+	storetest.Outage(t, b, name, bounded, func() { stop(srv, t) })
 	if _, err := b.Snapshot(bounded(), name); err == nil {
 		t.Fatal("Snapshot with the server stopped succeeded")
 	}
@@ -131,7 +101,7 @@ func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
 	if err != nil || after != before {
 		t.Fatalf("Snapshot after the restart = %+v, %v; want %+v", after, err, before)
 	}
-	ran = 0
+	ran := 0
 	if err := b.Run(bounded(), name, policy, func(context.Context) (circuit.Outcome, error) {
 		ran++
 		return circuit.Success, nil

@@ -5,32 +5,16 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 )
-
-// postgresDSN returns the test server's DSN from CIRCUITGEN_POSTGRES_DSN.
-// Without it the test is skipped, or fails when CI=true: CI must test
-// against a real server (.ci/services.sh starts one).
-func postgresDSN(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv("CIRCUITGEN_POSTGRES_DSN")
-	if dsn == "" {
-		msg := "CIRCUITGEN_POSTGRES_DSN is not set: no PostgreSQL server to test against (source .ci/services.sh and run start_postgres)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dsn
-}
 
 // backend is a database the store is tested on.
 type backend struct {
@@ -65,7 +49,7 @@ func randomHex(n int) string {
 // ends, and returns a DSN whose search_path is that schema.
 func createPostgres(t testing.TB) string {
 	t.Helper()
-	base := postgresDSN(t)
+	base := testenv.PostgresDSN(t)
 	schema := "circuitgen_test_" + randomHex(6)
 	admin := openPostgres(t, base, nil)
 	if _, err := admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
@@ -145,20 +129,6 @@ func (b backend) openStore(t testing.TB, dsn string) (*sqlstore.Store, *sql.DB) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	waitFor(t, 5*time.Second, "the listening connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the listening connection is up", s.Live)
 	return s, db
-}
-
-// waitFor polls cond every 100µs until it holds, failing the test after d,
-// and returns how long that took.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("after %v: not yet %s", d, what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	return time.Since(start)
 }

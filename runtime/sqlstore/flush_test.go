@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // TestFlushSkipsOnlyOldBuckets checks, on every backend, that a flush
@@ -28,18 +27,6 @@ func TestFlushSkipsOnlyOldBuckets(t *testing.T) {
 			if want := (circuit.Counts{Calls: 5, Failures: 1}); n != want {
 				t.Errorf("ShareWindow = %+v, want %+v", n, want)
 			}
-		})
-	}
-}
-
-// TestSkewedFlushKeepsCounts checks, on every backend, that a flush from a
-// process whose clock is far ahead of the database's does not drop the
-// window's current buckets: the database drops buckets by its own time.
-func TestSkewedFlushKeepsCounts(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s, _ := b.newStore(t)
-			storetest.SkewedFlush(t, s, time.Now()) // the server runs on this machine
 		})
 	}
 }

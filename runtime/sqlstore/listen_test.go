@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
@@ -55,7 +56,7 @@ func TestFailingSessionsBackOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	waitFor(t, 5*time.Second, "the listening connection is up", s.Live)
+	testenv.WaitFor(t, 5*time.Second, "the listening connection is up", s.Live)
 	if _, err := db.ExecContext(t.Context(), "DROP TRIGGER circuitgen_notify ON circuits"); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestFailingSessionsBackOff(t *testing.T) {
 	if _, err := db.ExecContext(t.Context(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the connection is lost", func() bool { return !s.Live() })
+	testenv.WaitFor(t, 5*time.Second, "the connection is lost", func() bool { return !s.Live() })
 	start := dials.Load()
 	const d = 2 * time.Second // 20 pauses of testStall/4 without backing off
 	time.Sleep(d)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/circuitgen/circuitgen/internal/testenv"
 )
 
 // pgServer is a throwaway PostgreSQL server of a test's own, on a unix
@@ -48,16 +50,9 @@ func newestPostgresBin() string {
 // otherwise.
 func startThrowawayPostgres(t *testing.T) *pgServer {
 	t.Helper()
-	unavailable := func(msg string) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
 	bin := newestPostgresBin()
 	if bin == "" {
-		unavailable("no initdb under /usr/lib/postgresql/*/bin: cannot start a server to stop (apt-get install -y postgresql)")
+		testenv.Missing(t, "no initdb under /usr/lib/postgresql/*/bin: cannot start a server to stop (apt-get install -y postgresql)")
 	}
 	u, err := user.Current()
 	if err != nil {
@@ -79,11 +74,11 @@ func startThrowawayPostgres(t *testing.T) *pgServer {
 		}
 		pu, err := user.Lookup(srv.user)
 		if err != nil {
-			unavailable("running as root and no user " + srv.user + " to run PostgreSQL as: " + err.Error())
+			testenv.Missing(t, "running as root and no user "+srv.user+" to run PostgreSQL as: "+err.Error())
 		}
 		runuser, err := exec.LookPath("runuser")
 		if err != nil {
-			unavailable("running as root and no runuser to run PostgreSQL as " + srv.user)
+			testenv.Missing(t, "running as root and no runuser to run PostgreSQL as "+srv.user)
 		}
 		uid, _ := strconv.Atoi(pu.Uid)
 		gid, _ := strconv.Atoi(pu.Gid)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/circuitgen/circuitgen/runtime/storetest"
@@ -138,7 +139,7 @@ func TestMigrateIsExplicitAndIdempotent(t *testing.T) {
 // createPostgresEmpty is createPostgres without the migration.
 func createPostgresEmpty(t *testing.T) string {
 	t.Helper()
-	base := postgresDSN(t)
+	base := testenv.PostgresDSN(t)
 	schema := "circuitgen_test_" + randomHex(6)
 	admin := openPostgres(t, base, nil)
 	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {

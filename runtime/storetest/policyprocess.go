@@ -69,8 +69,8 @@ func call(h *helper, o, spec string) string {
 
 func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, 4)
-	_, shared := s.(circuit.WindowStore)
-	_, batched := s.(circuit.WindowSharer)
+	_, shared := circuit.StoreAs[circuit.WindowStore](s)
+	_, batched := circuit.StoreAs[circuit.WindowSharer](s)
 	if !shared && !batched {
 		t.Skipf("%T keeps no window counts of its own: each process's rate rule sees its own calls", s)
 	}

@@ -283,7 +283,7 @@ func loadShared(t *testing.T, s circuit.Store) (*circuit.Record, time.Time) {
 		t.Fatalf("Load: %v", err)
 	}
 	if now.IsZero() {
-		if c, ok := s.(circuit.Clock); ok {
+		if c, ok := circuit.StoreAs[circuit.Clock](s); ok {
 			now = c.Now()
 		} else {
 			now = time.Now()

@@ -26,7 +26,10 @@
 // then drives a circuit.Breaker over the store: a threshold of failures opens
 // the circuit, an open circuit rejects without running the operation, one
 // probe after the cooldown closes it with a new generation, and many
-// concurrent callers after the cooldown admit exactly one probe. With a
+// concurrent callers after the cooldown admit exactly one probe. A store
+// that is a circuit.WindowSharer has its side of the batched window checked
+// (flushes add up, old buckets and epochs drop out, by the server's time
+// rather than a process's clock that runs ahead). With a
 // Corrupt hook it also checks that a corrupt record is reported as such,
 // fails closed, and is removed by Breaker.Clear.
 //
@@ -53,6 +56,9 @@
 //	func TestProcesses(t *testing.T)     { storetest.Processes(t, processConfig) }
 //	func TestHelperProcess(t *testing.T) { storetest.HelperProcess(t, processConfig) }
 //
+// Outage checks that a Breaker fails closed when a distributed store's
+// server stops (killed or frozen) during a call and stays down.
+//
 // Records the suite stores are valid (circuit.Record.Check accepts them),
 // are stored under their own Name, and carry times in whole milliseconds in
 // UTC, so a store may keep times at millisecond precision.
@@ -70,6 +76,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
@@ -105,6 +112,8 @@ func Run(t *testing.T, cfg Config) {
 		{"ReplaceAfterDeleteRefused", testReplaceAfterDelete},
 		{"BreakerOpensAndRecovers", testBreakerOpensAndRecovers},
 		{"BreakerOneProbe", testBreakerOneProbe},
+		{"ShareWindow", testShareWindow},
+		{"SkewedFlush", testSkewedFlush},
 	}
 	if cfg.Corrupt != nil {
 		tests = append(tests,
@@ -410,24 +419,6 @@ func testReplaceAfterDelete(t *testing.T, cfg Config) {
 	wantStored(t, s, nil)
 }
 
-// clock is a settable time source for circuit.WithClock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 
 var errDown = errors.New("dependency down")
@@ -455,7 +446,7 @@ func snapshot(t *testing.T, b *circuit.Breaker) circuit.Snapshot {
 }
 
 func testBreakerOpensAndRecovers(t *testing.T, cfg Config) {
-	clk := &clock{now: base}
+	clk := testenv.NewClock(base)
 	b := circuit.New(cfg.Open(t), circuit.WithClock(clk.Now))
 	ctx := t.Context()
 
@@ -523,7 +514,7 @@ func (s yieldingStore) Load(ctx context.Context, name string) (*circuit.Record, 
 const probeCallers = 16
 
 func testBreakerOneProbe(t *testing.T, cfg Config) {
-	clk := &clock{now: base}
+	clk := testenv.NewClock(base)
 	b := circuit.New(yieldingStore{cfg.Open(t)}, circuit.WithClock(clk.Now))
 	openCircuit(t, b)
 	gen := snapshot(t, b).Generation

@@ -17,11 +17,10 @@
 // round trip to Redis (go-redis's ContextTimeoutEnabled). SQLite, on one
 // host, keeps no copies.
 //
-// A Breaker is built over the opened store itself, Store.Store
-// (circuit.New(s.Store)): the wrapper adds listing and closing, and does not
-// forward every ability a store offers the Breaker beyond its clock and
-// bound circuits (the file store's shared window counts, a distributed
-// store's batched ones).
+// A Breaker over the opened store (circuit.New(s)) is a Breaker over the
+// store it wraps: the wrapper adds listing and closing, and its Unwrap
+// method lets the Breaker use the store's own clock, bound circuits and
+// shared window counts (circuit.StoreAs).
 //
 // Opening checks that the store is there and reachable, and creates and
 // changes nothing: a mistyped directory or database file is reported, not

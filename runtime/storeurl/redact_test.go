@@ -3,11 +3,11 @@ package storeurl_test
 import (
 	"context"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
@@ -66,7 +66,7 @@ func TestPasswordNeverShownByServers(t *testing.T) {
 	defer cancel()
 	t.Run("postgres", func(t *testing.T) {
 		q := url.Values{}
-		for _, kv := range strings.Fields(service(t, "CIRCUITGEN_POSTGRES_DSN")) {
+		for _, kv := range strings.Fields(testenv.PostgresDSN(t)) {
 			k, v, _ := strings.Cut(kv, "=")
 			q.Set(k, v)
 		}
@@ -92,7 +92,7 @@ func TestPasswordNeverShownByServers(t *testing.T) {
 		}
 	})
 	t.Run("redis", func(t *testing.T) {
-		base, err := url.Parse(service(t, "CIRCUITGEN_REDIS_URL"))
+		base, err := url.Parse(testenv.RedisURL(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,20 +112,4 @@ func TestPasswordNeverShownByServers(t *testing.T) {
 			s.Close()
 		}
 	})
-}
-
-// service returns the environment variable's value. Without it the test is
-// skipped, or fails when CI=true: CI tests against real servers, started by
-// .ci/services.sh.
-func service(t *testing.T, env string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		msg := env + " is not set: no server to test against (source .ci/services.sh and run start_redis and start_postgres)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return v
 }

@@ -6,46 +6,25 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
 	"github.com/redis/go-redis/v9"
 )
 
 // startRedis starts a redis-server of the test's own on a unix socket and
-// returns it and a client of it.
+// returns it, a client of it and its URL.
 func startRedis(t *testing.T) (*exec.Cmd, *redis.Client, string) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not on PATH")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-		"--dir", dir, "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	cmd, sock := testenv.StartRedis(t)
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
 	t.Cleanup(func() { _ = c.Close() })
-	for i := 0; c.Ping(t.Context()).Err() != nil; i++ {
-		if i == 100 {
-			t.Fatal("redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	return cmd, c, "unix://" + sock
 }
 

@@ -5,10 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/jackc/pgx/v5"
@@ -55,18 +52,9 @@ func openSQLite(ctx context.Context, u *url.URL) (*Store, error) {
 	if u.Opaque != "" || u.Host != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("a sqlite URL is sqlite:///absolute/path/to.db (three slashes, no host or query)")
 	}
-	path := filepath.FromSlash(u.Path)
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("path %q is not absolute", u.Path)
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("database file %s does not exist", path)
-	case err != nil:
-		return nil, fmt.Errorf("database file: %w", err)
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	path, err := localPath(u, "database file", false)
+	if err != nil {
+		return nil, err
 	}
 	// A URI filename: mode=rw fails rather than creates a missing file.
 	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: "mode=rw&_pragma=busy_timeout(10000)"}).String()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
@@ -23,15 +22,11 @@ type Store struct {
 // joined error per record, each naming its record (file, key or row).
 func (s *Store) Names(ctx context.Context) ([]string, error) { return s.names(ctx) }
 
-// Now returns the store's clock (the file store's boot clock) when it has
-// one, and the wall clock otherwise, so that a Breaker over the wrapper
-// decides with the same time as every other process using the store.
-func (s *Store) Now() time.Time {
-	if c, ok := s.Store.(circuit.Clock); ok {
-		return c.Now()
-	}
-	return time.Now()
-}
+// Unwrap returns the store that s opened, so that a Breaker over s uses
+// its optional interfaces (circuit.StoreAs): the file store's clock and
+// shared window counts, the distributed stores' bound circuits with local
+// copies and their batched window counts.
+func (s *Store) Unwrap() circuit.Store { return s.Store }
 
 // Close releases the store's connections.
 func (s *Store) Close() error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
@@ -35,18 +36,9 @@ func TestOpenFile(t *testing.T) {
 		if names, err := s.Names(ctx); err != nil || !slices.Equal(names, []string{"billing-api"}) {
 			t.Fatalf("Names = %q, %v", names, err)
 		}
-		// The wrapper's clock is the file store's boot clock, not the wall
-		// clock: a Breaker over either decides with the same time.
-		inner, ok := s.Store.(circuit.Clock)
-		if !ok {
-			t.Fatalf("%T has no store clock", s.Store)
-		}
-		outer, ok := any(s).(circuit.Clock)
-		if !ok {
-			t.Fatal("the opened store hides its clock from a Breaker")
-		}
-		if d := outer.Now().Sub(inner.Now()); d > time.Second || d < -time.Second {
-			t.Errorf("Now = store clock %+v", d)
+		// A Breaker over the wrapper finds the file store's boot clock.
+		if c, ok := circuit.StoreAs[circuit.Clock](s); !ok || c != s.Store.(circuit.Clock) {
+			t.Fatalf("StoreAs[Clock](%T) = %v, %t; want the file store", s, c, ok)
 		}
 		if s.String() != raw {
 			t.Errorf("String = %q, want %q", s.String(), raw)
@@ -103,14 +95,7 @@ func TestOpenErrors(t *testing.T) {
 // and with ?cache=off: both run guarded calls; only the first keeps a
 // listening connection (application_name circuitgen-invalidations).
 func TestOpenPostgresCache(t *testing.T) {
-	dsn := os.Getenv("CIRCUITGEN_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CIRCUITGEN_POSTGRES_DSN is not set")
-		}
-		t.Skip("CIRCUITGEN_POSTGRES_DSN is not set (source .ci/services.sh and run start_postgres)")
-	}
-	cfg, err := pgx.ParseConfig(dsn)
+	cfg, err := pgx.ParseConfig(testenv.PostgresDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/storeurl"
+)
+
+// command is a circuitctl command that works on a store: its flags, -store
+// and -timeout among them, and the prefix of its messages.
+type command struct {
+	name   string // "circuitctl clear"
+	usage  string
+	fs     *flag.FlagSet
+	store  storeFlags
+	stderr io.Writer
+}
+
+// newCommand returns the command verb (state, open, clear), which -h
+// describes with its usage line, the sentence about and its flags.
+func newCommand(verb, usage, about string, stderr io.Writer) *command {
+	c := &command{name: "circuitctl " + verb, usage: usage, stderr: stderr}
+	c.fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+	c.fs.SetOutput(stderr)
+	c.store = addStoreFlags(c.fs)
+	c.fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, about)
+		c.fs.PrintDefaults()
+	}
+	return c
+}
+
+// run parses args, which name exactly one circuit when one is set and any
+// number otherwise; checks the names, and the flags with check when it is
+// not nil; opens the store; and returns do's exit status over it. It
+// returns 0 for -h, 2 for a usage error and 1 when the store cannot be
+// opened, having said why.
+func (c *command) run(args []string, one bool, check func() error, do func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int) int {
+	if err := c.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	names := c.fs.Args()
+	if one && len(names) != 1 {
+		fmt.Fprintln(c.stderr, c.usage)
+		return 2
+	}
+	for _, n := range names {
+		if err := circuit.ValidateName(n); err != nil {
+			return c.usageError(err)
+		}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return c.usageError(err)
+		}
+	}
+	st, ctx, done, err := c.store.open()
+	if err != nil {
+		if isUsage(err) {
+			return c.usageError(err)
+		}
+		return c.fail(err)
+	}
+	defer done()
+	return do(ctx, st, circuit.New(st), names)
+}
+
+// fail says err and returns exit status 1.
+func (c *command) fail(err error) int {
+	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+	return 1
+}
+
+// usageError says err and returns exit status 2.
+func (c *command) usageError(err error) int {
+	c.fail(err)
+	return 2
+}
