@@ -273,13 +273,19 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 	if o == Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
-	detached := ctx.Done() == nil // a context that never ends needs no detaching
+	detached := false
 	cancel := context.CancelFunc(func() {})
 	defer func() { cancel() }()
 	detachOnce := func() {
-		if !detached {
+		if detached {
+			return
+		}
+		detached = true
+		// A context that never ends needs no detaching. Done is asked
+		// only here, off the happy path: on a fresh context.WithTimeout it
+		// makes the channel.
+		if ctx.Done() != nil {
 			ctx, cancel = detach(ctx)
-			detached = true
 		}
 	}
 	counted := false
@@ -297,10 +303,7 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
 			if b.sharer != nil {
-				if ctx.Err() != nil {
-					detachOnce()
-				}
-				w, err = b.countShared(ctx, r, p, rec, now, o, !counted)
+				w, err = b.countShared(ctx, r, p, rec, now, o, !counted) // a flush detaches itself
 			} else {
 				w, err = b.count(r, p, rec, now, o, !counted)
 			}

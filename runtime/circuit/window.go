@@ -62,6 +62,15 @@ const countMask = 1<<32 - 1
 // failure is set, else a success. The first call of a new epoch empties the
 // window; a call of an epoch that another call has since replaced is not
 // counted.
+//
+// The change of epoch is not atomic with the emptying that follows it, an
+// imprecision accepted to keep Add free of locks: a call counted at the
+// moment the epoch changes may be lost (another call of the new epoch
+// counted it before the emptying) or land in the new window (a call of the
+// old epoch that checked the epoch before the change counts after the
+// emptying). Only calls settling at that moment are concerned, one count
+// each, and the epoch changes only when a circuit closes again or is
+// cleared.
 func (c *WindowCells) Add(e uint64, b int64, failure bool) {
 	for h := c.epoch.Load(); h != e; h = c.epoch.Load() {
 		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {

@@ -99,7 +99,16 @@
 //     (0 admissions from a copy in the tests once the end is read, a few
 //     microseconds after the server's death), and a frozen one leaves
 //     copies for at most the stall bound. No copy is kept again until a new
-//     connection is tracking and has answered a PING.
+//     connection is tracking and has answered a PING; while new connections
+//     keep failing (tracking refused by an ACL), they are tried after pauses
+//     that double from a quarter of the stall bound up to 30 s.
+//   - The window counts of the rate rule live outside the prefix
+//     (WindowKey), so their flushes (each process's, every
+//     circuit.FlushBatch calls or circuit.FlushEvery) send no
+//     invalidations. A cached store is a
+//     circuit.Clock: it tells the server's time as its latest read
+//     returned it, carried forward on the monotonic clock, for the window
+//     buckets of calls settled on copies.
 //   - A read installs its record as a copy only if neither its key's
 //     invalidations nor the connection changed while it was in flight, so
 //     an invalidation that overtakes the reply of the read it invalidates is

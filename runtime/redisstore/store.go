@@ -35,6 +35,7 @@ type Store struct {
 var (
 	_ circuit.Store  = (*Store)(nil)
 	_ circuit.Binder = (*Store)(nil)
+	_ circuit.Clock  = (*Store)(nil)
 )
 
 // New returns a store that keeps each circuit's record at prefix +
@@ -57,7 +58,9 @@ func New(client redis.Scripter, prefix string) *Store {
 // cluster or shard of a ring); until that connection is up, and whenever it
 // is lost or the server is not heard from for stallBound
 // (DefaultStallBound when 0), there are no copies and every Load reads the
-// server. Close stops it.
+// server. While sessions keep failing (a server that refuses CLIENT
+// TRACKING, say through an ACL), the pause before the next one doubles,
+// from stallBound/4 up to 30 s. Close stops it.
 func NewCached(client redis.UniversalClient, prefix string, stallBound time.Duration) *Store {
 	if stallBound <= 0 {
 		stallBound = DefaultStallBound
@@ -78,6 +81,19 @@ func (s *Store) Close() error {
 		<-s.done
 	}
 	return nil
+}
+
+// Now returns the server's time as the store's latest read returned it,
+// carried forward on the local monotonic clock (circuit.Clock): the time
+// of the Breaker's decisions on copies, which come without the server's
+// time (the bucket of a window count). A store without copies, or before
+// its first read, returns the local wall clock; its Loads return the
+// server's time.
+func (s *Store) Now() time.Time {
+	if s.cache == nil {
+		return time.Now()
+	}
+	return s.cache.Now()
 }
 
 // Key returns the Redis key of the named circuit's record.
@@ -140,6 +156,7 @@ func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
 		return nil, now, err
 	}
 	if b.entry != nil {
+		b.s.cache.Saw(now)
 		b.s.cache.Install(b.entry, r, rec)
 	}
 	return rec, now, nil

@@ -31,20 +31,17 @@ const TrackerName = "circuitgen-invalidations"
 
 // track keeps the cache's invalidation stream going until ctx ends: one
 // session after another, each on fresh connections, with every copy dropped
-// between two sessions.
+// between two sessions, and pauses that grow while sessions keep failing
+// (copies.Cache.Keep).
 func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration) {
 	defer close(done)
-	for ctx.Err() == nil {
+	c.Keep(ctx, bound, func(ctx context.Context) error {
 		nodes, err := masters(ctx, client)
-		if err == nil {
-			err = session(ctx, c, client, nodes, prefix, bound)
+		if err != nil {
+			return err
 		}
-		c.Down()
-		select { // a pause before the next session, during which calls read the server
-		case <-ctx.Done():
-		case <-time.After(bound / 4):
-		}
-	}
+		return session(ctx, c, client, nodes, prefix, bound)
+	})
 }
 
 // masters returns the options of every server that holds records: the
@@ -102,14 +99,21 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	for i, opt := range nodes {
 		tc := redis.NewClient(trackerOptions(opt, prefix))
 		ps := tc.Subscribe(ctx, invalidations)
+		// A read waits up to bound whatever ctx says: closing the
+		// connection ends it when the session ends.
+		stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 		wg.Add(2)
 		go func() { // the reader: the connection's only reader
 			defer wg.Done()
 			defer tc.Close()
 			defer ps.Close()
+			defer stop()
 			first := true
 			for {
 				msg, err := ps.ReceiveTimeout(ctx, bound)
+				if ctx.Err() != nil {
+					return // the session is over: nothing to report
+				}
 				if err != nil {
 					c.Down() // at once: the other goroutines may take a while to stop
 					errc <- fmt.Errorf("redisstore: invalidations from %s: %w", opt.Addr, err)
@@ -153,7 +157,11 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 		}()
 	}
 	if _, ok := client.(*redis.Client); !ok {
-		go watchMasters(ctx, c, client, nodes, bound, errc)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watchMasters(ctx, c, client, nodes, bound, errc)
+		}()
 	}
 	select {
 	case err := <-errc:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -11,7 +12,10 @@ import (
 )
 
 // The window counts of the rate rule live in one hash per circuit and
-// window span, beside the record (WindowKey): the epoch (its incarnation
+// window span (WindowKey), outside the store's prefix: a cached store's
+// invalidation connections track every key under the prefix, and a flush
+// must not send every process of the fleet an invalidation (with an empty
+// prefix, which tracks every key, it does). The hash holds the epoch (its incarnation
 // hash "ei" and generation "eg") and, per bucket, its calls "c<bucket>" and
 // failures "f<bucket>". Each process flushes its counts in batches
 // (circuit.WindowSharer): one script per flush adds them, drops buckets
@@ -19,18 +23,32 @@ import (
 // windows after its last flush: the counts need not outlive a quiet spell.
 var _ circuit.WindowSharer = (*Store)(nil)
 
-// WindowKey returns the key of the named circuit's window counts of span w.
+// WindowKey returns the key of the named circuit's window counts of span
+// w: "circuitgen-window:" (or "Circuitgen-window:" when the prefix begins
+// with a "c", so that the key is never under the prefix), then the prefix,
+// the circuit's key and the span in milliseconds.
 func (s *Store) WindowKey(name string, w time.Duration) string {
-	return s.prefix + circuit.Key(name) + ":window:" + strconv.FormatInt(w.Milliseconds(), 10)
+	mark := "circuitgen-window:"
+	if strings.HasPrefix(s.prefix, "c") {
+		mark = "Circuitgen-window:"
+	}
+	return mark + s.prefix + circuit.Key(name) + ":" + strconv.FormatInt(w.Milliseconds(), 10)
 }
 
 // shareScript adds a flush to a window hash and returns its sums.
 //
 // KEYS[1] is the hash. ARGV: the epoch's incarnation hash and generation,
-// the latest bucket, the expiry in milliseconds, then bucket, calls,
-// failures for each bucket flushed.
+// the latest bucket, the expiry in milliseconds (two windows), then bucket,
+// calls, failures for each bucket flushed. Buckets that left the window by
+// the earlier of the server's time and the latest bucket are dropped; counts
+// of a bucket ahead of the server's time are not added.
 var shareScript = redis.NewScript(`
 local ei, eg, b = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- Buckets leave the window by the server's time (a bucket ahead, for
+-- rounding), not by a process's clock, which may be far ahead.
+local t = redis.call('TIME')
+local now = math.floor((tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * 10 / (tonumber(ARGV[4]) / 2)) + 1
+local drop = math.min(b, now)
 local cur = redis.call('HMGET', KEYS[1], 'ei', 'eg')
 local add = true
 if cur[1] ~= ei or tonumber(cur[2]) ~= eg then
@@ -43,7 +61,8 @@ if cur[1] ~= ei or tonumber(cur[2]) ~= eg then
 end
 if add then
   for i = 5, #ARGV, 3 do
-    if tonumber(ARGV[i]) > b - 10 then
+    local bk = tonumber(ARGV[i])
+    if bk > drop - 10 and bk <= now then
       redis.call('HINCRBY', KEYS[1], 'c' .. ARGV[i], ARGV[i+1])
       redis.call('HINCRBY', KEYS[1], 'f' .. ARGV[i], ARGV[i+2])
     end
@@ -56,7 +75,7 @@ for i = 1, #all, 2 do
   local kind = string.sub(k, 1, 1)
   if kind == 'c' or kind == 'f' then
     local bk = tonumber(string.sub(k, 2))
-    if bk <= b - 10 then
+    if bk <= drop - 10 then
       redis.call('HDEL', KEYS[1], k)
     elseif bk <= b then
       if kind == 'c' then calls = calls + tonumber(all[i+1]) else failures = failures + tonumber(all[i+1]) end

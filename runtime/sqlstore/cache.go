@@ -54,7 +54,12 @@ CREATE OR REPLACE TRIGGER circuitgen_notify_truncate AFTER TRUNCATE ON circuits
 // notifications (the same database and search_path as db). A goroutine
 // keeps that connection; until it is up, whenever it is lost, and when
 // nothing is heard on it for stallBound (DefaultStallBound when 0), there
-// are no copies and every Load reads the database. Close stops it.
+// are no copies and every Load reads the database; while sessions keep
+// failing, the pause before the next one doubles, from stallBound/4 up to
+// 30 s. Close stops it.
+//
+// NewCached asks the database, for up to stallBound, whether the trigger
+// exists, and returns ErrNoTrigger when it answers that it does not.
 func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*Store, error) {
 	s, err := New(db, Postgres)
 	if err != nil {
@@ -69,6 +74,9 @@ func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*S
 	// a deadline, not a cancel request.
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	if err := s.checkTrigger(stallBound); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
@@ -87,22 +95,34 @@ func (s *Store) Close() error {
 }
 
 // listenLoop keeps the listening connection until ctx ends: one session
-// after another, every copy dropped between two.
+// after another, every copy dropped between two, with pauses that grow
+// while sessions keep failing (copies.Cache.Keep).
 func listenLoop(ctx context.Context, c *copies.Cache, done chan<- struct{}, cfg *pgx.ConnConfig, bound time.Duration) {
 	defer close(done)
-	for ctx.Err() == nil {
-		_ = listenSession(ctx, c, cfg, bound)
-		c.Down()
-		select {
-		case <-ctx.Done():
-		case <-time.After(bound / 4):
-		}
-	}
+	c.Keep(ctx, bound, func(ctx context.Context) error { return listenSession(ctx, c, cfg, bound) })
 }
 
-// errNoTrigger is a session's error when Migrate has not created the
-// trigger: no copies then.
-var errNoTrigger = errors.New("sqlstore: the circuits table has no circuitgen_notify trigger (run Migrate): no copies")
+// ErrNoTrigger is NewCached's error when the circuits table has no
+// notify trigger (Migrate creates it): without its notifications, copies
+// could not be kept.
+var ErrNoTrigger = errors.New("sqlstore: the circuits table has no circuitgen_notify trigger (run Migrate)")
+
+// triggerQuery counts the notify triggers on circuits.
+const triggerQuery = `SELECT count(*) FROM pg_trigger WHERE tgname = 'circuitgen_notify' AND tgrelid = 'circuits'::regclass`
+
+// checkTrigger returns ErrNoTrigger when the database answers, within
+// bound, that the circuits table has no notify trigger. Any other answer
+// (no database yet, no table yet) is left to the listening goroutine and
+// to Load to report.
+func (s *Store) checkTrigger(bound time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	var n int
+	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&n); err == nil && n == 0 {
+		return ErrNoTrigger
+	}
+	return nil
+}
 
 // listenSession connects, LISTENs, marks the cache live and applies
 // notifications until the connection fails or is silent beyond bound (it
@@ -122,12 +142,12 @@ func listenSession(ctx context.Context, c *copies.Cache, cfg *pgx.ConnConfig, bo
 	}
 	var n int
 	if err := bounded(func(ctx context.Context) error {
-		return conn.QueryRow(ctx, `SELECT count(*) FROM pg_trigger WHERE tgname = 'circuitgen_notify' AND tgrelid = 'circuits'::regclass`).Scan(&n)
+		return conn.QueryRow(ctx, triggerQuery).Scan(&n)
 	}); err != nil {
 		return err
 	}
 	if n == 0 {
-		return errNoTrigger
+		return ErrNoTrigger
 	}
 	if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, "LISTEN "+channel); return err }); err != nil {
 		return err
@@ -187,9 +207,25 @@ func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 	r := b.s.cache.Begin(b.entry)
 	rec, now, err := b.s.Load(ctx, b.name)
 	if err == nil {
+		b.s.cache.Saw(now)
 		b.s.cache.Install(b.entry, r, rec)
 	}
 	return rec, now, err
+}
+
+var _ circuit.Clock = (*Store)(nil)
+
+// Now returns the database's time as the store's latest read returned it,
+// carried forward on the local monotonic clock (circuit.Clock): the time
+// of the Breaker's decisions on copies, which come without the database's
+// time (the bucket of a window count). A store without copies, or before
+// its first read, returns the local wall clock; its Loads return the
+// database's time.
+func (s *Store) Now() time.Time {
+	if s.cache == nil {
+		return time.Now()
+	}
+	return s.cache.Now()
 }
 
 // Replace is Store.Replace, except that a cached store refuses a prev that

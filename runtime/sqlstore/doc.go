@@ -51,7 +51,8 @@
 // insert, update and delete, whoever makes it; an empty payload after a TRUNCATE), to a
 // dedicated pgx connection that LISTENs and pings every quarter of the
 // stall bound when nothing arrives. Without the trigger (a database migrated
-// by an older version) the store keeps no copies. The channel is per
+// by an older version) NewCached returns ErrNoTrigger; a trigger dropped
+// later leaves the store without copies, retrying ever less often. The channel is per
 // database: stores on other schemas of the same database drop copies on
 // each other's changes, which costs reads, never correctness.
 //

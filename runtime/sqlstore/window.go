@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -46,14 +47,19 @@ const (
 const windowFunction = `CREATE OR REPLACE FUNCTION circuit_share_window(p_name TEXT, p_span BIGINT, p_bucket BIGINT,
 	p_inc BIGINT, p_gen BIGINT, p_buckets BIGINT[], p_calls BIGINT[], p_failures BIGINT[],
 	OUT calls BIGINT, OUT failures BIGINT) AS $f$
+DECLARE
+	-- Buckets leave the window by the database's time (a bucket ahead, for
+	-- rounding), not by a process's clock, which may be far ahead.
+	v_now BIGINT := floor(extract(epoch FROM clock_timestamp()) * 10000 / p_span)::BIGINT + 1;
+	v_drop BIGINT := LEAST(p_bucket, v_now);
 BEGIN
 	DELETE FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
-		AND (w.bucket <= p_bucket - 10 OR w.epoch_inc <> p_inc OR w.epoch_gen < p_gen);
+		AND (w.bucket <= v_drop - 10 OR w.epoch_inc <> p_inc OR w.epoch_gen < p_gen);
 	IF NOT EXISTS (SELECT 1 FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 			AND w.epoch_inc = p_inc AND w.epoch_gen > p_gen) THEN
 		INSERT INTO circuit_windows AS w (name, span_ms, bucket, epoch_inc, epoch_gen, calls, failures)
 			SELECT p_name, p_span, u.b, p_inc, p_gen, u.c, u.f FROM unnest(p_buckets, p_calls, p_failures) AS u(b, c, f)
-			WHERE u.b > p_bucket - 10
+			WHERE u.b > v_drop - 10 AND u.b <= v_now
 		ON CONFLICT (name, span_ms, bucket) DO UPDATE SET calls = w.calls + excluded.calls, failures = w.failures + excluded.failures;
 	END IF;
 	SELECT COALESCE(sum(w.calls), 0), COALESCE(sum(w.failures), 0) INTO calls, failures FROM circuit_windows w
@@ -92,7 +98,7 @@ func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e
 		err = s.db.QueryRowContext(ctx, "SELECT calls, failures FROM circuit_share_window($1, $2, $3, $4, $5, $6, $7, $8)",
 			append(args, bs, cs, fs)...).Scan(&calls, &failures)
 	} else {
-		calls, failures, err = s.shareLocal(ctx, args, b, add)
+		calls, failures, err = s.shareLocal(ctx, args, b, circuit.Bucket(time.Now(), w), add)
 	}
 	if err != nil {
 		return circuit.Counts{}, fmt.Errorf("sqlstore: window %s: %w", name, err)
@@ -103,8 +109,14 @@ func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e
 	return circuit.Counts{Calls: uint64(calls), Failures: uint64(failures)}, nil
 }
 
-// shareLocal is the flush as a transaction, for SQLite.
-func (s *Store) shareLocal(ctx context.Context, args []any, b int64, add []circuit.BucketCounts) (calls, failures int64, err error) {
+// shareLocal is the flush as a transaction, for SQLite. Buckets leave the
+// window by the earlier of b and now, the local clock's bucket (one ahead,
+// for rounding, as on PostgreSQL); counts of a bucket ahead of it are not
+// added.
+func (s *Store) shareLocal(ctx context.Context, args []any, b, now int64, add []circuit.BucketCounts) (calls, failures int64, err error) {
+	drop := min(b, now+1)
+	dargs := slices.Clone(args)
+	dargs[2] = drop
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, err
@@ -114,7 +126,7 @@ func (s *Store) shareLocal(ctx context.Context, args []any, b int64, add []circu
 			_ = tx.Rollback()
 		}
 	}()
-	if _, err = tx.ExecContext(ctx, windowDelete, args...); err != nil {
+	if _, err = tx.ExecContext(ctx, windowDelete, dargs...); err != nil {
 		return 0, 0, err
 	}
 	var newer int
@@ -122,8 +134,11 @@ func (s *Store) shareLocal(ctx context.Context, args []any, b int64, add []circu
 		return 0, 0, err
 	}
 	for _, c := range add {
-		if newer > 0 || c.Bucket <= b-circuit.WindowBuckets {
+		if newer > 0 {
 			break
+		}
+		if c.Bucket <= drop-circuit.WindowBuckets || c.Bucket > now+1 {
+			continue // out of the window; the others are in no order
 		}
 		if _, err = tx.ExecContext(ctx, windowAdd, append(args, c.Bucket, int64(c.Calls), int64(c.Failures))...); err != nil {
 			return 0, 0, err

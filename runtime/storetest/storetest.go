@@ -28,7 +28,8 @@
 // probe after the cooldown closes it with a new generation, and many
 // concurrent callers after the cooldown admit exactly one probe. A store
 // that is a circuit.WindowSharer has its side of the batched window checked
-// (flushes add up, old buckets and epochs drop out). With a
+// (flushes add up, old buckets and epochs drop out, by the server's time
+// rather than a process's clock that runs ahead). With a
 // Corrupt hook it also checks that a corrupt record is reported as such,
 // fails closed, and is removed by Breaker.Clear.
 //
@@ -112,6 +113,7 @@ func Run(t *testing.T, cfg Config) {
 		{"BreakerOpensAndRecovers", testBreakerOpensAndRecovers},
 		{"BreakerOneProbe", testBreakerOneProbe},
 		{"ShareWindow", testShareWindow},
+		{"SkewedFlush", testSkewedFlush},
 	}
 	if cfg.Corrupt != nil {
 		tests = append(tests,

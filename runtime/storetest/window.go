@@ -47,3 +47,39 @@ func testShareWindow(t *testing.T, cfg Config) {
 		t.Errorf("after a flush of the earlier generation = %+v, want the current generation's call only", got)
 	}
 }
+
+// testSkewedFlush checks that a flush from a process whose clock is far
+// ahead of the server's does not drop the window's current buckets: the
+// server drops buckets by its own time, as a Load returns it.
+func testSkewedFlush(t *testing.T, cfg Config) {
+	s := cfg.Open(t)
+	ws, ok := circuit.StoreAs[circuit.WindowSharer](s)
+	if !ok {
+		t.Skipf("%T is not a circuit.WindowSharer", s)
+	}
+	ctx := t.Context()
+	_, now, err := s.Load(ctx, circuitName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	const w = time.Minute
+	const e = 7<<32 | 1
+	bk := circuit.Bucket(now, w)
+	add := []circuit.BucketCounts{{Bucket: bk, Counts: circuit.Counts{Calls: 3, Failures: 2}}}
+	if _, err := ws.ShareWindow(ctx, circuitName, w, e, bk, add); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.ShareWindow(ctx, circuitName, w, e, bk+1000, nil); err != nil { // an hour and a half ahead
+		t.Fatal(err)
+	}
+	n, err := ws.ShareWindow(ctx, circuitName, w, e, bk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (circuit.Counts{Calls: 3, Failures: 2}); n != want {
+		t.Errorf("after a skewed process's flush the window = %+v, want %+v", n, want)
+	}
+}

@@ -49,6 +49,9 @@ type Cache struct {
 	validUntil atomic.Int64
 	origin     time.Time
 
+	ups   atomic.Uint64              // calls of Up, for Keep
+	clock atomic.Pointer[serverTime] // the server's time as last seen (clock.go)
+
 	entries sync.Map // key → *Entry
 	copies  sync.Map // weak.Pointer[circuit.Record] of every copy → struct{}
 }
@@ -169,7 +172,10 @@ func (c *Cache) InvalidateAll() {
 }
 
 // Up marks the stream live: reads that begin from now on may install copies.
-func (c *Cache) Up() { c.live.Store(true) }
+func (c *Cache) Up() {
+	c.ups.Add(1)
+	c.live.Store(true)
+}
 
 // Live reports whether the stream is live.
 func (c *Cache) Live() bool { return c.live.Load() }

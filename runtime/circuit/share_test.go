@@ -1,0 +1,149 @@
+package circuit_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// sharedStore is a memStore that keeps shared window counts as a server
+// would (circuit.WindowSharer), one flush at a time, and can hold a flush
+// on its way (hold) to let others overtake it.
+type sharedStore struct {
+	*memStore
+	mu       sync.Mutex
+	counts   map[int64]circuit.Counts // by bucket, one epoch: the tests' circuits keep theirs
+	flushes  int
+	inFlight int
+	maxIn    int           // the most flushes in flight at once
+	fail     error         // when set, the next flush fails with it, counting nothing
+	hold     chan struct{} // when set, the next flush waits on it (after taking its reply)
+	held     chan struct{} // closed when that flush is waiting
+}
+
+func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []circuit.BucketCounts) (circuit.Counts, error) {
+	s.mu.Lock()
+	if err := s.fail; err != nil {
+		s.fail = nil
+		s.mu.Unlock()
+		return circuit.Counts{}, err
+	}
+	s.flushes++
+	s.inFlight++
+	s.maxIn = max(s.maxIn, s.inFlight)
+	if s.counts == nil {
+		s.counts = map[int64]circuit.Counts{}
+	}
+	for _, c := range add {
+		n := s.counts[c.Bucket]
+		n.Calls += c.Calls
+		n.Failures += c.Failures
+		s.counts[c.Bucket] = n
+	}
+	var sum circuit.Counts
+	for bk, n := range s.counts {
+		if bk > b-circuit.WindowBuckets && bk <= b {
+			sum.Calls += n.Calls
+			sum.Failures += n.Failures
+		}
+	}
+	hold, held := s.hold, s.held
+	s.hold = nil
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	if hold != nil {
+		close(held)
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return circuit.Counts{}, ctx.Err()
+		}
+	}
+	return sum, nil
+}
+
+// sharedPolicy is the tests' rate rule: it never opens on their calls.
+var sharedPolicy = circuit.Policy{FailureRate: 0.5, MinCalls: 1000, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
+
+// newShared returns a Breaker over a sharedStore, on a test clock.
+func newShared(t *testing.T) (*circuit.Breaker, *sharedStore, *testenv.Clock) {
+	clock := newClock()
+	s := &sharedStore{memStore: newMemStore(t, clock)}
+	return circuit.New(s, circuit.WithClock(clock.Now)), s, clock
+}
+
+// TestOneFlushInFlight checks that a process has one window flush in
+// flight at a time: a flush that overtook a slower one would have its
+// newer server counts overwritten by the slower one's older reply.
+func TestOneFlushInFlight(t *testing.T) {
+	b, s, clock := newShared(t)
+	ctx := t.Context()
+	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil { // creates the record; flushes
+		t.Fatal(err)
+	}
+	clock.Advance(circuit.FlushEvery)
+	release := make(chan struct{})
+	held := make(chan struct{})
+	s.mu.Lock()
+	s.hold, s.held = release, held
+	s.mu.Unlock()
+	slow := make(chan error, 1)
+	go func() { slow <- b.Run(ctx, "billing-api", sharedPolicy, succeed) }()
+	<-held
+	for range 2 * circuit.FlushBatch { // enough to flush twice over
+		if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.maxIn != 1 {
+		t.Errorf("%d flushes were in flight at once, want 1", s.maxIn)
+	}
+}
+
+// TestFailedFlushKeepsCounts checks that the counts of a flush that failed
+// are sent by the next one.
+func TestFailedFlushKeepsCounts(t *testing.T) {
+	b, s, clock := newShared(t)
+	ctx := t.Context()
+	for range circuit.FlushBatch { // the first flushes at once; 99 wait
+		if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	down := errors.New("server down")
+	s.mu.Lock()
+	s.fail = down
+	s.mu.Unlock()
+	// The 100th waiting call flushes the batch; the server fails it.
+	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); !errors.Is(err, down) {
+		t.Fatalf("Run whose flush failed = %v, want %v", err, down)
+	}
+	clock.Advance(circuit.FlushEvery)
+	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var calls uint64
+	for _, n := range s.counts {
+		calls += n.Calls
+	}
+	if want := uint64(circuit.FlushBatch + 2); calls != want {
+		t.Errorf("server counts %d calls, want %d: a failed flush's counts are sent again", calls, want)
+	}
+}

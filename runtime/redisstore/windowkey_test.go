@@ -1,0 +1,73 @@
+package redisstore_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestFlushNotBroadcast checks that a window flush sends no invalidation
+// to the processes that track the store's prefix: its key lies outside
+// that prefix, or every flush would reach every process of the fleet.
+// A record's change, for contrast, reaches them.
+func TestFlushNotBroadcast(t *testing.T) {
+	s, c := newStore(t)
+	ctx := t.Context()
+	const name = "billing-api"
+	for _, prefix := range []string{redisstore.DefaultPrefix, "c", "C", "w"} {
+		if k := redisstore.New(c, prefix).WindowKey(name, time.Minute); strings.HasPrefix(k, prefix) {
+			t.Errorf("window key %s is under its store's prefix %q", k, prefix)
+		}
+	}
+	// A connection of the test's own that tracks the prefix, as a cached
+	// store's does.
+	opt := *c.Options()
+	opt.Protocol, opt.PoolSize, opt.ClientName = 2, 1, "circuitgen-test-tracker"
+	sub := redis.NewClient(&opt)
+	defer sub.Close()
+	ps := sub.Subscribe(ctx, "__redis__:invalidate")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
+		t.Fatal(err)
+	}
+	id := trackerID(t, c, opt.ClientName)
+	conn := c.Conn()
+	defer conn.Close()
+	prefix := strings.TrimSuffix(s.Key(name), circuit.Key(name))
+	if err := conn.Do(ctx, "CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST", "PREFIX", prefix).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e := uint64(7<<32 | 1)
+	if _, err := s.ShareWindow(ctx, name, time.Minute, e, 100, []circuit.BucketCounts{{Bucket: 100, Counts: circuit.Counts{Calls: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := ps.ReceiveTimeout(ctx, 200*time.Millisecond); err == nil {
+		t.Errorf("a flush sent %v to the processes that track the prefix", msg)
+	}
+	if err := c.Set(ctx, s.Key(name), "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ps.ReceiveTimeout(ctx, 2*time.Second); err != nil {
+		t.Errorf("a change of the record sent no invalidation: %v (the test's tracking is broken)", err)
+	}
+}
+
+// trackerID returns the id of the one connection named name.
+func trackerID(t *testing.T, c *redis.Client, name string) string {
+	t.Helper()
+	list, err := c.ClientList(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(list, "\n") {
+		if strings.Contains(line, " name="+name+" ") {
+			return strings.TrimPrefix(strings.Fields(line)[0], "id=")
+		}
+	}
+	t.Fatalf("no connection named %s in %s", name, list)
+	return ""
+}
