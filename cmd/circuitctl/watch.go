@@ -18,8 +18,9 @@ import (
 // watchInterval is how often state -watch reads the circuits. A reading
 // goes through the store's own change signal where it has one, so that
 // unchanged records cost nothing: the file store's change index (no file
-// read), Redis's server-assisted invalidation (no round trip; storeurl turns
-// it on). Elsewhere it is one round trip per circuit. Listing the circuits
+// read), Redis's server-assisted invalidation and PostgreSQL's LISTEN/NOTIFY
+// (no round trip; storeurl turns them on). Elsewhere it is one round trip
+// per circuit. Listing the circuits
 // (when none are named) reads the store each time.
 const watchInterval = time.Second
 

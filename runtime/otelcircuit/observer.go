@@ -33,10 +33,10 @@ var outcomes = []circuit.Outcome{circuit.Ignored, circuit.Success, circuit.Failu
 // is given to (circuit.WithObserver) as OTel metrics and span events. It is
 // safe for concurrent use.
 //
-// A call costs one atomic addition: calls and rejections are counted in
-// memory and reported as asynchronous counters when the meter provider
-// collects, so that the happy path does not pay for the SDK's attribute
-// lookups. Transitions, which are rare, go through a synchronous counter
+// A call costs a lookup of its circuit's counts (a sync.Map read) and one
+// atomic addition: calls and rejections are counted in memory and reported
+// as asynchronous counters when the meter provider collects, so that the
+// happy path does not pay for the SDK's attribute lookups. Transitions, which are rare, go through a synchronous counter
 // with the caller's context (and so may carry exemplars).
 type Observer struct {
 	transitions metric.Int64Counter

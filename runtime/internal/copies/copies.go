@@ -20,10 +20,12 @@ import (
 // invalidation stream is live and only until the server says the record
 // changed. The rules:
 //
-//   - only a closed record is copied, and a copy is served without the
-//     server's time: the Breaker needs no time to admit a call in the closed
-//     state, nor to find that a Success with no failures counted (or an
-//     Ignored outcome) changes nothing;
+//   - only a closed record is copied, and a copy is served without a read
+//     of the server's time: the Breaker needs no time to admit a call in the
+//     closed state, nor to find that a Success with no failures counted (or
+//     an Ignored outcome) changes nothing; when it does need one (a
+//     failure-rate window's bucket), the store's clock is the server's time
+//     of its latest read carried forward on the local monotonic clock;
 //   - a Replace whose previous record is a copy is refused at once with
 //     circuit.ErrConflict, and the copy dropped, so that the Breaker decides
 //     again on a record read from the server with the server's time: every
