@@ -34,6 +34,8 @@ func runClear(args []string, stdout, stderr io.Writer) int {
 		if !*yes && !confirm(stderr, "clear", name, fmt.Sprintf("clear circuit %s in %s? [y/N] ", name, st)) {
 			return 1
 		}
+		ctx, cancel := c.renew() // -timeout bounds the write, not the operator's answer
+		defer cancel()
 		if err := b.Clear(ctx, name); err != nil {
 			return c.fail(err)
 		}

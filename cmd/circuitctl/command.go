@@ -19,6 +19,8 @@ type command struct {
 	fs     *flag.FlagSet
 	store  storeFlags
 	stderr io.Writer
+	// renew gives a new context bounded by -timeout, once the store is open.
+	renew func() (context.Context, context.CancelFunc)
 }
 
 // newCommand returns the command verb (state, open, clear), which -h
@@ -63,7 +65,7 @@ func (c *command) run(args []string, one bool, check func() error, do func(ctx c
 			return c.usageError(err)
 		}
 	}
-	st, ctx, done, err := c.store.open()
+	st, ctx, renew, done, err := c.store.open()
 	if err != nil {
 		if isUsage(err) {
 			return c.usageError(err)
@@ -71,6 +73,7 @@ func (c *command) run(args []string, one bool, check func() error, do func(ctx c
 		return c.fail(err)
 	}
 	defer done()
+	c.renew = renew
 	return do(ctx, st, circuit.New(st), names)
 }
 

@@ -33,6 +33,8 @@ func runOpen(args []string, stdout, stderr io.Writer) int {
 		if !*yes && !confirm(stderr, "open", name, fmt.Sprintf("force circuit %s open in %s for %v? [y/N] ", name, st, *d)) {
 			return 1
 		}
+		ctx, cancel := c.renew() // -timeout bounds the write, not the operator's answer
+		defer cancel()
 		if err := b.ForceOpen(ctx, name, *d); err != nil {
 			if se, ok := errors.AsType[*circuit.StateError](err); ok && se.Corrupt() {
 				err = fmt.Errorf("%w (circuitctl clear removes the corrupt record)", err)

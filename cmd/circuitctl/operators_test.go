@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -467,5 +468,23 @@ func TestClearAsksOnTerminal(t *testing.T) {
 		if code != tt.wantCode || !strings.Contains(out, "clear circuit payments in "+storeURL+"? [y/N]") || !strings.Contains(out, tt.wantOut) {
 			t.Fatalf("answer %q: exit %d, output:\n%s", tt.answer, code, out)
 		}
+	}
+}
+
+// TestSlowAnswerStillClears: -timeout bounds the store's work, not the
+// operator's answer: a "y" given after the timeout has passed still clears.
+func TestSlowAnswerStillClears(t *testing.T) {
+	storeURL, _, _ := setupFile(t)
+	cmd := onTerminal(t, t.Context(), "clear -timeout 300ms -store '"+storeURL+"' payments")
+	pr, pw := io.Pipe()
+	cmd.Stdin = pr
+	go func() {
+		time.Sleep(900 * time.Millisecond)
+		_, _ = io.WriteString(pw, "y\n")
+		_ = pw.Close()
+	}()
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(string(out), "cleared circuit payments") {
+		t.Fatalf("answered after the timeout: exit %d, output:\n%s", code, out)
 	}
 }

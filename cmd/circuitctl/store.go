@@ -33,22 +33,25 @@ func addStoreFlags(fs *flag.FlagSet) storeFlags {
 }
 
 // open opens the store the flags (or the environment) name, with a context
-// that ends at the timeout or on an interrupt. The caller calls done.
-func (f storeFlags) open() (st *storeurl.Store, ctx context.Context, done func(), err error) {
+// that ends at the timeout or on an interrupt, and renew, which gives a new
+// one of those (for the write that follows a confirmation, however long the
+// operator took to answer). The caller calls done.
+func (f storeFlags) open() (st *storeurl.Store, ctx context.Context, renew func() (context.Context, context.CancelFunc), done func(), err error) {
 	raw := *f.url
 	if raw == "" {
 		raw = os.Getenv(storeEnv)
 	}
 	if raw == "" {
-		return nil, nil, nil, errNoStore
+		return nil, nil, nil, nil, errNoStore
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	ctx, cancel := context.WithTimeout(ctx, *f.timeout)
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	renew = func() (context.Context, context.CancelFunc) { return context.WithTimeout(sig, *f.timeout) }
+	ctx, cancel := renew()
 	st, err = storeurl.Open(ctx, raw)
 	if err != nil {
 		cancel()
 		stop()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return st, ctx, func() { _ = st.Close(); cancel(); stop() }, nil
+	return st, ctx, renew, func() { _ = st.Close(); cancel(); stop() }, nil
 }
