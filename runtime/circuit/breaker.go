@@ -47,6 +47,7 @@ type ref struct {
 	win     atomic.Pointer[window]    // the window last used (window.go)
 	wins    sync.Map                  // window span → *WindowCells, when the store keeps none
 	batches sync.Map                  // window span → *batch, for a WindowSharer (share.go)
+	batch   atomic.Pointer[batch]     // the batch last used
 }
 
 // ref returns the bound circuit name, validating the name the first time.

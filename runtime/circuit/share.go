@@ -71,6 +71,18 @@ type batch struct {
 	lastFlush time.Time
 }
 
+// batchFor returns the circuit's batch for windows of span w: the one last
+// used (a circuit has one policy, in practice), found without allocating.
+func (r *ref) batchFor(w time.Duration) *batch {
+	if bt := r.batch.Load(); bt != nil && bt.span == w {
+		return bt
+	}
+	v, _ := r.batches.LoadOrStore(w, &batch{span: w})
+	bt := v.(*batch)
+	r.batch.Store(bt)
+	return bt
+}
+
 // flushEvery is FlushEvery for a window of span w.
 func flushEvery(w time.Duration) time.Duration { return min(FlushEvery, w/WindowBuckets) }
 
@@ -82,8 +94,7 @@ func flushEvery(w time.Duration) time.Duration { return min(FlushEvery, w/Window
 // (bounded by settleTimeout), and when it fails its counts go back to the
 // batch, to be sent by the next flush.
 func (b *Breaker) countShared(ctx context.Context, r *ref, p Policy, rec *Record, now time.Time, o Outcome, add bool) (Counts, error) {
-	v, _ := r.batches.LoadOrStore(p.Window, &batch{span: p.Window})
-	bt := v.(*batch)
+	bt := r.batchFor(p.Window)
 	e, bk := WindowEpoch(rec), Bucket(now, p.Window)
 
 	bt.mu.Lock()

@@ -147,3 +147,24 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 		t.Errorf("server counts %d calls, want %d: a failed flush's counts are sent again", calls, want)
 	}
 }
+
+// TestSharedWindowCallAllocs: a healthy call counted in a shared window
+// (a WindowSharer's batch) allocates nothing between flushes: the batch is
+// found, not built anew and thrown away, on every call.
+func TestSharedWindowCallAllocs(t *testing.T) {
+	b, _, _ := newShared(t)
+	ctx := t.Context()
+	c := b.Circuit("billing-api", sharedPolicy)
+	op := func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
+	if err := c.Run(ctx, op); err != nil { // creates the record; flushes
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(circuit.FlushBatch/2-2, func() {
+		if err := c.Run(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a healthy call counted in a shared window, want 0", allocs)
+	}
+}
