@@ -11,11 +11,6 @@ import (
 // TestCheckFromEnvironment checks that CIRCUITGEN_CHECK=1 acts as -check,
 // as .ci/stale runs every //go:generate line.
 func TestCheckFromEnvironment(t *testing.T) {
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs("testdata")
-	t.Cleanup(func() { os.Remove(abs) }) // only when empty
 	chdir(t, writePackage(t, apiSrc))
 	tests := []struct {
 		env      string
@@ -50,12 +45,7 @@ func TestCheckFromEnvironment(t *testing.T) {
 // checks every package they name, with the previous outputs present, as CI
 // runs it from a module's root.
 func TestCheckPatterns(t *testing.T) {
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs("testdata")
-	t.Cleanup(func() { os.Remove(abs) }) // only when empty
-	root, err := os.MkdirTemp("testdata", "multi")
+	root, err := os.MkdirTemp(testdata(t), "multi")
 	if err != nil {
 		t.Fatal(err)
 	}

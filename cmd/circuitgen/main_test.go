@@ -14,11 +14,23 @@ func chdir(t *testing.T, dir string) {
 	t.Chdir(dir)
 }
 
+// testdata makes the package's testdata directory, removed after the test
+// when it is empty, and returns its relative path.
+func testdata(t *testing.T) string {
+	t.Helper()
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("testdata")
+	t.Cleanup(func() { os.Remove(abs) }) // only when empty
+	return "testdata"
+}
+
 // writePackage writes an annotated package into a directory of the module
 // (testdata is ignored by ./... but loads by its path) and returns it.
 func writePackage(t *testing.T, src string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("testdata", "case")
+	dir, err := os.MkdirTemp(testdata(t), "case")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +53,6 @@ type API interface {
 `
 
 func TestGenCheckAndErrors(t *testing.T) {
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs("testdata")
-	t.Cleanup(func() { os.Remove(abs) }) // only when empty
 	dir := writePackage(t, apiSrc)
 	chdir(t, dir)
 	var stdout, stderr bytes.Buffer
@@ -116,11 +123,6 @@ func TestUsage(t *testing.T) {
 // TestOutMustBeAGoFile checks that -out is held to the manifest's output
 // rules: a .go file that is not a test file.
 func TestOutMustBeAGoFile(t *testing.T) {
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs("testdata")
-	t.Cleanup(func() { os.Remove(abs) }) // only when empty
 	chdir(t, writePackage(t, apiSrc))
 	tests := []struct {
 		out, want string
