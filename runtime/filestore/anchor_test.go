@@ -167,16 +167,7 @@ func TestAnchorChangedInPlace(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			f, err := os.OpenFile(target, os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var later [8]byte
-			binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
-			if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
+			setAnchor(t, target, valid+int64(time.Hour))
 			if renamed {
 				if err := os.Rename(target, index); err != nil {
 					t.Fatal(err)
@@ -275,16 +266,7 @@ func TestDecisionByAnEarlierClockRedone(t *testing.T) {
 	next.Version++
 	next.UpdatedAt = s.Now() // decided by the anchor the index has now
 	valid := s.m.Load().anchor
-	f, err := os.OpenFile(filepath.Join(dir, indexName), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var earlier [8]byte
-	binary.NativeEndian.PutUint64(earlier[:], uint64(valid-int64(time.Hour)))
-	if _, err := f.WriteAt(earlier[:], hdrAnchor); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	setAnchor(t, filepath.Join(dir, indexName), valid-int64(time.Hour))
 	s.clk.Store(nil) // another goroutine's write noticed first, and reset the clock
 	if err := s.Replace(ctx, "api", prev, &next); !errors.Is(err, circuit.ErrConflict) {
 		t.Fatalf("a decision made by the later anchor, written after the earlier was taken: %v, want ErrConflict", err)
@@ -318,20 +300,27 @@ func TestUnrestoredKeepPoisoned(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, indexName)); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, indexKeepName), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var later [8]byte
-	binary.NativeEndian.PutUint64(later[:], uint64(valid+int64(time.Hour)))
-	if _, err := f.WriteAt(later[:], hdrAnchor); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	setAnchor(t, filepath.Join(dir, indexKeepName), valid+int64(time.Hour))
 	if ran, _ := failN(ctx, wb, "api", 2); ran != 2 { // the writer opens the circuit on a new index
 		t.Fatalf("writer: %d of 2 calls ran", ran)
 	}
 	if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateOpen {
 		t.Fatalf("reader right after the writer opened the circuit on a new index: %+v, %v; want open", snap, err)
+	}
+}
+
+// setAnchor writes anchor into the header of the index file at path, in
+// place, as someone editing it by hand would.
+func setAnchor(t *testing.T, path string, anchor int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var word [8]byte
+	binary.NativeEndian.PutUint64(word[:], uint64(anchor))
+	if _, err := f.WriteAt(word[:], hdrAnchor); err != nil {
+		t.Fatal(err)
 	}
 }
