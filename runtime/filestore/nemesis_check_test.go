@@ -21,6 +21,7 @@ package filestore
 //	N <op> <boot> <state> <gen> <failures> <exists> a snapshot
 //	T <op> <circuit> <from> <to> <gen> <failures> <at> <boot>
 //	                                                a transition this op committed (an Observer)
+//	O <boot> <message>                              Open refused the state directory (a *DirError)
 //
 // A result is "ok", "open:<state>", "state:<op>[:ran][:corrupt]", "ctx" or
 // "other"; a message is a quoted string.
@@ -140,6 +141,10 @@ func parseHistory(r io.Reader) ([]*nOp, error) {
 				return rest[i]
 			}
 			return s
+		}
+		if f[0] == "O" {
+			order = append(order, &nOp{kind: "open", call: num(1), ret: num(1), result: "dir", msg: quoted(2)})
+			continue
 		}
 		if f[0] == "C" {
 			if len(f) != 5 {
@@ -347,8 +352,8 @@ func failedWrites(ops []*nOp, unwritable []nSpan) ([]nViolation, int) {
 
 // nStats are the figures of a history.
 type nStats struct {
-	calls, admitted, probes, rejected, stateErrors, ctxErrors, snapshots, clears, transitions int
-	anchors                                                                                   int64 // the spread of the store's clock anchors seen, ns
+	calls, admitted, probes, rejected, stateErrors, ctxErrors, snapshots, clears, transitions, opensRefused int
+	anchors                                                                                                 int64 // the spread of the store's clock anchors seen, ns
 }
 
 func historyStats(ops []*nOp) nStats {
@@ -362,6 +367,9 @@ func historyStats(ops []*nOp) nStats {
 			continue
 		case "clear":
 			st.clears++
+			continue
+		case "open":
+			st.opensRefused++
 			continue
 		}
 		st.calls++

@@ -390,7 +390,8 @@ func (n *nemesis) report(ops []*nOp, violations []nViolation) {
 		st.calls, len(n.all), st.admitted, st.probes, st.rejected, st.stateErrors, st.ctxErrors, st.snapshots, st.clears,
 		st.transitions, time.Duration(st.anchors))
 	_, failed := failedWrites(ops, n.log.unwritable)
-	t.Logf("%d writes failed while the directory was unwritable (%d spans)", failed, len(n.log.unwritable))
+	t.Logf("%d writes failed while the directory was unwritable (%d spans); Open refused the directory %d times",
+		failed, len(n.log.unwritable), st.opensRefused)
 	t.Logf("violations: %d %v", len(violations), byKind)
 	if near := n.preceding(violations, 3*time.Second); near != "" {
 		t.Logf("faults in the 3s before the timed violations: %s", near)

@@ -8,7 +8,7 @@ package filestore
 // appends what happened to its history file (nemesis_check_test.go has the
 // format). It takes commands on its standard input:
 //
-//	go            start the calls: nemesisGoroutines loops of random calls
+//	go            open the store (open) and start the calls: nemesisGoroutines loops of random calls
 //	limit N       set its RLIMIT_NOFILE soft limit to N (the nemesis's fd exhaustion)
 //	limit restore set it back
 //	stop          finish the calls in flight, then say "stopped"
@@ -140,7 +140,7 @@ func quoteErr(err error) string {
 
 // nemWorker is a worker's state: its store, its history, its op counter.
 type nemWorker struct {
-	s    *Store
+	s    *Store // once opened (open)
 	h    *nemHistory
 	id   string
 	mu   sync.Mutex
@@ -283,6 +283,27 @@ func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
 	}
 }
 
+// open opens the store, the first time the worker needs it. A directory
+// Open refuses (a *DirError: the nemesis made it read-only, say) is noted
+// in the history and tried again every 20ms, as a service restarted by its
+// supervisor would; any other error ends the worker.
+func (w *nemWorker) open() error {
+	for w.s == nil {
+		s, err := Open(os.Getenv(envNemDir))
+		var de *DirError
+		switch {
+		case err == nil:
+			w.s = s
+		case errors.As(err, &de):
+			w.h.add("O %d %s", bootNanos(), quoteErr(err))
+			time.Sleep(20 * time.Millisecond)
+		default:
+			return fmt.Errorf("open: %w", err)
+		}
+	}
+	return nil
+}
+
 // setLimit sets the soft RLIMIT_NOFILE; "restore" puts back the limit the
 // worker started with.
 func (w *nemWorker) setLimit(arg string) error {
@@ -306,11 +327,7 @@ func nemesisWorker() error {
 		return err
 	}
 	defer f.Close()
-	s, err := Open(os.Getenv(envNemDir))
-	if err != nil {
-		return err
-	}
-	w := &nemWorker{s: s, h: &nemHistory{f: f}, id: os.Getenv(envNemID)}
+	w := &nemWorker{h: &nemHistory{f: f}, id: os.Getenv(envNemID)}
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &w.orig); err != nil {
 		return err
 	}
@@ -330,6 +347,9 @@ func nemesisWorker() error {
 		cmd, arg, _ := strings.Cut(in.Text(), " ")
 		switch cmd {
 		case "go":
+			if err := w.open(); err != nil {
+				return err
+			}
 			for i := range nemesisGoroutines {
 				loops.Go(func() { w.loop(seed+uint64(i), stop) })
 			}
@@ -341,6 +361,9 @@ func nemesisWorker() error {
 			stopLoops()
 			say("stopped")
 		case "final":
+			if err := w.open(); err != nil {
+				return err
+			}
 			var cur string
 			b := w.breaker(&cur)
 			for _, name := range nemCircuits {

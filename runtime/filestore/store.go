@@ -77,9 +77,16 @@ var (
 	_ circuit.Clock  = (*Store)(nil)
 )
 
-// Open returns a store over dir. It creates nothing and does no I/O: the
-// directory is created, 0700, on the first write. On systems other than
-// linux and darwin it returns an error naming the stores to use instead.
+// Open returns a store over dir. It creates and changes nothing: the
+// directory is created, 0700, on the first write. It checks that the store
+// can use dir, and returns a *DirError saying what is wrong and how to fix
+// it otherwise: an existing dir must be a directory, not a symlink, owned by
+// this process's user, not writable by group or others, and readable,
+// writable and searchable by this process; a missing one must have a
+// nearest existing ancestor that is a directory this process may create
+// entries in. Access is checked with faccessat(2) and the effective ids,
+// not by writing. On systems other than linux and darwin Open returns an
+// error naming the stores to use instead.
 func Open(dir string, opts ...Option) (*Store, error) {
 	if err := supported(); err != nil {
 		return nil, err
@@ -90,6 +97,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
+	}
+	if err := verifyDir(abs); err != nil {
+		return nil, err
 	}
 	s := &Store{dir: abs, wall: time.Now, epoch: time.Now()}
 	for _, o := range opts {

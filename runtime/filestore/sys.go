@@ -5,6 +5,7 @@ package filestore
 // store is the same code, tested on linux, on every system it runs on:
 //
 //	supported() error                      nil where the store works (linux, darwin)
+//	accessible(path, mode) error           an access check with the effective ids (faccessat)
 //	bootClock() (time.Duration, error)     a clock that no wall-clock step moves and that
 //	                                       counts through suspend, shared by every process
 //	bootID() (string, error)               an id that changes with every boot

@@ -21,6 +21,8 @@ var errUnsupported = errors.New("filestore: the file store needs linux or darwin
 
 func supported() error { return errUnsupported }
 
+func accessible(string, uint32) error { return errUnsupported }
+
 func bootClock() (time.Duration, error) { return 0, errUnsupported }
 
 func bootID() (string, error) { return "", errUnsupported }

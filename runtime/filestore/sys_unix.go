@@ -19,6 +19,16 @@ const (
 
 func supported() error { return nil }
 
+// accessible checks, with the effective ids, that this process may access
+// path in mode (accessRead, accessWrite, accessSearch): EACCES, or EROFS on a
+// read-only file system, when it may not. It opens and changes nothing.
+func accessible(path string, mode uint32) error {
+	if err := unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS); err != nil {
+		return &fs.PathError{Op: "faccessat", Path: path, Err: err}
+	}
+	return nil
+}
+
 func identify(fi fs.FileInfo) fileID {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {

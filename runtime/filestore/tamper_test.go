@@ -3,6 +3,7 @@
 package filestore
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -126,11 +127,16 @@ func init() {
 		say("opened")
 		return nil
 	}
-	// unwritable: eight failing calls at threshold 3; prints how many ran
-	// and the last error.
+	// unwritable: opens the store, says "opened" and waits for a line,
+	// then makes eight failing calls at threshold 3; prints how many ran and
+	// the last error.
 	helperScripts["unwritable"] = func() error {
 		s, err := Open(os.Getenv(envDir))
 		if err != nil {
+			return err
+		}
+		say("opened")
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 			return err
 		}
 		ran, last := failN(context.Background(), circuit.New(s), "ledger", 8)
@@ -194,8 +200,8 @@ func chownTree(t *testing.T, dir string, uid int) {
 
 // TestUnwritableStoreFailsClosed is finding 7: once a write for a circuit
 // fails, no call on it is admitted until a write succeeds. A worker run as
-// uid 65534 on a directory it owns at 0500 makes eight failing calls at
-// threshold 3: the first runs (its settlement fails), the others are
+// uid 65534, whose directory is made 0500 once it opened the store, makes
+// eight failing calls at threshold 3: the first runs (its settlement fails), the others are
 // refused before running. A lock replaced by a directory does the same in
 // this process; once it is removed, calls run and failures count.
 func TestUnwritableStoreFailsClosed(t *testing.T) {
@@ -206,10 +212,14 @@ func TestUnwritableStoreFailsClosed(t *testing.T) {
 			t.Fatal(ran)
 		}
 		chownTree(t, dir, 65534)
+		sc := startScript(t, "unwritable", dir, "", &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}, bin)
+		sc.expect(t, "opened") // Open refuses a directory it cannot write
 		if err := os.Chmod(dir, 0o500); err != nil {
 			t.Fatal(err)
 		}
-		sc := startScript(t, "unwritable", dir, "", &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}, bin)
+		if _, err := io.WriteString(sc.in, "go\n"); err != nil {
+			t.Fatal(err)
+		}
 		var ran int
 		fmt.Sscanf(sc.expect(t, "ran "), "ran %d", &ran)
 		last := sc.next(t)
@@ -252,7 +262,7 @@ func TestUnwritableStoreFailsClosed(t *testing.T) {
 
 // TestForeignOwnerRefused is finding 8: a state directory, record or lock
 // owned by another user is refused, with an error naming the owner and the
-// fix.
+// fix: by Open for the directory, by the call for the others.
 func TestForeignOwnerRefused(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give files to another user")
@@ -275,10 +285,22 @@ func TestForeignOwnerRefused(t *testing.T) {
 			if err := os.Lchown(tt.file(dir), 65534, 65534); err != nil {
 				t.Fatal(err)
 			}
-			ran, err := failN(ctx, circuit.New(openDir(t, dir)), "ledger", 1)
-			var se *circuit.StateError
-			if !errors.As(err, &se) || ran > 1 {
-				t.Fatalf("%v (ran %d), want a StateError", err, ran)
+			s, err := Open(dir)
+			if tt.name == "Dir" {
+				var de *DirError
+				if !errors.As(err, &de) {
+					t.Fatalf("Open: %v, want a DirError", err)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ran int
+				ran, err = failN(ctx, circuit.New(s), "ledger", 1)
+				var se *circuit.StateError
+				if !errors.As(err, &se) || ran > 1 {
+					t.Fatalf("%v (ran %d), want a StateError", err, ran)
+				}
 			}
 			if msg := err.Error(); !strings.Contains(msg, "owned by uid 65534") || !strings.Contains(msg, "chown") {
 				t.Fatalf("error %q does not name the owner and the fix", msg)
