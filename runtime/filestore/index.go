@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"runtime/debug"
 	"sync/atomic"
 	"unsafe"
@@ -40,20 +41,23 @@ import (
 // renames (or removes) the record and again after. A reader reuses its copy
 // only while the counter is stable and the same as when it read the record,
 // having loaded it both before and after the read; otherwise it reads the
-// file. The two kinds of counter differ in how a change in progress shows:
+// file. Each change gives the counter a random value (of 64 bits less the
+// marks below), not the next one: an index restored from an earlier copy
+// holds values readers have seen, but no change made after the restore can
+// give a counter a value a reader holds a copy by. The two kinds of counter
+// differ in how a change in progress shows:
 //
 //   - a slot is its circuit's own, and only that circuit's lock holder
-//     writes it: the counter is odd during a change and even, and larger,
-//     after. A writer killed between the two leaves it odd, so readers read
-//     the file until the next writer of the circuit (it holds the same lock,
-//     so no other writer is half-way) moves it on;
+//     writes it: the counter is odd during a change and even after. A
+//     writer killed between the two leaves it odd, so readers read the file
+//     until the next writer of the circuit (it holds the same lock, so no
+//     other writer is half-way) moves it on;
 //   - a spill counter has writers of several circuits at once: each change
-//     adds spillBegin (one more change, one more writer in progress) and
-//     then spillEnd (one more change, one writer fewer), so the low 16 bits
-//     count the writers in progress and the value only grows. A writer killed
-//     half-way leaves the count above zero: the circuits of that counter are
-//     then read from their files (correct, slower) until the index is made
-//     anew.
+//     adds one to its low 16 bits (one more writer in progress) and later
+//     takes one away, and both give the other 48 bits a new random value, by
+//     compare-and-swap. A writer killed half-way leaves the count above
+//     zero: the circuits of that counter are then read from their files
+//     (correct, slower) until the index is made anew.
 //
 // Every access goes through load, store, add and cas, which turn a fault of
 // the mapping (the file truncated under a running process) into an error
@@ -76,8 +80,7 @@ const (
 
 	spillCount  = 4096
 	spillOffset = slotsOffset + slotCount*slotSize
-	spillBegin  = 1<<16 + 1
-	spillEnd    = 1<<16 - 1
+	spillBegin  = 1<<16 + 1 // one more writer, and a change (poison)
 	spillBusy   = 1<<16 - 1 // the writers-in-progress bits
 
 	indexSize = spillOffset + spillCount*8
@@ -95,11 +98,24 @@ type mapping struct {
 	anchor   int64
 	anchored atomic.Bool
 
-	// until is the Store.mono reading up to which the mapping is trusted
-	// without checking that it is still the directory's index; 0 once the
-	// mapping is retired (replaced, removed, damaged or faulted).
-	until atomic.Int64
+	// ctime is the file's status change time when it was mapped: a write
+	// to the file by other means than a mapping (an index restored in place
+	// from a copy) moves it, which no one can set back.
+	ctime int64
+
+	// trust says whether the mapping may be used without checking that it
+	// is still the directory's index: trustFresh after a check, trustDue
+	// once recheck has passed since (the store's timer), trustRetired once
+	// it is replaced, removed, damaged or faulted, for good.
+	trust atomic.Int32
 }
+
+// The values of mapping.trust.
+const (
+	trustRetired int32 = iota
+	trustDue
+	trustFresh
+)
 
 // counter is a circuit's change counter in a mapping.
 type counter struct {
@@ -161,7 +177,7 @@ func (m *mapping) recoverFault(old bool, ok *bool) {
 
 // retire stops every use of the mapping. It stays mapped (a reader may be
 // using it this instant) until the store lets go of it (release).
-func (m *mapping) retire() { m.until.Store(0) }
+func (m *mapping) retire() { m.trust.Store(trustRetired) }
 
 // release retires the mapping and lets go of its file, which the store no
 // longer uses: the addresses stay reserved but inaccessible (seal), so that
@@ -173,9 +189,8 @@ func (m *mapping) release() {
 	_ = seal(m.data) // failing, it stays mapped: retired, and used no more
 }
 
-// trusted reports whether the mapping may be used without checking the file
-// at the Store.mono reading now.
-func (m *mapping) trusted(now int64) bool { return now < m.until.Load() }
+// fresh reports whether the mapping may be used without checking the file.
+func (m *mapping) fresh() bool { return m.trust.Load() == trustFresh }
 
 // counterOf returns the circuit's change counter. With claim (writers,
 // under the circuit's lock) a free slot in its window is claimed for its
@@ -231,13 +246,13 @@ func (c counter) stable(v uint64) bool {
 // value to give end.
 func (c counter) begin() (v uint64, ok bool) {
 	if !c.owned {
-		return c.m.add(c.off, spillBegin)
+		return c.spill(+1)
 	}
 	old, ok := c.m.load(c.off)
 	if !ok {
 		return 0, false
 	}
-	v = (old | 1) + 2
+	v = fresh(old) | 1
 	return v, c.m.store(c.off, v)
 }
 
@@ -245,9 +260,36 @@ func (c counter) begin() (v uint64, ok bool) {
 // counter's value after it.
 func (c counter) end(v uint64) (uint64, bool) {
 	if !c.owned {
-		return c.m.add(c.off, spillEnd)
+		return c.spill(-1)
 	}
-	return v + 1, c.m.store(c.off, v+1)
+	v = fresh(v) &^ 1
+	return v, c.m.store(c.off, v)
+}
+
+// spill adds d to the writers in progress of a spill counter and gives its
+// other bits a new random value; it returns the new value.
+func (c counter) spill(d int) (uint64, bool) {
+	for {
+		old, ok := c.m.load(c.off)
+		if !ok {
+			return 0, false
+		}
+		v := fresh(old)&^spillBusy | uint64(int(old&spillBusy)+d)&spillBusy
+		if swapped, ok := c.m.cas(c.off, old, v); !ok || swapped {
+			return v, ok
+		}
+	}
+}
+
+// fresh returns a random value whose bits above the lowest 16 differ from
+// those of old, the counter's value: the counter changes whatever marks the
+// caller sets in the low bits.
+func fresh(old uint64) uint64 {
+	for {
+		if v := rand.Uint64(); v>>16 != old>>16 {
+			return v
+		}
+	}
 }
 
 // newIndex returns the contents of a fresh index anchored at anchor for boot.

@@ -14,16 +14,19 @@ import (
 
 // How a process finds, checks, creates and repairs the change index file.
 //
-// A process trusts its mapping for at most recheck at a time (a copy of a
-// record reads the clock at one fast-path use in checkEvery to see whether
-// that time is up); then, and before every write, it checks with one lstat
-// that the index file is still the one it mapped (same device and inode,
-// whole) and that its header still holds the anchor it validated. A mapping
-// that fails the check, or faults, is retired: every copy of a record read
-// under it is dropped with it, and the file is mapped anew. So a removed,
-// replaced or truncated index, or a state directory removed and made anew
-// by another process, is seen by readers within recheck (and checkEvery
-// uses of a copy), by writers at once.
+// A process uses its mapping without looking at the file until recheck has
+// passed since it last checked it: a timer then marks the mapping due, and
+// the next call that uses it checks it, with one lstat, before going on;
+// every write and every read of a record file checks it too. The check: the
+// index file is still the one mapped (same device and inode, whole), its
+// status change time has not moved (a write to the file other than through
+// a mapping, an index restored in place from a copy, moves it; no one can
+// set it back), and its header still holds the anchor this process
+// validated. A mapping that fails the check, or faults, is retired: every
+// copy of a record read under it is dropped with it, and the file is mapped
+// anew. So a removed, replaced, restored or truncated index, or a state
+// directory removed or moved aside and made anew, is seen by readers within
+// recheck of its last check (and the timer's delay), by writers at once.
 //
 // A missing index is created by the first writer; a damaged one (truncated,
 // of another size or format, a FIFO, a symlink) is replaced by the first
@@ -63,15 +66,14 @@ var indexMagicWord = binary.NativeEndian.Uint64([]byte(indexMagic))
 // file whatever its age: a writer must bump the counter every reader of the
 // directory watches.
 func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
-	now := s.mono()
 	force := n >= needCheck
-	if m := s.m.Load(); m != nil && !force && m.trusted(now) {
+	if m := s.m.Load(); m != nil && !force && m.fresh() {
 		return m, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.m.Load()
-	if m != nil && !force && m.trusted(now) {
+	if m != nil && !force && m.fresh() {
 		return m, nil
 	}
 	if m != nil && s.verify(m) != nil {
@@ -117,9 +119,12 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 			return nil, err
 		}
 	}
-	if u := m.until.Load(); u == 0 || !m.until.CompareAndSwap(u, now+int64(recheck)) {
-		return nil, fmt.Errorf("change index %s faulted: truncated under this process?", s.indexPath())
+	for !m.fresh() && !m.trust.CompareAndSwap(trustDue, trustFresh) {
+		if m.trust.Load() == trustRetired {
+			return nil, fmt.Errorf("change index %s faulted: truncated under this process?", s.indexPath())
+		}
 	}
+	s.arm()
 	if cause != nil {
 		return m, fmt.Errorf("%w: replaced it with a new one; this call fails closed", cause)
 	}
@@ -128,11 +133,36 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 
 func (s *Store) indexPath() string { return filepath.Join(s.dir, indexName) }
 
-// verify reports whether m still maps the directory's index, whole, with
-// the anchor this process validated. It adopts an anchor another process
-// gave the index meanwhile. The caller holds s.mu.
+// arm makes sure the store's timer marks the mapping due within recheck of
+// now, the time of a check: a pending timer was armed at an earlier check
+// and fires sooner. The caller holds s.mu.
+func (s *Store) arm() {
+	if !s.armed.CompareAndSwap(false, true) {
+		return
+	}
+	if s.tick == nil {
+		s.tick = time.AfterFunc(recheck, s.due)
+	} else {
+		s.tick.Reset(recheck)
+	}
+}
+
+// due marks the mapping due for its check: the next call that uses it
+// checks the file first. The timer is disarmed first, so that a check
+// racing with due either arms it again or is marked due itself.
+func (s *Store) due() {
+	s.armed.Store(false)
+	if m := s.m.Load(); m != nil {
+		m.trust.CompareAndSwap(trustFresh, trustDue)
+	}
+}
+
+// verify reports whether m still maps the directory's index, whole,
+// written only through mappings, with the anchor this process validated. It
+// adopts an anchor another process gave the index meanwhile. The caller
+// holds s.mu.
 func (s *Store) verify(m *mapping) error {
-	if m.until.Load() == 0 {
+	if m.trust.Load() == trustRetired {
 		return errors.New("retired")
 	}
 	fi, err := os.Lstat(s.indexPath())
@@ -141,6 +171,9 @@ func (s *Store) verify(m *mapping) error {
 	}
 	if id := identify(fi); id.dev != m.id.dev || id.ino != m.id.ino || fi.Size() != indexSize {
 		return errors.New("replaced or resized")
+	}
+	if changeTime(fi) != m.ctime {
+		return errors.New("written to other than through a mapping (restored from a copy?)")
 	}
 	magic, ok1 := m.load(0)
 	boot, ok2 := m.load(hdrBoot)
@@ -214,8 +247,8 @@ func mapFile(path string) (*mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map change index: %w", err)
 	}
-	m := &mapping{data: data, id: identify(fi)}
-	m.until.Store(1) // not retired; to be checked
+	m := &mapping{data: data, id: identify(fi), ctime: changeTime(fi)}
+	m.trust.Store(trustDue) // not retired; to be checked
 	if magic, ok := m.load(0); !ok || magic != indexMagicWord {
 		unmap(data)
 		return nil, &damagedError{path, "unknown format"}

@@ -24,6 +24,8 @@ type Store struct {
 
 	mu          sync.Mutex                 // serializes finding and checking the index
 	m           atomic.Pointer[mapping]    // the mapped index, if any
+	tick        *time.Timer                // marks the mapping due for its check (arm; under mu)
+	armed       atomic.Bool                // tick is pending
 	last        int64                      // the anchor this process validated for this boot (under mu)
 	lastSet     bool                       //
 	wall        func() time.Time           // the wall clock, for anchoring the boot clock
@@ -59,17 +61,10 @@ type entry struct {
 
 // known is a record (nil: none) as of the value seq of the counter c.
 type known struct {
-	c    counter
-	seq  uint64
-	rec  *circuit.Record
-	uses atomic.Uint32 // fast-path uses, so that only every checkEvery-th reads the clock
+	c   counter
+	seq uint64
+	rec *circuit.Record
 }
-
-// checkEvery is how many fast-path uses of a copy read the clock once, to
-// see whether the mapping is due for its check (recheck). Reading the clock
-// costs more than the rest of the fast path; a retired mapping is seen at
-// every use.
-const checkEvery = 16
 
 var (
 	_ circuit.Store  = (*Store)(nil)
@@ -144,12 +139,9 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 
 // Load is Store.Load for the bound circuit.
 func (e *entry) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
-	if k := e.fast.Load(); k != nil {
-		m := k.c.m
-		if until := m.until.Load(); until != 0 && (k.uses.Add(1)%checkEvery != 0 || e.s.mono() < until) {
-			if v, ok := m.load(k.c.off); ok && v == k.seq {
-				return k.rec, time.Time{}, nil
-			}
+	if k := e.fast.Load(); k != nil && k.c.m.fresh() {
+		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq {
+			return k.rec, time.Time{}, nil
 		}
 	}
 	rec, err := e.loadSlow(ctx)

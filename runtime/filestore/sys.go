@@ -10,6 +10,7 @@ package filestore
 //	                                       counts through suspend, shared by every process
 //	bootID() (string, error)               an id that changes with every boot
 //	identify(fs.FileInfo) fileID           device, inode and owner of a file
+//	changeTime(fs.FileInfo) int64          its status change time, which no one can set back
 //	mapShared(*os.File, int) ([]byte, error), unmap([]byte)
 //	seal([]byte) error                     a mapping made inaccessible in place (sys_unix.go)
 //	oNoFollow, oNonBlock, oDirectory       open flags (0 where they do not exist)

@@ -2,6 +2,8 @@ package filestore
 
 import (
 	"fmt"
+	"io/fs"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,4 +28,12 @@ func bootID() (string, error) {
 		return "", fmt.Errorf("read boot id (sysctl kern.bootsessionuuid): %v", err)
 	}
 	return id, nil
+}
+
+// changeTime returns the file's status change time (st_ctimespec) in Unix ns.
+func changeTime(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctimespec.Nano()
+	}
+	return 0
 }

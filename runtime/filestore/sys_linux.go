@@ -2,8 +2,10 @@ package filestore
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,4 +28,12 @@ func bootID() (string, error) {
 		return "", fmt.Errorf("read boot id: %w", err)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// changeTime returns the file's status change time (st_ctim) in Unix ns.
+func changeTime(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return 0
 }

@@ -29,6 +29,8 @@ func bootID() (string, error) { return "", errUnsupported }
 
 func identify(fs.FileInfo) fileID { return fileID{uid: -1} }
 
+func changeTime(fs.FileInfo) int64 { return 0 }
+
 func mapShared(*os.File, int) ([]byte, error) { return nil, errUnsupported }
 
 func unmap([]byte) {}

@@ -83,34 +83,33 @@ func TestRecordsRemovedByHand(t *testing.T) {
 	})
 }
 
-// TestDirectoryRemovedAndRemade is the rest of finding 6: the state
-// directory removed (rm -rf) and made anew by another process, which opens
-// the circuit there: this process sees it within the recheck interval and
-// admits no call, and its own writes go to the new directory's index.
+// TestDirectoryRemovedAndRemade: the state directory removed (rm -rf) or
+// moved aside (mv), and made anew by another process, which opens the
+// circuit there. This process, calling slowly (a few uses of its copy a
+// second), sees it within recheck of its last check and admits no call.
 func TestDirectoryRemovedAndRemade(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	ctx := t.Context()
-	b := circuit.New(openDir(t, dir))
-	if ran, _ := failN(ctx, b, "ledger", 1); ran != 1 {
-		t.Fatal(ran)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	sc := startScript(t, "openit", dir, "", nil, "")
-	sc.expect(t, "opened")
-	sc.wait(t)
-	deadline := time.Now().Add(recheck + 500*time.Millisecond)
-	for {
-		ran := false
-		err := b.Run(ctx, "ledger", p3, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Success, nil })
-		if errors.Is(err, circuit.ErrOpen) && !ran {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v after the directory was made anew with the circuit open: %v (ran %v), want rejected", recheck, err, ran)
-		}
-		time.Sleep(10 * time.Millisecond)
+	for _, tt := range []struct {
+		name   string
+		remove func(dir string) error
+	}{
+		{"Removed", os.RemoveAll},
+		{"MovedAside", func(dir string) error { return os.Rename(dir, dir+".old") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			ctx := t.Context()
+			b := circuit.New(openDir(t, dir))
+			if ran, _ := failN(ctx, b, "ledger", 1); ran != 1 {
+				t.Fatal(ran)
+			}
+			if err := tt.remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			sc := startScript(t, "openit", dir, "", nil, "")
+			sc.expect(t, "opened")
+			sc.wait(t)
+			rejectsWithin(t, b, time.Now(), recheck+500*time.Millisecond, "the directory was made anew with the circuit open")
+		})
 	}
 }
 

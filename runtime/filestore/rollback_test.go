@@ -1,0 +1,137 @@
+//go:build linux
+
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+func init() {
+	// failn: envArg failing calls on "ledger" (p3); says "opened" when the
+	// circuit is open after them.
+	helperScripts["failn"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(os.Getenv(envArg))
+		if err != nil {
+			return err
+		}
+		b := circuit.New(s)
+		ctx := context.Background()
+		if ran, err := failN(ctx, b, "ledger", n); ran != n || err != errBoom {
+			return fmt.Errorf("%d of %d ran, last %v", ran, n, err)
+		}
+		snap, err := b.Snapshot(ctx, "ledger")
+		if err != nil || snap.State != circuit.StateOpen {
+			return fmt.Errorf("after %d failures: %+v, %v", n, snap, err)
+		}
+		say("opened")
+		return nil
+	}
+}
+
+// restoreInPlace writes data over the file at path, keeping its inode:
+// with pwrite, as dd conv=notrunc does, or truncated first, as cp does.
+func restoreInPlace(t *testing.T, path string, data []byte, truncate bool) {
+	t.Helper()
+	flag := os.O_WRONLY
+	if truncate {
+		flag |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rejectsWithin calls "ledger" every 200ms (a slow caller: few uses of its
+// copy a second) until a call is refused as open without running, and fails
+// the test if none is within d of since. A call that runs is Ignored: it
+// writes nothing, so a stale copy is not corrected by its settlement.
+func rejectsWithin(t *testing.T, b *circuit.Breaker, since time.Time, d time.Duration, after string) {
+	t.Helper()
+	for {
+		ran := false
+		err := b.Run(t.Context(), "ledger", p3, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Ignored, nil })
+		if errors.Is(err, circuit.ErrOpen) && !ran {
+			t.Logf("rejected %v after %s", time.Since(since).Round(time.Millisecond), after)
+			return
+		}
+		if time.Since(since) >= d {
+			t.Fatalf("%v after %s: %v (ran %v), want rejected", time.Since(since).Round(time.Millisecond), after, err, ran)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestIndexRolledBackInPlace: the change index restored by hand, in place
+// (same inode, with pwrite or truncated first), from a copy taken after
+// this process's first write. This process holds a closed copy of the
+// record; another process opens the circuit.
+//
+//   - WriteAfterRollback: this process writes once more (its copy is of
+//     that write), the index is restored, and the other process opens the
+//     circuit with one write. That write must not give the counter a value
+//     this process has seen (it once gave the same one: A-B-A): the next
+//     call is rejected.
+//   - RollbackHidesWrite: the other process opens the circuit, then the
+//     index is restored, hiding that write from the counters. This process
+//     must notice the restore within recheck, calling slowly, and reject.
+func TestIndexRolledBackInPlace(t *testing.T) {
+	for _, tt := range []struct {
+		name                string
+		truncate, hideWrite bool
+	}{
+		{"WriteAfterRollback/pwrite", false, false},
+		{"WriteAfterRollback/truncate", true, false},
+		{"RollbackHidesWrite/pwrite", false, true},
+		{"RollbackHidesWrite/truncate", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			index := filepath.Join(dir, indexName)
+			ctx := t.Context()
+			b := circuit.New(openDir(t, dir))
+			failN(ctx, b, "ledger", 1)
+			saved, err := os.ReadFile(index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := func(failures string) {
+				sc := startScript(t, "failn", dir, failures, nil, "")
+				sc.expect(t, "opened")
+				sc.wait(t)
+			}
+			if tt.hideWrite {
+				other("2")
+				restoreInPlace(t, index, saved, tt.truncate)
+				rejectsWithin(t, b, time.Now(), recheck+500*time.Millisecond, "the index was rolled back over an opening")
+				return
+			}
+			failN(ctx, b, "ledger", 1) // this process's copy: two failures
+			restoreInPlace(t, index, saved, tt.truncate)
+			other("1")
+			rejectsWithin(t, b, time.Now(), 0, "the circuit was opened after the index was rolled back")
+			if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+				t.Fatalf("snapshot: %+v, %v; want open", snap, err)
+			}
+		})
+	}
+}
