@@ -15,10 +15,12 @@ import (
 // lockRetry is how often a waiting process tries the lock again.
 const lockRetry = time.Millisecond
 
-// locked runs fn holding the circuit's flock. Each call opens its own lock
-// handle: flock locks belong to an open file, so two handles exclude each
-// other even within one process, where a shared *flock.Flock would not.
-func (s *Store) locked(ctx context.Context, e *entry, fn func() error) (err error) {
+// locked runs fn holding the circuit's flock in the state directory d: the
+// lock file is taken by its path, then checked to be d's (errDirReplaced
+// when the path names another directory by then). Each call opens its own
+// lock handle: flock locks belong to an open file, so two handles exclude
+// each other even within one process, where a shared *flock.Flock would not.
+func (s *Store) locked(ctx context.Context, d *dirFD, e *entry, fn func() error) (err error) {
 	path := e.lockPath()
 	if err := fault("lock", "open", path); err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)
@@ -32,6 +34,13 @@ func (s *Store) locked(ctx context.Context, e *entry, fn func() error) (err erro
 			err = fmt.Errorf("unlock %s: %w", path, cerr)
 		}
 	}()
+	fi, err := fl.Stat()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	if id, err := d.id(e.lockName()); err != nil || id.dev != identify(fi).dev || id.ino != identify(fi).ino {
+		return errDirReplaced
+	}
 	return fn()
 }
 

@@ -18,11 +18,23 @@ const maxRecordSize = 4096
 
 // readRecord opens, checks and decodes the record at path, holding no file
 // open afterwards; nil when absent.
-func readRecord(path string) (_ *circuit.Record, err error) {
+func readRecord(path string) (*circuit.Record, error) {
 	// O_NONBLOCK: opening a FIFO planted as a record must not wait for a
 	// writer; the check below refuses it. It changes nothing for regular
 	// files.
 	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	return decodeFile(path, f, err)
+}
+
+// readRecordIn is readRecord of the record name in the directory d.
+func readRecordIn(d *dirFD, name string) (*circuit.Record, error) {
+	f, err := d.open(name, os.O_RDONLY|oNonBlock, 0)
+	return decodeFile(d.at(name), f, err)
+}
+
+// decodeFile checks and decodes the record file f at path, which it
+// closes, as opened with the error err.
+func decodeFile(path string, f *os.File, err error) (*circuit.Record, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

@@ -121,9 +121,12 @@ func (s *Store) entry(name string) *entry {
 	return actual.(*entry)
 }
 
-func (e *entry) recordPath() string { return filepath.Join(e.s.dir, e.key+".json") }
-func (e *entry) lockPath() string   { return filepath.Join(e.s.dir, e.key+".lock") }
-func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.key+".json.tmp-next") }
+func (e *entry) recordName() string { return e.key + ".json" }
+func (e *entry) lockName() string   { return e.key + ".lock" }
+func (e *entry) tempName() string   { return e.key + ".json.tmp-next" }
+func (e *entry) recordPath() string { return filepath.Join(e.s.dir, e.recordName()) }
+func (e *entry) lockPath() string   { return filepath.Join(e.s.dir, e.lockName()) }
+func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.tempName()) }
 
 // Bind returns the circuit name of the store, resolved once: its key and
 // its counter in the change index.
@@ -227,7 +230,20 @@ func (s *Store) read(e *entry) (*circuit.Record, error) {
 		}
 		return nil, err
 	}
-	rec, err := readRecord(e.recordPath())
+	return e.named(readRecord(e.recordPath()))
+}
+
+// readIn reads the record from its file in d, the directory a writer
+// holds the circuit's lock in.
+func (s *Store) readIn(d *dirFD, e *entry) (*circuit.Record, error) {
+	if err := fault("read", "open", e.recordPath()); err != nil {
+		return nil, fmt.Errorf("open record: %w", err)
+	}
+	return e.named(readRecordIn(d, e.recordName()))
+}
+
+// named checks that a record read for the circuit is the circuit's.
+func (e *entry) named(rec *circuit.Record, err error) (*circuit.Record, error) {
 	if err != nil || rec == nil {
 		return nil, err
 	}
@@ -255,8 +271,8 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	return e.wrote(e.change(ctx, func(c counter) error {
-		cur, err := e.s.read(e)
+	return e.wrote(e.change(ctx, func(d *dirFD, c counter) error {
+		cur, err := e.s.readIn(d, e)
 		if err != nil {
 			return err
 		}
@@ -271,7 +287,7 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 			e.s.clk.Store(nil)
 			return circuit.ErrConflict
 		}
-		seq, err := e.s.write(e, c, data)
+		seq, err := e.s.write(d, e, c, data)
 		if err == nil {
 			e.fast.Store(&known{c: c, seq: seq, rec: next})
 		}
@@ -311,27 +327,48 @@ func (e *entry) Delete(ctx context.Context) error {
 		}
 		return err
 	}
-	return e.wrote(e.change(ctx, func(c counter) error { return e.s.remove(e, c) }))
+	return e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(d, e, c) }))
 }
 
-// change runs fn under the circuit's lock with its counter in the index,
-// checked to be the directory's current one: a change no other process
-// would see is never made. Without a usable index nothing is written.
-func (e *entry) change(ctx context.Context, fn func(counter) error) error {
+// change runs fn in the state directory d, under the circuit's lock there,
+// with its counter in d's index, checked to be the directory's current one:
+// a change no other process would see is never made. Without a usable index
+// nothing is written. A directory replaced (its path made to name another)
+// between the opening of d and those checks is opened anew, a few times.
+func (e *entry) change(ctx context.Context, fn func(*dirFD, counter) error) error {
+	for attempt := 1; ; attempt++ {
+		err := e.changeIn(ctx, fn)
+		if !errors.Is(err, errDirReplaced) || attempt == 3 {
+			return err
+		}
+	}
+}
+
+// errDirReplaced reports that the state directory's path named another
+// directory than the one a write opened, before it changed anything.
+var errDirReplaced = errors.New("the state directory was replaced (removed or moved, and made anew) during the write")
+
+// changeIn is one attempt of change.
+func (e *entry) changeIn(ctx context.Context, fn func(*dirFD, counter) error) error {
 	s := e.s
-	if err := s.checkDir(true); err != nil {
+	d, err := s.openDir()
+	if err != nil {
 		return err
 	}
-	return s.locked(ctx, e, func() error {
+	defer d.close()
+	return s.locked(ctx, d, e, func() error {
 		m, err := s.current(ctx, needWrite)
 		if err != nil {
 			return err
+		}
+		if id, err := d.id(indexName); err != nil || id.dev != m.id.dev || id.ino != m.id.ino {
+			return errDirReplaced // d's index is not the one mapped
 		}
 		c, ok := e.counterIn(m, true)
 		if !ok {
 			return errFaulted(m, s)
 		}
-		return fn(c)
+		return fn(d, c)
 	})
 }
 
@@ -353,7 +390,7 @@ func (e *entry) wrote(err error) error {
 // makes every step of a record write but the rename, and removes it. Only
 // when that succeeds does Load go on.
 func (e *entry) retryWrite(ctx context.Context) error {
-	err := e.wrote(e.change(ctx, func(c counter) error { return e.s.trial(e) }))
+	err := e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.trial(d, e) }))
 	if err != nil {
 		return fmt.Errorf("a write of this circuit failed, and no call is admitted until one succeeds: %w", err)
 	}

@@ -13,6 +13,8 @@ package filestore
 //	changeTime(fs.FileInfo) int64          its status change time, which no one can set back
 //	mapShared(*os.File, int) ([]byte, error), unmap([]byte)
 //	seal([]byte) error                     a mapping made inaccessible in place (sys_unix.go)
+//	openDirFD(path) (*dirFD, …)            the state directory, open, for a write's openat,
+//	                                       fstatat, renameat and unlinkat (sys_unix.go)
 //	oNoFollow, oNonBlock, oDirectory       open flags (0 where they do not exist)
 //
 // sys_linux.go and sys_darwin.go hold the clock and the boot id, sys_unix.go

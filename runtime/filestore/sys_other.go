@@ -36,3 +36,14 @@ func mapShared(*os.File, int) ([]byte, error) { return nil, errUnsupported }
 func unmap([]byte) {}
 
 func seal([]byte) error { return errUnsupported }
+
+type dirFD struct{ path string }
+
+func openDirFD(string) (*dirFD, fs.FileInfo, error)            { return nil, nil, errUnsupported }
+func (d *dirFD) at(name string) string                         { return d.path + string(os.PathSeparator) + name }
+func (*dirFD) open(string, int, os.FileMode) (*os.File, error) { return nil, errUnsupported }
+func (*dirFD) id(string) (fileID, error)                       { return fileID{}, errUnsupported }
+func (*dirFD) rename(string, string) error                     { return errUnsupported }
+func (*dirFD) remove(string) error                             { return errUnsupported }
+func (*dirFD) sync() error                                     { return errUnsupported }
+func (*dirFD) close() error                                    { return nil }

@@ -83,18 +83,22 @@ func TestRecordsRemovedByHand(t *testing.T) {
 	})
 }
 
+// dirReplacements take a state directory away by hand, for another to be
+// made in its place.
+var dirReplacements = []struct {
+	name   string
+	remove func(dir string) error
+}{
+	{"Removed", os.RemoveAll}, // rm -rf
+	{"MovedAside", func(dir string) error { return os.Rename(dir, dir+".old") }}, // mv
+}
+
 // TestDirectoryRemovedAndRemade: the state directory removed (rm -rf) or
 // moved aside (mv), and made anew by another process, which opens the
 // circuit there. This process, calling slowly (a few uses of its copy a
 // second), sees it within recheck of its last check and admits no call.
 func TestDirectoryRemovedAndRemade(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		remove func(dir string) error
-	}{
-		{"Removed", os.RemoveAll},
-		{"MovedAside", func(dir string) error { return os.Rename(dir, dir+".old") }},
-	} {
+	for _, tt := range dirReplacements {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "state")
 			ctx := t.Context()
@@ -303,6 +307,78 @@ func TestForeignOwnerRefused(t *testing.T) {
 			}
 			if msg := err.Error(); !strings.Contains(msg, "owned by uid 65534") || !strings.Contains(msg, "chown") {
 				t.Fatalf("error %q does not name the owner and the fix", msg)
+			}
+		})
+	}
+}
+
+func init() {
+	// pausedwriter: loads "ledger" and replaces it with its successor,
+	// pausing before the temporary record is created (after the record was
+	// read and compared under the lock): it says "paused" and waits for a
+	// line. Then it says the outcome of the write.
+	helperScripts["pausedwriter"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		ctx := context.Background()
+		cur, _, err := s.Load(ctx, "ledger")
+		if err != nil || cur == nil {
+			return fmt.Errorf("load: %v, %v", cur, err)
+		}
+		in := bufio.NewReader(os.Stdin)
+		faultHook = func(op string) error {
+			if op == "create" {
+				faultHook = nil
+				say("paused")
+				if _, err := in.ReadString('\n'); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		say("%s", outcome(s.Replace(ctx, "ledger", cur, successor(cur))))
+		return nil
+	}
+}
+
+// TestWriteInFlightWhileDirectoryReplaced: a writer in another process has
+// read and compared the record under its lock when the state directory is
+// removed or moved aside and made anew, and the circuit opened there. The
+// write it then finishes must not land in the new directory (it would
+// replace the opening with a decision taken on the old record, unseen by
+// the new directory's readers): whatever became of it, the new directory's
+// record is the opening, and a reader with a copy agrees with a new process.
+func TestWriteInFlightWhileDirectoryReplaced(t *testing.T) {
+	for _, tt := range dirReplacements {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			ctx := t.Context()
+			if ran, _ := failN(ctx, circuit.New(openDir(t, dir)), "ledger", 1); ran != 1 {
+				t.Fatal(ran)
+			}
+			sc := startScript(t, "pausedwriter", dir, "", nil, "")
+			sc.expect(t, "paused")
+			if err := tt.remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			if ran, err := failN(ctx, circuit.New(openDir(t, dir)), "ledger", 3); ran != 3 || err != errBoom {
+				t.Fatalf("opening the circuit in the new directory: %d ran, %v", ran, err)
+			}
+			reader := circuit.New(openDir(t, dir))
+			if snap, err := reader.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+				t.Fatalf("reader: %+v, %v", snap, err)
+			}
+			if _, err := io.WriteString(sc.in, "go\n"); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("the paused write: %s", sc.next(t))
+			sc.wait(t)
+			for who, b := range map[string]*circuit.Breaker{"a new process": circuit.New(openDir(t, dir)), "the reader": reader} {
+				if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+					t.Errorf("%s: %+v, %v; want the circuit open, as the new directory's writer left it", who, snap, err)
+				}
 			}
 		})
 	}

@@ -18,23 +18,27 @@ func step(name string) {
 	}
 }
 
+// Every step of a write is made in the state directory d as the writer
+// opened it (change), by name: a write stays in the directory whose lock it
+// holds and whose index it marks, even if the directory's path is made to
+// name another meanwhile (removed or moved aside, and made anew).
+
 // write durably replaces the circuit's record with data: a private
 // temporary file in the directory is written, fsynced, closed and renamed
 // over the record, and the directory is fsynced. The rename happens between
 // the two marks of the circuit's counter c. The caller holds the lock. It
 // returns the counter's value after the change.
-func (s *Store) write(e *entry, c counter, data []byte) (uint64, error) {
-	tmp, err := s.temp(e, data)
-	if err != nil {
+func (s *Store) write(d *dirFD, e *entry, c counter, data []byte) (uint64, error) {
+	if err := s.temp(d, e, data); err != nil {
 		return 0, err
 	}
 	seq, err := s.marked(c, func() error {
-		err := fault("rename", "rename", tmp)
+		err := fault("rename", "rename", e.tempPath())
 		if err == nil {
-			err = os.Rename(tmp, e.recordPath())
+			err = d.rename(e.tempName(), e.recordName())
 		}
 		if err != nil {
-			_ = os.Remove(tmp)
+			_ = d.remove(e.tempName())
 			return fmt.Errorf("rename record: %w", err)
 		}
 		step("rename")
@@ -43,7 +47,7 @@ func (s *Store) write(e *entry, c counter, data []byte) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := s.syncDir(); err != nil {
+	if err := syncDir(d); err != nil {
 		return 0, err // the record is replaced but may not survive a crash
 	}
 	step("dirsync")
@@ -52,37 +56,48 @@ func (s *Store) write(e *entry, c counter, data []byte) (uint64, error) {
 
 // remove removes the circuit's record between the two marks of c. The
 // caller holds the lock.
-func (s *Store) remove(e *entry, c counter) error {
+func (s *Store) remove(d *dirFD, e *entry, c counter) error {
 	_, err := s.marked(c, func() error {
 		err := fault("remove", "remove", e.recordPath())
 		if err == nil {
-			err = os.Remove(e.recordPath())
+			err = d.remove(e.recordName())
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove record: %w", err)
 		}
-		_ = os.Remove(e.tempPath()) // a dead writer's, if any
+		_ = d.remove(e.tempName()) // a dead writer's, if any
 		return nil
 	})
 	e.fast.Store(nil)
 	if err != nil {
 		return err
 	}
-	return s.syncDir()
+	return syncDir(d)
 }
 
 // trial makes every step of a write but the rename: a temporary record is
 // written, fsynced and removed, and the directory fsynced. The caller holds
 // the lock.
-func (s *Store) trial(e *entry) error {
-	tmp, err := s.temp(e, []byte("{}\n"))
-	if err != nil {
+func (s *Store) trial(d *dirFD, e *entry) error {
+	if err := s.temp(d, e, []byte("{}\n")); err != nil {
 		return err
 	}
-	if err := os.Remove(tmp); err != nil {
+	if err := d.remove(e.tempName()); err != nil {
 		return fmt.Errorf("remove temporary record: %w", err)
 	}
-	return s.syncDir()
+	return syncDir(d)
+}
+
+// syncDir fsyncs the state directory, making renames and removals durable.
+func syncDir(d *dirFD) error {
+	err := fault("dirsync", "sync", d.path)
+	if err == nil {
+		err = d.sync()
+	}
+	if err != nil {
+		return fmt.Errorf("fsync state directory: %w", err)
+	}
+	return nil
 }
 
 // marked runs change (a rename or removal of the record) between the two
@@ -100,30 +115,30 @@ func (s *Store) marked(c counter, change func() error) (uint64, error) {
 	return after, err
 }
 
-// temp writes data to a new private temporary record, fsynced and closed,
-// and returns its path. The temporary record of a circuit always has the
-// same name, <key>.json.tmp-next: the caller holds the circuit's lock, so
-// one found in the way is a dead writer's (or planted), and is removed, not
-// followed, before the exclusive create is tried again. No directory scan
-// is ever needed to sweep leftovers.
-func (s *Store) temp(e *entry, data []byte) (string, error) {
-	tmp := e.tempPath()
+// temp writes data to a new private temporary record, fsynced and closed.
+// The temporary record of a circuit always has the same name,
+// <key>.json.tmp-next: the caller holds the circuit's lock, so one found in
+// the way is a dead writer's (or planted), and is removed, not followed,
+// before the exclusive create is tried again. No directory scan is ever
+// needed to sweep leftovers.
+func (s *Store) temp(d *dirFD, e *entry, data []byte) error {
+	tmp := e.tempName()
 	var f *os.File
-	err := fault("create", "open", tmp)
+	err := fault("create", "open", e.tempPath())
 	if err == nil {
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+		f, err = d.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
-			if err = os.Remove(tmp); err == nil {
-				f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+			if err = d.remove(tmp); err == nil {
+				f, err = d.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 			}
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("create temporary record: %w", err)
+		return fmt.Errorf("create temporary record: %w", err)
 	}
 	step("create")
 	err = writeSync(f, data)
-	cerr := fault("close", "close", tmp)
+	cerr := fault("close", "close", e.tempPath())
 	if err := f.Close(); cerr == nil {
 		cerr = err
 	}
@@ -131,11 +146,11 @@ func (s *Store) temp(e *entry, data []byte) (string, error) {
 		err = fmt.Errorf("close temporary record: %w", cerr)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
-		return "", err
+		_ = d.remove(tmp)
+		return err
 	}
 	step("close")
-	return tmp, nil
+	return nil
 }
 
 // writeSync writes data to f, sets 0600 whatever the umask, and fsyncs.
