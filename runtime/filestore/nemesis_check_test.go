@@ -98,6 +98,29 @@ type nFaultLog struct {
 	// directory read-only to the workers (no temporary record can be
 	// created, nothing renamed).
 	unwritable []nSpan
+	// stale are faults after which a process may use copies of records the
+	// change index no longer vouches for, until it checks the index again:
+	// the index rolled back in place, the state directory replaced.
+	stale []nStale
+}
+
+// nStale excuses the admissions a fault allows: until a process checks the
+// change index again (within recheck of its last check, and its timer's
+// delay), it may use a copy of a record read before the fault. So a call
+// that starts before until may contradict an interval begun (heard) at or
+// after after whose owner decided, at the latest, at before (0: any time;
+// a rollback hides only the writes made before it ends).
+type nStale struct {
+	after, before, until int64
+}
+
+// excuses reports whether st allows x, admitted within iv.
+func (st nStale) excuses(iv nInterval, x *nOp) bool {
+	decided := iv.owner.end // an opening is decided after its operation ended
+	if iv.why == "probe" {
+		decided = iv.owner.call
+	}
+	return iv.start >= st.after && (st.before == 0 || decided <= st.before) && x.call < st.until
 }
 
 // nViolation is a broken guarantee.
@@ -208,7 +231,8 @@ type nInterval struct {
 //     second probe in flight, or a call admitted on a half-open circuit.
 //
 // A reset that may have happened after an interval began ends it where the
-// reset began.
+// reset began. An admission a stale fault excuses (nStale) is counted, not
+// reported.
 //
 // And the rule that an unwritable store fails closed: once a write for a
 // circuit failed in a process (a StateError from a replace or a delete), that
@@ -216,7 +240,7 @@ type nInterval struct {
 // while the state directory is unwritable, so any call the process admitted
 // on that circuit entirely after the failure and before the directory became
 // writable again breaks it.
-func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
+func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) (out []nViolation, excused int) {
 	slack := int64(nemesisSlack)
 	resets := slices.Clone(log.resets)
 	byCircuit := map[string][]*nOp{} // admitted calls, by call start
@@ -262,13 +286,16 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 	for _, list := range byCircuit {
 		sort.Slice(list, func(i, j int) bool { return list[i].call < list[j].call })
 	}
-	var out []nViolation
 	for _, iv := range intervals {
 		list := byCircuit[iv.circuit]
 		i := sort.Search(len(list), func(i int) bool { return list[i].call >= iv.start })
 		for ; i < len(list) && list[i].call < iv.end; i++ {
 			x := list[i]
 			if x == iv.owner || x.admit >= iv.end {
+				continue
+			}
+			if slices.ContainsFunc(log.stale, func(st nStale) bool { return st.excuses(iv.nInterval, x) }) {
+				excused++
 				continue
 			}
 			what := "a call"
@@ -302,7 +329,7 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) []nViolation {
 		}
 	}
 	slices.SortFunc(out, func(a, b nViolation) int { return strings.Compare(a.kind+a.detail, b.kind+b.detail) })
-	return out
+	return out, excused
 }
 
 // failClosed finds the calls a process admitted on a circuit after a
@@ -456,6 +483,18 @@ func TestNemesisCheckerCatches(t *testing.T) {
 		{name: "a call admitted once the probe closed the circuit",
 			w1: []string{call("w1.2", "allow", "nem-a", 1990), admit("w1.2", 2000, true), end("w1.2", 2100, 1), done("w1.2", 2110)},
 			w2: []string{call("w2.1", "allow", "nem-a", 2105), admit("w2.1", 2200, false)}},
+		{name: "a stale copy after the directory was replaced", w1: openA, log: nFaultLog{stale: []nStale{{after: 120 * ms, until: 1400 * ms}}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}},
+		{name: "a stale copy past the recheck", w1: openA, log: nFaultLog{stale: []nStale{{after: 120 * ms, until: 250 * ms}}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}, want: []string{"admitted while open"}},
+		{name: "an opening before the directory was replaced", w1: openA, log: nFaultLog{stale: []nStale{{after: 200 * ms, until: 1400 * ms}}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}, want: []string{"admitted while open"}},
+		{name: "a stale copy after a rollback hid the opening", w1: openA, log: nFaultLog{stale: []nStale{{after: 50 * ms, before: 200 * ms, until: 1400 * ms}}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}},
+		{name: "an opening decided after the rollback", w1: openA, log: nFaultLog{stale: []nStale{{after: 20 * ms, before: 90 * ms, until: 1400 * ms}}},
+			w2: []string{call("w2.1", "allow", "nem-a", 300), admit("w2.1", 310, false)}, want: []string{"admitted while open"}},
+		{name: "a stale copy while a probe held its claim", w1: probeA, log: nFaultLog{stale: []nStale{{after: 1500 * ms, until: 3000 * ms}}},
+			w2: []string{call("w2.1", "allow", "nem-a", 2100), admit("w2.1", 2200, false)}},
 		{name: "livelock",
 			w1:   []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 state:replace "circuit nem-a: state replace: gave up after 1000 concurrent changes"`},
 			want: []string{"livelock"}},
@@ -488,7 +527,7 @@ func TestNemesisCheckerCatches(t *testing.T) {
 				ops = append(ops, got...)
 			}
 			var kinds []string
-			vs := checkHistory(ops, tt.log, nemPolicy)
+			vs, _ := checkHistory(ops, tt.log, nemPolicy)
 			for _, v := range vs {
 				kinds = append(kinds, v.kind)
 			}

@@ -2,8 +2,8 @@
 
 package filestore
 
-// The nemesis's faults: each injects one fault of the kinds issue 11 found
-// the store vulnerable to, and schedules its end where a fault has one.
+// The nemesis's faults: each injects one fault of a hostile server, and
+// schedules its end where a fault has one.
 
 import (
 	"encoding/binary"
@@ -25,6 +25,7 @@ import (
 type nemFault struct {
 	kind      string
 	needsRoot bool // it needs the workers to be another user (root)
+	stale     bool // it lets processes use copies until they check the index (nStale)
 	inject    func(*nemesis)
 }
 
@@ -38,6 +39,8 @@ var nemFaults = []nemFault{
 	{kind: "records", inject: (*nemesis).removeRecords},
 	{kind: "perm", inject: (*nemesis).flipPermission},
 	{kind: "owner", needsRoot: true, inject: (*nemesis).flipOwner},
+	{kind: "rollback", stale: true, inject: (*nemesis).rollBackIndex},
+	{kind: "dir", stale: true, inject: (*nemesis).replaceDir},
 }
 
 // span returns a random duration in [lo, hi).
@@ -127,7 +130,7 @@ func (n *nemesis) nofile() {
 // fill fills the state directory's tmpfs until leave bytes are free (the
 // change index needs 68 KiB; a record 4 KiB), then frees it later.
 func (n *nemesis) fill(leave int64) {
-	path := filepath.Join(n.env.state, ".nemesis-filler")
+	path := filepath.Join(n.env.mnt, ".nemesis-filler")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		n.t.Logf("fill: %v", err)
@@ -344,7 +347,9 @@ func (n *nemesis) flipPermission() {
 		if os.Mkdir(lock, 0o700) == nil {
 			n.chown(lock)
 			n.count("lock replaced by a directory")
-			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() { _ = os.Remove(lock) })
+			// rmdir: a lock file a worker made since (the directory replaced
+			// meanwhile) must not be removed under its holder.
+			n.later(n.span(300*time.Millisecond, 3*time.Second), "perm", func() { _ = syscall.Rmdir(lock) })
 		}
 	}
 }
@@ -359,5 +364,106 @@ func (n *nemesis) flipOwner() {
 	if os.Lchown(p, 0, 0) == nil {
 		n.count("record owned by root")
 		n.later(n.span(300*time.Millisecond, 3*time.Second), "owner", func() { n.chown(p) })
+	}
+}
+
+// rollBackIndex copies the change index now and, later, writes the copy
+// back over it in place (the same inode): with pwrite, as dd conv=notrunc
+// does, or truncating it first, as cp does. Every counter goes back to a
+// value the workers may have seen, hiding the changes made in between from
+// those that did not look since: they may use their copies until they
+// check the index again (nStale).
+func (n *nemesis) rollBackIndex() {
+	path := filepath.Join(n.env.state, indexName)
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Size() != indexSize {
+		return
+	}
+	copied := bootNanos()
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) != indexSize {
+		return
+	}
+	truncate := n.rng.IntN(2) == 0
+	n.later(n.span(50*time.Millisecond, 1500*time.Millisecond), "rollback", func() {
+		now, err := os.Lstat(path)
+		if err != nil || identify(now) != identify(fi) {
+			return // another index by now: a copy of the old one would be damage, another fault
+		}
+		cur, err := os.ReadFile(path)
+		if err != nil || len(cur) != indexSize {
+			return
+		}
+		flag := os.O_WRONLY
+		if truncate {
+			flag |= os.O_TRUNC
+		}
+		f, err := os.OpenFile(path, flag, 0)
+		if err != nil {
+			return
+		}
+		_, err = f.WriteAt(data, 0)
+		end := bootNanos()
+		_ = f.Close()
+		if err != nil {
+			return
+		}
+		if was, is := int64(binary.NativeEndian.Uint64(cur[hdrAnchor:])), int64(binary.NativeEndian.Uint64(data[hdrAnchor:])); is < was {
+			n.earlier += time.Duration(was - is) // an anchor changed in place since, put back
+		}
+		n.log.stale = append(n.log.stale, nStale{after: copied, before: end, until: end + int64(recheck+staleSlack)})
+		if truncate {
+			n.count("index rolled back in place (truncated and written)")
+		} else {
+			n.count("index rolled back in place (pwrite)")
+		}
+	})
+}
+
+// staleSlack is how late a worker's timer may mark its mapping due, on a
+// loaded machine, beyond recheck.
+const staleSlack = 500 * time.Millisecond
+
+// replaceDir removes the state directory (rm -rf) or moves it aside (mv),
+// behind the workers' backs, and half the time makes it anew at once
+// (empty, 0700, the workers'); otherwise the first worker to write makes
+// it. Every circuit starts afresh (a reset); a worker may use copies from
+// the old directory until it checks the index again (nStale). A directory
+// moved aside is removed later.
+func (n *nemesis) replaceDir() {
+	state := n.env.state
+	start := bootNanos()
+	aside := ""
+	how := "removed"
+	if n.rng.IntN(2) == 0 {
+		aside = fmt.Sprintf("%s.aside-%d", state, len(n.events))
+		if os.Rename(state, aside) != nil {
+			return
+		}
+		how = "moved aside"
+	} else {
+		var err error
+		for range 10 { // workers may be creating files in it meanwhile
+			if err = os.RemoveAll(state); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			n.t.Logf("rm -rf %s: %v", state, err)
+			return
+		}
+	}
+	if n.rng.IntN(2) == 0 {
+		if os.Mkdir(state, 0o700) == nil {
+			n.chown(state)
+			how += ", made anew"
+		}
+	}
+	end := bootNanos()
+	n.log.resets = append(n.log.resets, nSpan{start: start, end: end})
+	n.log.stale = append(n.log.stale, nStale{after: start, until: end + int64(recheck+staleSlack)})
+	n.count("directory " + how)
+	if aside != "" {
+		n.later(n.span(200*time.Millisecond, time.Second), "dir", func() { _ = os.RemoveAll(aside) })
 	}
 }

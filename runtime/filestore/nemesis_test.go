@@ -7,17 +7,18 @@ package filestore
 // on a few circuits in one state directory while a nemesis
 // (nemesis_fault_test.go) injects, at random, the faults of a hostile
 // server: fd exhaustion in a worker, a full filesystem, a truncated change
-// index, a tampered clock file, removed records, permission flips, SIGKILL
-// and SIGSTOP of workers. Then the faults stop and every worker makes one
+// index, a tampered clock file, removed records, permission flips, the
+// index rolled back in place, the state directory removed or moved aside
+// and made anew, SIGKILL and SIGSTOP of workers. Then the faults stop and every worker makes one
 // call and reads every circuit. The checker (nemesis_check_test.go) reads
 // the workers' histories and reports every call admitted on a circuit that
 // was durably open or held by a probe, every process that died of a signal
 // the nemesis did not send, and every process that saw another state than
 // the others after the faults stopped.
 //
-// As root, the state directory is a small tmpfs of its own (so that it can
-// be filled) and the workers run as nobody (uid 65534), owning it, so that
-// permission flips bite; without root, the tmpfs and ownership faults are
+// As root, the state directory is in a small tmpfs of its own (so that it
+// can be filled) and the workers run as nobody (uid 65534), owning it, so
+// that permission flips bite; without root, the tmpfs and ownership faults are
 // left out, and the test fails instead when CI=true.
 //
 //	go test ./runtime/filestore/ -run TestNemesis -v            30s of faults (10s with -short)
@@ -25,7 +26,8 @@ package filestore
 //
 // CIRCUITGEN_NEMESIS=<duration> sets how long the faults go on, and
 // CIRCUITGEN_NEMESIS_FAULTS=kind,... limits them to some kinds (sigkill,
-// sigstop, nofile, full, index, clock, records, perm, owner; "none" for a
+// sigstop, nofile, full, index, clock, records, perm, owner, rollback,
+// dir; "none" for a
 // run without faults), to find which fault causes a violation. Without it
 // every kind is injected. A failed run keeps the workers' histories and the
 // faults injected in its artifact directory (go test -artifacts).
@@ -147,14 +149,16 @@ func (c *nemChild) excerpt() string {
 
 // nemEnv is where a run happens.
 type nemEnv struct {
-	base, state, hist, binary string
-	cred                      *syscall.Credential // the workers' user, nil: this one
-	tmpfs                     bool
+	base, hist, binary string
+	mnt                string // the state directory's parent: a tmpfs as root
+	state              string
+	cred               *syscall.Credential // the workers' user, nil: this one
+	tmpfs              bool
 }
 
 // setupNemesis makes the directories of a run. As root: a tmpfs of its
-// own as the state directory, owned by nobody, and a copy of the test
-// binary nobody can run.
+// own holding the state directory, both owned by nobody, and a copy of the
+// test binary nobody can run.
 func setupNemesis(t *testing.T) nemEnv {
 	t.Helper()
 	base, err := os.MkdirTemp("", "circuitgen-nemesis-")
@@ -166,7 +170,7 @@ func setupNemesis(t *testing.T) nemEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := nemEnv{base: base, state: filepath.Join(base, "state"), hist: filepath.Join(base, "history"), binary: self}
+	env := nemEnv{base: base, mnt: base, state: filepath.Join(base, "state"), hist: filepath.Join(base, "history"), binary: self}
 	if err := os.Mkdir(env.hist, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -188,26 +192,34 @@ func setupNemesis(t *testing.T) nemEnv {
 	if err := copyExecutable(self, env.binary); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(env.state, 0o700); err != nil {
+	mkState := func() {
+		if err := os.Mkdir(env.state, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(env.state, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mnt := filepath.Join(base, "fs")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	err = syscall.Mount("tmpfs", env.state, "tmpfs", 0, fmt.Sprintf("size=1m,mode=0700,uid=%d,gid=%d", nobody, nobody))
+	err = syscall.Mount("tmpfs", mnt, "tmpfs", 0, fmt.Sprintf("size=1m,mode=0700,uid=%d,gid=%d", nobody, nobody))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("mount a tmpfs for the state directory: %v; CI=true", err)
 		}
 		t.Logf("no tmpfs (%v): the full-filesystem fault is left out", err)
-		if err := os.Chown(env.state, nobody, nobody); err != nil {
-			t.Fatal(err)
-		}
+		mkState()
 		return env
 	}
-	env.tmpfs = true
+	env.tmpfs, env.mnt, env.state = true, mnt, filepath.Join(mnt, "state")
 	t.Cleanup(func() {
-		if err := syscall.Unmount(env.state, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", env.state, err)
+		if err := syscall.Unmount(mnt, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
 		}
 	})
+	mkState()
 	return env
 }
 
@@ -347,8 +359,8 @@ func TestNemesis(t *testing.T) {
 	n.final()
 
 	ops := n.histories(n.all)
-	violations := append(n.violations, checkHistory(ops, n.log, nemPolicy)...)
-	n.report(ops, violations)
+	found, excused := checkHistory(ops, n.log, nemPolicy)
+	n.report(ops, append(n.violations, found...), excused)
 }
 
 // histories reads and parses the histories of workers.
@@ -370,8 +382,9 @@ func (n *nemesis) histories(workers []*nemChild) []*nOp {
 }
 
 // report prints the run's figures: faults injected by kind, operations,
-// violations; and fails the test with each violation (the first 20).
-func (n *nemesis) report(ops []*nOp, violations []nViolation) {
+// admissions excused by a stale copy, violations; and fails the test with
+// each violation (the first 20).
+func (n *nemesis) report(ops []*nOp, violations []nViolation, excused int) {
 	t := n.t
 	st := historyStats(ops)
 	var faults []string
@@ -392,6 +405,8 @@ func (n *nemesis) report(ops []*nOp, violations []nViolation) {
 	_, failed := failedWrites(ops, n.log.unwritable)
 	t.Logf("%d writes failed while the directory was unwritable (%d spans); Open refused the directory %d times",
 		failed, len(n.log.unwritable), st.opensRefused)
+	t.Logf("%d admissions on a copy the change index no longer vouched for, within recheck of a rollback or a replaced directory (%d of them)",
+		excused, len(n.log.stale))
 	t.Logf("violations: %d %v", len(violations), byKind)
 	if near := n.preceding(violations, 3*time.Second); near != "" {
 		t.Logf("faults in the 3s before the timed violations: %s", near)
@@ -610,7 +625,14 @@ func (n *nemesis) run(d time.Duration) {
 		n.endFaults(false)
 		n.reap()
 		f := n.enabled[n.rng.IntN(len(n.enabled))]
-		if n.active[f.kind] || (f.needsRoot && n.env.cred == nil) || (f.kind == "full" && !n.env.tmpfs) {
+		// A directory replaced while read-only would end the span in which
+		// no write can succeed early (log.unwritable).
+		if n.active[f.kind] || (f.needsRoot && n.env.cred == nil) || (f.kind == "full" && !n.env.tmpfs) || (f.kind == "dir" && n.active["perm"]) {
+			continue
+		}
+		// One stale fault at a time: while one's excuse holds (nStale),
+		// another's would hide a copy used past the recheck.
+		if f.stale && (n.active["rollback"] || len(n.log.stale) > 0 && bootNanos() < n.log.stale[len(n.log.stale)-1].until) {
 			continue
 		}
 		f.inject(n)

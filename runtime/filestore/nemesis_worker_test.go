@@ -53,8 +53,15 @@ var nemCircuits = []string{"nem-a", "nem-b", "nem-c"}
 // operation (nemSlowOp) outlives its probe's lease.
 var nemPolicy = circuit.Policy{FailureThreshold: 2, Cooldown: time.Second, ProbeLease: time.Second}
 
-// nemesisGoroutines is how many loops of calls a worker runs at once.
+// nemesisGoroutines is how many loops of calls a worker runs at once; one
+// more, a slow reader (nemSlowPause between calls, loop), runs on a second
+// Store of the same directory, as another process would: its copies of
+// records see few uses a second, so a bound on their staleness counted in
+// uses, not time, shows.
 const nemesisGoroutines = 3
+
+// nemSlowPause is the least pause of the slow loop between calls.
+const nemSlowPause = 200 * time.Millisecond
 
 // nemCallTimeout bounds each call's wait for a lock (a stopped worker may
 // hold one for seconds).
@@ -146,6 +153,7 @@ type nemWorker struct {
 	mu   sync.Mutex
 	seq  int
 	orig unix.Rlimit
+	slow *nemWorker // the slow loop's: another Store, ops named <id>s.<n>
 }
 
 func (w *nemWorker) nextOp() string {
@@ -161,6 +169,16 @@ func (w *nemWorker) breaker(cur *string) *circuit.Breaker {
 	return circuit.New(w.s, circuit.WithObserver(circuit.ObserverFunc(func(tr circuit.Transition) {
 		w.h.add("T %s %s %d %d %d %d %d %d", *cur, tr.Name, tr.From, tr.To, tr.Generation, tr.Failures, tr.At.UnixNano(), bootNanos())
 	})))
+}
+
+// now reads the store's clock for a history, in Unix ns; 0 for the slow
+// reader, which must not: reading the store's clock (once a second) checks
+// the change index, which would refresh the reader's copies for it.
+func (w *nemWorker) now() int64 {
+	if w.slow == nil {
+		return 0
+	}
+	return w.s.Now().UnixNano()
 }
 
 // call makes one guarded call: Allow, the operation, Done.
@@ -179,7 +197,7 @@ func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit
 	if tk.Probe() {
 		probe = 1
 	}
-	w.h.add("A %s %d %d %d", op, bootNanos(), probe, w.s.Now().UnixNano())
+	w.h.add("A %s %d %d %d", op, bootNanos(), probe, w.now())
 	time.Sleep(pause)
 	w.h.add("E %s %d %d", op, bootNanos(), o)
 	err = tk.Done(o)
@@ -198,7 +216,7 @@ func (w *nemWorker) run(b *circuit.Breaker, cur *string, name string, o circuit.
 	ran := false
 	err := b.Run(ctx, name, nemPolicy, func(context.Context) (circuit.Outcome, error) {
 		ran = true
-		w.h.add("A %s %d 2 %d", op, bootNanos(), w.s.Now().UnixNano())
+		w.h.add("A %s %d 2 %d", op, bootNanos(), w.now())
 		time.Sleep(pause)
 		w.h.add("E %s %d %d", op, bootNanos(), o)
 		return o, errNemesisOp
@@ -242,11 +260,14 @@ func (w *nemWorker) clear(b *circuit.Breaker, cur *string, name string) {
 	w.h.add("D %s %d %s %s", op, bootNanos(), resultOf(err), quoteErr(err))
 }
 
-// loop makes random calls until stop is closed: mostly guarded calls (Run,
-// or Allow and Done) whose
+// loop makes random calls until stop is closed, pausing at least gap
+// between them: mostly guarded calls (Run, or Allow and Done) whose
 // operation fails, succeeds or is ignored at random, a few of them slower
-// than a probe's lease; snapshots; now and then a Clear.
-func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
+// than a probe's lease; snapshots; now and then a Clear. A reader's
+// operations are all ignored and it clears nothing: it writes only to
+// claim a probe, so that nothing but the store's own check of the change
+// index refreshes its copies.
+func (w *nemWorker) loop(seed uint64, gap time.Duration, reader bool, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var cur string
 	b := w.breaker(&cur)
@@ -260,6 +281,9 @@ func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
 		switch r := rng.IntN(200); {
 		case r < 168:
 			o := []circuit.Outcome{circuit.Failure, circuit.Failure, circuit.Success, circuit.Success, circuit.Success, circuit.Success, circuit.Success, circuit.Ignored}[rng.IntN(8)]
+			if reader {
+				o = circuit.Ignored
+			}
 			var pause time.Duration
 			switch q := rng.IntN(100); {
 			case q < 75:
@@ -274,12 +298,12 @@ func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
 			} else {
 				w.run(b, &cur, name, o, pause)
 			}
-		case r < 199:
+		case r < 199 || reader:
 			_, _ = w.snapshot(b, &cur, name)
 		default:
 			w.clear(b, &cur, name)
 		}
-		time.Sleep(time.Duration(5+rng.IntN(30)) * time.Millisecond)
+		time.Sleep(gap + time.Duration(rng.Int64N(int64(max(gap, 30*time.Millisecond)))))
 	}
 }
 
@@ -288,12 +312,14 @@ func (w *nemWorker) loop(seed uint64, stop <-chan struct{}) {
 // in the history and tried again every 20ms, as a service restarted by its
 // supervisor would; any other error ends the worker.
 func (w *nemWorker) open() error {
-	for w.s == nil {
+	for w.slow.s == nil {
 		s, err := Open(os.Getenv(envNemDir))
 		var de *DirError
 		switch {
-		case err == nil:
+		case err == nil && w.s == nil:
 			w.s = s
+		case err == nil:
+			w.slow.s = s
 		case errors.As(err, &de):
 			w.h.add("O %d %s", bootNanos(), quoteErr(err))
 			time.Sleep(20 * time.Millisecond)
@@ -328,6 +354,7 @@ func nemesisWorker() error {
 	}
 	defer f.Close()
 	w := &nemWorker{h: &nemHistory{f: f}, id: os.Getenv(envNemID)}
+	w.slow = &nemWorker{h: w.h, id: w.id + "s"}
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &w.orig); err != nil {
 		return err
 	}
@@ -351,8 +378,9 @@ func nemesisWorker() error {
 				return err
 			}
 			for i := range nemesisGoroutines {
-				loops.Go(func() { w.loop(seed+uint64(i), stop) })
+				loops.Go(func() { w.loop(seed+uint64(i), 5*time.Millisecond, false, stop) })
 			}
+			loops.Go(func() { w.slow.loop(seed+nemesisGoroutines, nemSlowPause, true, stop) })
 		case "limit":
 			if err := w.setLimit(arg); err != nil {
 				return fmt.Errorf("setrlimit %s: %w", arg, err)
