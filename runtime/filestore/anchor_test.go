@@ -43,7 +43,7 @@ func TestIndexFromAnotherBootIsReanchored(t *testing.T) {
 	}
 }
 
-// TestIndexRemadeNeverClosesEarly is finding 5: the index (and with it the
+// TestIndexRemadeNeverClosesEarly: the index (and with it the
 // anchor) removed within a boot, and made anew by a process whose wall
 // clock stepped an hour ahead. The new anchor is no later than the lost
 // one, so the circuit opened with a 10-minute cooldown stays open; the

@@ -2,7 +2,7 @@
 
 package filestore
 
-// The faults of issue 11, each reproduced first: a change index that could
+// Faults of the state directory, each reproduced first: a change index that could
 // not be opened, many circuits under a low fd limit, a truncated index, an
 // oversized record, records removed by hand, an unwritable or unlockable
 // store, state owned by another user, and the clock's anchor. Where another
@@ -161,7 +161,7 @@ func init() {
 	}
 }
 
-// TestIndexOpenFailureIsRetried is finding 1: a process whose first open of
+// TestIndexOpenFailureIsRetried: a process whose first open of
 // the change index failed (EMFILE) must not go on writing without bumping
 // it. The parent's Breaker has the circuit's closed record cached; a child
 // whose first index open fails then fails three times: the parent must see
@@ -316,7 +316,7 @@ func init() {
 	}
 }
 
-// TestManyCircuitsFewFDs is finding 2: a process holds no file per circuit.
+// TestManyCircuitsFewFDs: a process holds no file per circuit.
 // The parent writes manyCircuits closed records (as a writer would, with
 // the index made by the store); a child limited to 1,024 open files calls
 // every circuit, fails once on one in a hundred, lists every name, and
@@ -396,7 +396,7 @@ func init() {
 	}
 }
 
-// TestIndexTruncatedUnderRunningProcess is finding 3: truncating the index
+// TestIndexTruncatedUnderRunningProcess: truncating the index
 // a process has mapped and uses on every call is a StateError in that
 // process, never a SIGBUS; the index is then replaced and calls work.
 func TestIndexTruncatedUnderRunningProcess(t *testing.T) {
@@ -474,7 +474,7 @@ func TestDamagedIndexIsStateError(t *testing.T) {
 	}
 }
 
-// TestOversizedRecord is finding 4: a record larger than any record is
+// TestOversizedRecord: a record larger than any record is
 // corrupt, read with a bounded reader (a sparse 1 TB file), and Clear
 // removes it.
 func TestOversizedRecord(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// TestRecordsRemovedByHand is finding 6: records removed behind the
+// TestRecordsRemovedByHand: records removed behind the
 // store's back (rm *.json) are seen at the next write and recovered, with
 // no livelock; failures are counted again; Clear succeeds.
 func TestRecordsRemovedByHand(t *testing.T) {
@@ -201,7 +201,7 @@ func chownTree(t *testing.T, dir string, uid int) {
 	}
 }
 
-// TestUnwritableStoreFailsClosed is finding 7: once a write for a circuit
+// TestUnwritableStoreFailsClosed: once a write for a circuit
 // fails, no call on it is admitted until a write succeeds. A worker run as
 // uid 65534, whose directory is made 0500 once it opened the store, makes
 // eight failing calls at threshold 3: the first runs (its settlement fails), the others are
@@ -263,7 +263,7 @@ func TestUnwritableStoreFailsClosed(t *testing.T) {
 	})
 }
 
-// TestForeignOwnerRefused is finding 8: a state directory, record or lock
+// TestForeignOwnerRefused: a state directory, record or lock
 // owned by another user is refused, with an error naming the owner and the
 // fix: by Open for the directory, by the call for the others.
 func TestForeignOwnerRefused(t *testing.T) {
