@@ -98,23 +98,28 @@ type mapping struct {
 	anchor   int64
 	anchored atomic.Bool
 
-	// ctime is the file's status change time when it was mapped: a write
-	// to the file by other means than a mapping (an index restored in place
-	// from a copy) moves it, which no one can set back.
+	// ctime is the file's status change time at its last check: a write to
+	// the file by other means than a mapping (an index restored in place
+	// from a copy) moves it, which no one can set back. Under Store.mu.
 	ctime int64
 
 	// trust says whether the mapping may be used without checking that it
-	// is still the directory's index: trustFresh after a check, trustDue
-	// once recheck has passed since (the store's timer), trustRetired once
-	// it is replaced, removed, damaged or faulted, for good.
-	trust atomic.Int32
+	// is still the directory's index, in its low bits: trustFresh after a
+	// check, trustDue once recheck has passed since (the store's timer),
+	// and 0 once it is replaced, removed, damaged or faulted, for good. Its
+	// other bits count the checks that found the change time moved: a copy
+	// of a record is used only while trust is what it was when the copy was
+	// taken, so such a check drops every copy, with no new mapping.
+	trust atomic.Uint64
 }
 
-// The values of mapping.trust.
+// The states of mapping.trust, and its count of moved change times.
 const (
-	trustRetired int32 = iota
+	trustRetired uint64 = iota
 	trustDue
 	trustFresh
+	trustState = 3 // the bits of the state
+	trustMoved = 4 // one more moved change time
 )
 
 // counter is a circuit's change counter in a mapping.
@@ -190,7 +195,7 @@ func (m *mapping) release() {
 }
 
 // fresh reports whether the mapping may be used without checking the file.
-func (m *mapping) fresh() bool { return m.trust.Load() == trustFresh }
+func (m *mapping) fresh() bool { return m.trust.Load()&trustState == trustFresh }
 
 // counterOf returns the circuit's change counter. With claim (writers,
 // under the circuit's lock) a free slot in its window is claimed for its

@@ -76,10 +76,14 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 	if m != nil && !force && m.fresh() {
 		return m, nil
 	}
-	if m != nil && s.verify(m) != nil {
-		m.release()
-		s.m.Store(nil)
-		m = nil
+	moved := false
+	if m != nil {
+		var err error
+		if moved, err = s.verify(m); err != nil {
+			m.release()
+			s.m.Store(nil)
+			m = nil
+		}
 	}
 	var cause error
 	if m == nil {
@@ -119,10 +123,8 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 			return nil, err
 		}
 	}
-	for !m.fresh() && !m.trust.CompareAndSwap(trustDue, trustFresh) {
-		if m.trust.Load() == trustRetired {
-			return nil, fmt.Errorf("change index %s faulted: truncated under this process?", s.indexPath())
-		}
+	if !m.trusted(moved) {
+		return nil, fmt.Errorf("change index %s faulted: truncated under this process?", s.indexPath())
 	}
 	s.arm()
 	if cause != nil {
@@ -153,39 +155,61 @@ func (s *Store) arm() {
 func (s *Store) due() {
 	s.armed.Store(false)
 	if m := s.m.Load(); m != nil {
-		m.trust.CompareAndSwap(trustFresh, trustDue)
+		if t := m.trust.Load(); t&trustState == trustFresh {
+			m.trust.CompareAndSwap(t, t&^trustState|trustDue)
+		}
 	}
 }
 
-// verify reports whether m still maps the directory's index, whole,
-// written only through mappings, with the anchor this process validated. It
-// adopts an anchor another process gave the index meanwhile. The caller
-// holds s.mu.
-func (s *Store) verify(m *mapping) error {
+// verify reports whether m still maps the directory's index, whole, with
+// the anchor this process validated, and whether its change time moved
+// since the last check: it was written to other than through a mapping (an
+// index restored in place from a copy), or its pages written back (a disk
+// file system): the copies taken under m are then to be dropped. It adopts
+// an anchor another process gave the index meanwhile. The caller holds s.mu.
+func (s *Store) verify(m *mapping) (moved bool, err error) {
 	if m.trust.Load() == trustRetired {
-		return errors.New("retired")
+		return false, errors.New("retired")
 	}
 	fi, err := os.Lstat(s.indexPath())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if id := identify(fi); id.dev != m.id.dev || id.ino != m.id.ino || fi.Size() != indexSize {
-		return errors.New("replaced or resized")
+		return false, errors.New("replaced or resized")
 	}
-	if changeTime(fi) != m.ctime {
-		return errors.New("written to other than through a mapping (restored from a copy?)")
+	if ct := changeTime(fi); ct != m.ctime {
+		m.ctime, moved = ct, true
 	}
 	magic, ok1 := m.load(0)
 	boot, ok2 := m.load(hdrBoot)
 	anchor, ok3 := m.load(hdrAnchor)
 	switch {
 	case !ok1 || !ok2 || !ok3 || magic != indexMagicWord:
-		return errors.New("damaged")
+		return false, errors.New("damaged")
 	case m.anchored.Load() && (boot != m.boot || int64(anchor) != m.anchor):
-		return errors.New("anchor changed")
+		return false, errors.New("anchor changed")
 	}
 	s.adopt(m)
-	return nil
+	return moved, nil
+}
+
+// trusted marks m fresh after a check, counting a moved change time, and
+// reports false when m was retired meanwhile.
+func (m *mapping) trusted(moved bool) bool {
+	for {
+		t := m.trust.Load()
+		if t == trustRetired {
+			return false
+		}
+		n := t&^trustState | trustFresh
+		if moved {
+			n += trustMoved
+		}
+		if n == t || m.trust.CompareAndSwap(t, n) {
+			return true
+		}
+	}
 }
 
 // adopt takes the anchor in m's header when it is this boot's. The caller

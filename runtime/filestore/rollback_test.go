@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func TestIndexRolledBackInPlace(t *testing.T) {
 			if tt.hideWrite {
 				other("2")
 				restoreInPlace(t, index, saved, tt.truncate)
-				rejectsWithin(t, b, time.Now(), recheck+500*time.Millisecond, "the index was rolled back over an opening")
+				rejectsWithin(t, b, time.Now(), recheck+time.Second, "the index was rolled back over an opening")
 				return
 			}
 			failN(ctx, b, "ledger", 1) // this process's copy: two failures
@@ -133,5 +134,48 @@ func TestIndexRolledBackInPlace(t *testing.T) {
 				t.Fatalf("snapshot: %+v, %v; want open", snap, err)
 			}
 		})
+	}
+}
+
+// TestChangeTimeMovedUnderWriter: the index's status change time moves (a
+// disk file system's writeback does so, here a chmod) while a write holds
+// its counter, and another goroutine's check sees it first. The write goes
+// on in the mapping it holds and succeeds; the copies taken before are
+// dropped, and both goroutines then read the record the write left.
+func TestChangeTimeMovedUnderWriter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	s := openDir(t, dir)
+	b := circuit.New(s)
+	failN(ctx, b, "ledger", 1)
+	cur, _, err := s.Load(ctx, "ledger")
+	if err != nil || cur == nil {
+		t.Fatal(cur, err)
+	}
+	paused, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	faultHook = func(op string) error {
+		if op == "create" { // the counter is held, the write not yet begun
+			once.Do(func() { close(paused); <-resume })
+		}
+		return nil
+	}
+	defer func() { faultHook = nil }()
+	done := make(chan error)
+	go func() { done <- s.Replace(ctx, "ledger", cur, successor(cur)) }()
+	<-paused
+	time.Sleep(20 * time.Millisecond) // past a coarse timestamp's tick
+	if err := os.Chmod(filepath.Join(dir, indexName), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.current(ctx, needCheck); err != nil { // another goroutine's check
+		t.Fatal(err)
+	}
+	close(resume)
+	if err := <-done; err != nil {
+		t.Fatalf("the write in flight: %v, want it to succeed", err)
+	}
+	if got, _, err := s.Load(ctx, "ledger"); err != nil || got == nil || got.Version != cur.Version+1 {
+		t.Fatalf("after the write: %+v, %v; want version %d", got, err, cur.Version+1)
 	}
 }

@@ -59,11 +59,13 @@ type entry struct {
 	failed atomic.Bool             // a write failed, and none has succeeded since
 }
 
-// known is a record (nil: none) as of the value seq of the counter c.
+// known is a record (nil: none) as of the value seq of the counter c,
+// taken while its mapping's trust was trust.
 type known struct {
-	c   counter
-	seq uint64
-	rec *circuit.Record
+	c     counter
+	seq   uint64
+	rec   *circuit.Record
+	trust uint64
 }
 
 var (
@@ -142,7 +144,7 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 
 // Load is Store.Load for the bound circuit.
 func (e *entry) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
-	if k := e.fast.Load(); k != nil && k.c.m.fresh() {
+	if k := e.fast.Load(); k != nil && k.c.m.trust.Load() == k.trust {
 		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq {
 			return k.rec, time.Time{}, nil
 		}
@@ -170,19 +172,21 @@ func (e *entry) loadSlow(ctx context.Context) (*circuit.Record, error) {
 	if !ok {
 		return nil, errFaulted(m, e.s)
 	}
+	trust := m.trust.Load() // before the counter: a check that moves it after drops the copy
+	fresh := trust&trustState == trustFresh
 	before, ok := m.load(c.off)
 	if !ok {
 		return nil, errFaulted(m, e.s)
 	}
-	if k := e.fast.Load(); k != nil && k.c == c && k.seq == before {
+	if k := e.fast.Load(); fresh && k != nil && k.c == c && k.seq == before && k.trust == trust {
 		return k.rec, nil // the mapping was checked; the record is unchanged
 	}
 	rec, err := e.s.read(e)
 	if err != nil {
 		return nil, err
 	}
-	if after, ok := m.load(c.off); ok && c.stable(before) && after == before {
-		k := &known{c: c, seq: before, rec: rec}
+	if after, ok := m.load(c.off); ok && fresh && c.stable(before) && after == before {
+		k := &known{c: c, seq: before, rec: rec, trust: trust}
 		e.fast.Store(k)
 		if e.failed.Load() { // a write failed meanwhile: no copy may outlive it
 			e.fast.CompareAndSwap(k, nil)
@@ -289,7 +293,7 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 		}
 		seq, err := e.s.write(d, e, c, data)
 		if err == nil {
-			e.fast.Store(&known{c: c, seq: seq, rec: next})
+			e.fast.Store(&known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()})
 		}
 		return err
 	}))

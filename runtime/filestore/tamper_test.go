@@ -112,7 +112,7 @@ func TestDirectoryRemovedAndRemade(t *testing.T) {
 			sc := startScript(t, "openit", dir, "", nil, "")
 			sc.expect(t, "opened")
 			sc.wait(t)
-			rejectsWithin(t, b, time.Now(), recheck+500*time.Millisecond, "the directory was made anew with the circuit open")
+			rejectsWithin(t, b, time.Now(), recheck+time.Second, "the directory was made anew with the circuit open")
 		})
 	}
 }
