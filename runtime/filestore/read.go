@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // maxRecordSize bounds a record file. A record is a few hundred bytes (a
@@ -18,7 +18,7 @@ const maxRecordSize = 4096
 
 // readRecord opens, checks and decodes the record at path, holding no file
 // open afterwards; nil when absent.
-func readRecord(path string) (*circuit.Record, error) {
+func readRecord(path string) (*driver.Record, error) {
 	// O_NONBLOCK: opening a FIFO planted as a record must not wait for a
 	// writer; the check below refuses it. It changes nothing for regular
 	// files.
@@ -27,14 +27,14 @@ func readRecord(path string) (*circuit.Record, error) {
 }
 
 // readRecordIn is readRecord of the record name in the directory d.
-func readRecordIn(d *dirFD, name string) (*circuit.Record, error) {
+func readRecordIn(d *dirFD, name string) (*driver.Record, error) {
 	f, err := d.open(name, os.O_RDONLY|oNonBlock, 0)
 	return decodeFile(d.at(name), f, err)
 }
 
 // decodeFile checks and decodes the record file f at path, which it
 // closes, as opened with the error err.
-func decodeFile(path string, f *os.File, err error) (*circuit.Record, error) {
+func decodeFile(path string, f *os.File, err error) (*driver.Record, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -56,21 +56,21 @@ func decodeFile(path string, f *os.File, err error) (*circuit.Record, error) {
 		return nil, err
 	}
 	if fi.Size() > maxRecordSize {
-		return nil, fmt.Errorf("record %s: %w: %d bytes, more than a record's %d", path, circuit.ErrCorrupt, fi.Size(), maxRecordSize)
+		return nil, fmt.Errorf("record %s: %w: %d bytes, more than a record's %d", path, driver.ErrCorrupt, fi.Size(), maxRecordSize)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxRecordSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read record %s: %w", path, err)
 	}
 	if len(data) > maxRecordSize {
-		return nil, fmt.Errorf("record %s: %w: more than a record's %d bytes", path, circuit.ErrCorrupt, maxRecordSize)
+		return nil, fmt.Errorf("record %s: %w: more than a record's %d bytes", path, driver.ErrCorrupt, maxRecordSize)
 	}
 	rec, err := decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("record %s: %w: %v", path, circuit.ErrCorrupt, err)
+		return nil, fmt.Errorf("record %s: %w: %v", path, driver.ErrCorrupt, err)
 	}
-	if circuit.Key(rec.Name)+".json" != filepath.Base(path) {
-		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", path, circuit.ErrCorrupt, rec.Name)
+	if driver.Key(rec.Name)+".json" != filepath.Base(path) {
+		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", path, driver.ErrCorrupt, rec.Name)
 	}
 	return rec, nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The record formats this package reads and writes. Format 2 adds the
@@ -37,7 +37,7 @@ type fileRecord struct {
 }
 
 // encode returns r's canonical JSON form, with a trailing newline.
-func encode(r *circuit.Record) ([]byte, error) {
+func encode(r *driver.Record) ([]byte, error) {
 	v := formatVersion1
 	if r.Successes != 0 || r.Reopens != 0 || r.Forced {
 		v = formatVersion
@@ -55,8 +55,8 @@ func encode(r *circuit.Record) ([]byte, error) {
 }
 
 // decode parses data strictly. The error describes what is wrong; callers
-// wrap it with circuit.ErrCorrupt.
-func decode(data []byte) (*circuit.Record, error) {
+// wrap it with driver.ErrCorrupt.
+func decode(data []byte) (*driver.Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f fileRecord
@@ -69,11 +69,11 @@ func decode(data []byte) (*circuit.Record, error) {
 	if f.V != formatVersion1 && f.V != formatVersion {
 		return nil, fmt.Errorf("unknown format version %d", f.V)
 	}
-	state, err := circuit.ParseState(f.State)
+	state, err := driver.ParseState(f.State)
 	if err != nil {
 		return nil, err
 	}
-	r := &circuit.Record{
+	r := &driver.Record{
 		Name: f.Name, State: state, Failures: f.Failures, Generation: f.Generation,
 		Incarnation: f.Incarnation, Version: f.Version, OpenUntil: f.OpenUntil,
 		ProbeToken: f.ProbeToken, LeaseUntil: f.LeaseUntil, UpdatedAt: f.UpdatedAt,

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// Store is a circuit.Store over one directory. It is safe for concurrent
+// Store is a driver.Store over one directory. It is safe for concurrent
 // use; processes that open the same directory share every circuit in it.
 type Store struct {
 	dir   string
@@ -64,14 +64,14 @@ type entry struct {
 type known struct {
 	c     counter
 	seq   uint64
-	rec   *circuit.Record
+	rec   *driver.Record
 	trust uint64
 }
 
 var (
-	_ circuit.Store  = (*Store)(nil)
-	_ circuit.Binder = (*Store)(nil)
-	_ circuit.Clock  = (*Store)(nil)
+	_ driver.Store  = (*Store)(nil)
+	_ driver.Binder = (*Store)(nil)
+	_ driver.Clock  = (*Store)(nil)
 )
 
 // Open returns a store over dir. It creates and changes nothing: the
@@ -132,18 +132,18 @@ func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.tempName()
 
 // Bind returns the circuit name of the store, resolved once: its key and
 // its counter in the change index.
-func (s *Store) Bind(name string) circuit.BoundStore { return s.entry(name) }
+func (s *Store) Bind(name string) driver.BoundStore { return s.entry(name) }
 
 // Load returns the circuit's record, or nil when it has none. Its time is
 // the zero Time: the Breaker reads the store's clock (Now) only when a
 // decision needs it. While the change index shows the record unchanged
 // since this process last read it, Load makes no system call.
-func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Time, error) {
 	return s.entry(name).Load(ctx)
 }
 
 // Load is Store.Load for the bound circuit.
-func (e *entry) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
+func (e *entry) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if k := e.fast.Load(); k != nil && k.c.m.trust.Load() == k.trust {
 		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq {
 			return k.rec, time.Time{}, nil
@@ -155,7 +155,7 @@ func (e *entry) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 
 // loadSlow reads the record from its file, and remembers it as of its
 // counter when the counter was stable and unchanged across the read.
-func (e *entry) loadSlow(ctx context.Context) (*circuit.Record, error) {
+func (e *entry) loadSlow(ctx context.Context) (*driver.Record, error) {
 	if e.failed.Load() {
 		if err := e.retryWrite(ctx); err != nil {
 			return nil, err
@@ -224,7 +224,7 @@ func errFaulted(m *mapping, s *Store) error {
 }
 
 // read reads the record from its file, without a lock.
-func (s *Store) read(e *entry) (*circuit.Record, error) {
+func (s *Store) read(e *entry) (*driver.Record, error) {
 	if err := fault("read", "open", e.recordPath()); err != nil {
 		return nil, fmt.Errorf("open record: %w", err)
 	}
@@ -239,7 +239,7 @@ func (s *Store) read(e *entry) (*circuit.Record, error) {
 
 // readIn reads the record from its file in d, the directory a writer
 // holds the circuit's lock in.
-func (s *Store) readIn(d *dirFD, e *entry) (*circuit.Record, error) {
+func (s *Store) readIn(d *dirFD, e *entry) (*driver.Record, error) {
 	if err := fault("read", "open", e.recordPath()); err != nil {
 		return nil, fmt.Errorf("open record: %w", err)
 	}
@@ -247,24 +247,24 @@ func (s *Store) readIn(d *dirFD, e *entry) (*circuit.Record, error) {
 }
 
 // named checks that a record read for the circuit is the circuit's.
-func (e *entry) named(rec *circuit.Record, err error) (*circuit.Record, error) {
+func (e *entry) named(rec *driver.Record, err error) (*driver.Record, error) {
 	if err != nil || rec == nil {
 		return nil, err
 	}
 	if rec.Name != e.name {
-		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", e.recordPath(), circuit.ErrCorrupt, rec.Name)
+		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", e.recordPath(), driver.ErrCorrupt, rec.Name)
 	}
 	return rec, nil
 }
 
 // Replace stores next as the circuit's record if the stored one is still
 // prev, under the circuit's lock.
-func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
 	return s.entry(name).Replace(ctx, prev, next)
 }
 
 // Replace is Store.Replace for the bound circuit.
-func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
+func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
 	if next == nil || next.Name != e.name {
 		return fmt.Errorf("replace %q: the new record must be that circuit's", e.name)
 	}
@@ -280,16 +280,16 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 		if err != nil {
 			return err
 		}
-		if !circuit.SameRevision(cur, prev) {
+		if !driver.SameRevision(cur, prev) {
 			e.unknown(c, cur)
-			return circuit.ErrConflict
+			return driver.ErrConflict
 		}
 		if !e.s.decidedBy(c.m, next.UpdatedAt) {
 			// The decision was made by another anchor than the index's (the
 			// index was made anew, or took an earlier anchor): make it again
 			// by the index's clock.
 			e.s.clk.Store(nil)
-			return circuit.ErrConflict
+			return driver.ErrConflict
 		}
 		seq, err := e.s.write(d, e, c, data)
 		if err == nil {
@@ -304,9 +304,9 @@ func (e *entry) Replace(ctx context.Context, prev, next *circuit.Record) error {
 // the file changed behind the store's back (removed or edited by hand):
 // the counter is moved on so that every process reads the file again.
 // The caller holds the circuit's lock.
-func (e *entry) unknown(c counter, cur *circuit.Record) {
+func (e *entry) unknown(c counter, cur *driver.Record) {
 	k := e.fast.Swap(nil)
-	if k == nil || k.c != c || circuit.SameRevision(k.rec, cur) {
+	if k == nil || k.c != c || driver.SameRevision(k.rec, cur) {
 		return
 	}
 	if v, ok := c.m.load(c.off); ok && v == k.seq {
@@ -382,7 +382,7 @@ func (e *entry) wrote(err error) error {
 	switch {
 	case err == nil:
 		e.failed.Store(false)
-	case !errors.Is(err, circuit.ErrConflict):
+	case !errors.Is(err, driver.ErrConflict):
 		e.failed.Store(true)
 		e.fast.Store(nil)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The window counts of the rate rule (circuit.Policy.FailureRate) live in
@@ -26,7 +26,7 @@ import (
 //	offset        size                      what
 //	0             8                         magic "cgwindw1"
 //	…             windowHeader              reserved, zero
-//	windowHeader  windowSlots × windowSlot  slots: a tag, then a circuit.WindowCells
+//	windowHeader  windowSlots × windowSlot  slots: a tag, then a driver.WindowCells
 //
 // A slot belongs to one circuit and window span: its tag is the circuit's
 // tag mixed with the span, claimed by compare-and-swap from zero among the
@@ -47,7 +47,7 @@ const (
 	windowMagic  = "cgwindw1"
 	windowHeader = 64
 	windowSlots  = 1024
-	windowSlot   = 8 + int(unsafe.Sizeof(circuit.WindowCells{}))
+	windowSlot   = 8 + int(unsafe.Sizeof(driver.WindowCells{}))
 	windowProbe  = 16
 	windowSize   = windowHeader + windowSlots*windowSlot
 )
@@ -56,14 +56,14 @@ const (
 type windowFile struct {
 	mu    sync.Mutex
 	data  atomic.Pointer[[]byte]
-	local sync.Map // slot tag → *circuit.WindowCells, for circuits without a slot
+	local sync.Map // slot tag → *driver.WindowCells, for circuits without a slot
 }
 
-var _ circuit.WindowStore = (*Store)(nil)
+var _ driver.WindowStore = (*Store)(nil)
 
 // WindowCells returns the named circuit's cells for windows of span w in the
 // state directory's window file, creating the file when there is none.
-func (s *Store) WindowCells(name string, w time.Duration) (*circuit.WindowCells, error) {
+func (s *Store) WindowCells(name string, w time.Duration) (*driver.WindowCells, error) {
 	data, err := s.windowData()
 	if err != nil {
 		return nil, err
@@ -77,11 +77,11 @@ func (s *Store) WindowCells(name string, w time.Duration) (*circuit.WindowCells,
 			t.CompareAndSwap(0, tag)
 		}
 		if t.Load() == tag {
-			return (*circuit.WindowCells)(unsafe.Pointer(&data[off+8])), nil
+			return (*driver.WindowCells)(unsafe.Pointer(&data[off+8])), nil
 		}
 	}
-	c, _ := s.win.local.LoadOrStore(tag, new(circuit.WindowCells))
-	return c.(*circuit.WindowCells), nil
+	c, _ := s.win.local.LoadOrStore(tag, new(driver.WindowCells))
+	return c.(*driver.WindowCells), nil
 }
 
 // windowData returns the mapped window file, mapping it the first time.
