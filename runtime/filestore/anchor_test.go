@@ -149,12 +149,7 @@ func TestAnchorChangedInPlace(t *testing.T) {
 		t.Run(map[bool]string{false: "InPlace", true: "Renamed"}[renamed], func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "state")
 			ctx := t.Context()
-			s := openDir(t, dir)
-			b := circuit.New(s)
-			if ran, _ := failN(ctx, b, "api", 3); ran != 3 {
-				t.Fatal(ran)
-			}
-			valid := s.m.Load().anchor
+			s, b, valid := openAPI(t, dir)
 			index := filepath.Join(dir, indexName)
 			target := index
 			if renamed {
@@ -309,6 +304,19 @@ func TestUnrestoredKeepPoisoned(t *testing.T) {
 	}
 }
 
+// openAPI opens a store on dir whose circuit "api" three failures opened
+// (p3: for ten minutes), and returns it with its Breaker and the anchor it
+// validated.
+func openAPI(t *testing.T, dir string) (*Store, *circuit.Breaker, int64) {
+	t.Helper()
+	s := openDir(t, dir)
+	b := circuit.New(s)
+	if ran, _ := failN(t.Context(), b, "api", 3); ran != 3 {
+		t.Fatal(ran)
+	}
+	return s, b, s.m.Load().anchor
+}
+
 // setAnchor writes anchor into the header of the index file at path, in
 // place, as someone editing it by hand would.
 func setAnchor(t *testing.T, path string, anchor int64) {
@@ -322,5 +330,59 @@ func setAnchor(t *testing.T, path string, anchor int64) {
 	binary.NativeEndian.PutUint64(word[:], uint64(anchor))
 	if _, err := f.WriteAt(word[:], hdrAnchor); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func init() {
+	// callapi: one call on "api" (p3) that succeeds if it runs; says its
+	// outcome.
+	helperScripts["callapi"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		err = circuit.New(s).Run(context.Background(), "api", p3, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil })
+		say("%s", outcome(err))
+		return nil
+	}
+}
+
+// TestLaterAnchorRepairedWhenFull: the header's anchor made an hour later
+// in place while the file system has room for records but not for a new
+// index. The process that validated the anchor cannot replace the index;
+// it puts its anchor back in the header instead, so that a new process,
+// which takes the header's anchor, does not see a circuit's ten-minute
+// cooldown as over and probe it (a real process, on a real tmpfs).
+func TestLaterAnchorRepairedWhenFull(t *testing.T) {
+	mnt := t.TempDir()
+	mountOrSkip(t, "tmpfs", mnt, "tmpfs", 0, "size=512k,mode=0700")
+	dir := filepath.Join(mnt, "state")
+	ctx := t.Context()
+	_, b, valid := openAPI(t, dir)
+	filler, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for chunk := make([]byte, 4096); ; size += 4096 {
+		if _, err := filler.Write(chunk); err != nil {
+			break
+		}
+	}
+	if err := filler.Truncate(size - 32<<10); err != nil { // room for records, not for an index
+		t.Fatal(err)
+	}
+	filler.Close()
+	setAnchor(t, filepath.Join(dir, indexName), valid+int64(time.Hour))
+	ran, err := failN(ctx, b, "other", 1) // a write checks the index at once
+	var se *circuit.StateError
+	if !errors.As(err, &se) || ran != 0 {
+		t.Fatalf("a write after the anchor moved later, with no room for a new index: %v (ran %d), want a StateError", err, ran)
+	}
+	sc := startScript(t, "callapi", dir, "", nil, "")
+	got := sc.next(t)
+	sc.wait(t)
+	if got != "open" {
+		t.Fatalf("a new process's call on a circuit open for ten minutes more: %s, want rejected", got)
 	}
 }

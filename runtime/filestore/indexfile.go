@@ -358,6 +358,7 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	path := s.indexPath()
 	m, err := mapIndex(path)
 	if err == nil && s.anchorLater(m) {
+		s.restoreAnchor(m)
 		unmap(m.data)
 		m, err = nil, &damagedError{path, "its clock anchor is later than this process validated"}
 	}
@@ -402,6 +403,17 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	_ = os.Remove(keep)
 	_ = os.Link(path, keep)
 	return mapIndex(path)
+}
+
+// restoreAnchor puts the anchor this process validated back in the header
+// of m, which holds a later one (anchorLater), before the index is
+// replaced: a new index may not fit (a full file system), and a process
+// that never validated an anchor takes the header's, which would end every
+// recorded deadline early. The caller holds the directory-wide lock.
+func (s *Store) restoreAnchor(m *mapping) {
+	if a, ok := m.load(hdrAnchor); ok && int64(a) > s.last {
+		m.cas(hdrAnchor, a, uint64(s.last))
+	}
 }
 
 // poison makes every process that still maps the index file at path, about
