@@ -386,3 +386,70 @@ func TestLaterAnchorRepairedWhenFull(t *testing.T) {
 		t.Fatalf("a new process's call on a circuit open for ten minutes more: %s, want rejected", got)
 	}
 }
+
+// TestClockKeepsAnchorWhileIndexUnusable: the index's anchor an hour
+// earlier than the wall clock's (taken, as an earlier anchor is), then its
+// header made later still in place, so that the index cannot be used to
+// read the clock until it is repaired. The store's clock keeps the anchor
+// this process validated, where it once fell back to the wall clock's, an
+// hour ahead: every cooldown recorded by the index's clock would have
+// looked over.
+func TestClockKeepsAnchorWhileIndexUnusable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s, _, valid := openAPI(t, dir)
+	index := filepath.Join(dir, indexName)
+	setAnchor(t, index, valid-int64(time.Hour))
+	s.clk.Store(nil)
+	s.due() // the recheck's timer
+	if d := time.Since(s.Now()); d < 59*time.Minute {
+		t.Fatalf("the earlier anchor was not taken: the clock reads %v behind the wall clock", d)
+	}
+	setAnchor(t, index, valid+int64(time.Hour))
+	s.clk.Store(nil)
+	s.due()
+	if d := time.Since(s.Now()); d < 59*time.Minute {
+		t.Fatalf("with the index unusable, the clock reads %v behind the wall clock, want the validated anchor's hour", d)
+	}
+}
+
+// TestRacingDecisionByAWrongClockRedone: decisions made by a clock an hour
+// ahead of the index's (a goroutine read the clock while it was wrong);
+// the first to be written is refused and resets the clock; another
+// decision made by the same wrong clock, written after the clock was read
+// afresh, is refused too: a write checks the decision's time against the
+// index's clock for a while after the process found its clock wrong.
+func TestRacingDecisionByAWrongClockRedone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	s, b, _ := openAPI(t, dir)
+	if ran, _ := failN(ctx, b, "other", 1); ran != 1 {
+		t.Fatal(ran)
+	}
+	good := s.Now()
+	wrong := &clockState{anchor: s.clk.Load().anchor + int64(time.Hour), boot: s.clk.Load().boot, mono: s.clk.Load().mono}
+	s.clk.Store(wrong)
+	decide := func(name string) (prev, next *circuit.Record) {
+		prev, _, err := s.Load(ctx, name)
+		if err != nil || prev == nil {
+			t.Fatalf("load %s: %v, %v", name, prev, err)
+		}
+		n := *prev
+		n.Version++
+		n.UpdatedAt = s.Now() // by the wrong clock
+		return prev, &n
+	}
+	p1, n1 := decide("other")
+	p2, n2 := decide("api")
+	if n2.UpdatedAt.Sub(good) < 59*time.Minute {
+		t.Fatalf("the wrong clock reads %v", n2.UpdatedAt.Sub(good))
+	}
+	if err := s.Replace(ctx, "other", p1, n1); !errors.Is(err, circuit.ErrConflict) {
+		t.Fatalf("the first decision by the wrong clock: %v, want ErrConflict", err)
+	}
+	if d := s.Now().Sub(good); d > time.Minute {
+		t.Fatalf("the clock read afresh is %v ahead, want the index's", d)
+	}
+	if err := s.Replace(ctx, "api", p2, n2); !errors.Is(err, circuit.ErrConflict) {
+		t.Fatalf("the racing decision by the wrong clock, written after the clock was read afresh: %v, want ErrConflict", err)
+	}
+}

@@ -68,7 +68,11 @@ func (s *Store) Now() time.Time {
 }
 
 // syncClock reads the boot clock and the anchor: the index's when it has
-// this boot's, else one taken from the wall clock now, which is not kept.
+// this boot's; else, while the index cannot be read (unusable until it is
+// repaired, or out of descriptors), the one this process validated, which
+// the repair puts back; else one taken from the wall clock now, which is
+// not kept. A clock whose anchor changed has decisions in flight made by
+// the other one: they are checked (decidedBy).
 func (s *Store) syncClock() *clockState {
 	s.clkMu.Lock()
 	defer s.clkMu.Unlock()
@@ -81,10 +85,32 @@ func (s *Store) syncClock() *clockState {
 		st.anchor = s.wall().UnixNano() - int64(boot)
 		if m, _ := s.current(context.Background(), needPeek); m != nil && m.anchored.Load() {
 			st.anchor = m.anchor
+		} else if a, ok := s.validated(); ok {
+			st.anchor = a
 		}
 	}
+	if s.clkSet && s.clkAnchor != st.anchor {
+		s.anchorMoved.Store(s.mono())
+	}
+	s.clkAnchor, s.clkSet = st.anchor, true
 	s.clk.Store(st)
 	return st
+}
+
+// validated returns the anchor this process validated for this boot, if
+// any.
+func (s *Store) validated() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, s.lastSet
+}
+
+// clockWrong drops the clock that made a decision decidedBy refused: the
+// next reading takes the index's anchor, and the decisions made by the
+// wrong clock still in flight are checked against the index's clock.
+func (s *Store) clockWrong() {
+	s.anchorMoved.Store(s.mono())
+	s.clk.Store(nil)
 }
 
 // decidedBy reports whether a decision made at the store's time at (the new

@@ -18,15 +18,17 @@ import (
 // passed since it last checked it: a timer then marks the mapping due, and
 // the next call that uses it checks it, with one lstat, before going on;
 // every write and every read of a record file checks it too. The check: the
-// index file is still the one mapped (same device and inode, whole), its
-// status change time has not moved (a write to the file other than through
-// a mapping, an index restored in place from a copy, moves it; no one can
-// set it back), and its header still holds the anchor this process
-// validated. A mapping that fails the check, or faults, is retired: every
-// copy of a record read under it is dropped with it, and the file is mapped
-// anew. So a removed, replaced, restored or truncated index, or a state
-// directory removed or moved aside and made anew, is seen by readers within
-// recheck of its last check (and the timer's delay), by writers at once.
+// index file is still the one mapped (same device and inode, whole) and its
+// header still holds the anchor this process validated; a mapping that
+// fails it, or faults, is retired, every copy of a record read under it is
+// dropped with it, and the file is mapped anew. And its status change time
+// is the one seen at the last check: a write to the file other than through
+// a mapping (an index restored in place from a copy) moves it, and no one
+// can set it back; when it moved, every copy taken under the mapping is
+// dropped (mapping.trust), and the mapping kept. So a removed, replaced,
+// restored or truncated index, or a state directory removed or moved aside
+// and made anew, is seen by readers within recheck of their last check (and
+// the timer's delay), by writers at once.
 //
 // A missing index is created by the first writer; a damaged one (truncated,
 // of another size or format, a FIFO, a symlink) is replaced by the first

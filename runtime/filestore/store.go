@@ -31,6 +31,8 @@ type Store struct {
 	wall        func() time.Time           // the wall clock, for anchoring the boot clock
 	clkMu       sync.Mutex                 //
 	clk         atomic.Pointer[clockState] //
+	clkAnchor   int64                      // the anchor of the last clock read (under clkMu)
+	clkSet      bool                       //
 	anchorMoved atomic.Int64               // the Store.mono reading at which this process last took another anchor; 0: never
 
 	bootOnce sync.Once
@@ -288,7 +290,7 @@ func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
 			// The decision was made by another anchor than the index's (the
 			// index was made anew, or took an earlier anchor): make it again
 			// by the index's clock.
-			e.s.clk.Store(nil)
+			e.s.clockWrong()
 			return driver.ErrConflict
 		}
 		seq, err := e.s.write(d, e, c, data)
