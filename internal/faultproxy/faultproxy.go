@@ -297,3 +297,21 @@ func reset(conn net.Conn) {
 	}
 	_ = conn.Close()
 }
+
+// Delay returns the delay SetDelay set.
+func (p *Proxy) Delay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
+}
+
+// Ramp makes the delay grow by step every interval until it reaches until,
+// and returns then: a link that gets slower and slower without ever going
+// silent.
+func (p *Proxy) Ramp(step, every, until time.Duration) {
+	for d := p.Delay(); d < until; {
+		d = min(d+step, until)
+		p.SetDelay(d)
+		time.Sleep(every)
+	}
+}

@@ -79,6 +79,22 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// TestRamp checks that a ramp ends at its target, in steps.
+func TestRamp(t *testing.T) {
+	p, c, r := dial(t)
+	start := time.Now()
+	p.Ramp(20*time.Millisecond, 10*time.Millisecond, 100*time.Millisecond)
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("a ramp of 5 steps of 10ms took %v", d)
+	}
+	if p.Delay() != 100*time.Millisecond {
+		t.Fatalf("delay %v after the ramp, want 100ms", p.Delay())
+	}
+	if d := roundTrip(t, c, r, "ramped"); d < 200*time.Millisecond {
+		t.Fatalf("round trip after the ramp took %v, want at least 200ms", d)
+	}
+}
+
 // TestOrderKeptAsDelayShrinks checks that bytes sent under a long delay
 // are not overtaken by bytes sent after the delay shrank.
 func TestOrderKeptAsDelayShrinks(t *testing.T) {

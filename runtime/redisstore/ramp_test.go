@@ -32,51 +32,6 @@ func proxied(t *testing.T) (*redis.Client, *faultproxy.Proxy) {
 	return c, p
 }
 
-// admissions records when each admitted call began.
-type admissions struct {
-	mu    sync.Mutex
-	began []time.Time
-}
-
-func (a *admissions) add(t time.Time) {
-	a.mu.Lock()
-	a.began = append(a.began, t)
-	a.mu.Unlock()
-}
-
-// late returns how many admitted calls began more than bound after t, and
-// how long after t the last admitted call began.
-func (a *admissions) late(t time.Time, bound time.Duration) (n int, last time.Duration) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, b := range a.began {
-		if b.Sub(t) > bound {
-			n++
-		}
-		last = max(last, b.Sub(t))
-	}
-	return n, last
-}
-
-// callLoop makes healthy calls on name until ctx ends, recording the
-// admitted ones.
-func callLoop(ctx context.Context, b *circuit.Breaker, name string, a *admissions) {
-	for ctx.Err() == nil {
-		began := time.Now()
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ran := false
-		_ = b.Run(cctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-			ran = true
-			return circuit.Success, nil
-		})
-		cancel()
-		if ran {
-			a.add(began)
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
-}
-
 // TestDelayRampEndsCopies puts a link whose delay grows step by step
 // between a cached store and the server: the invalidation connection never
 // goes silent for the stall bound, but its answers come ever later. An
@@ -97,37 +52,30 @@ func TestDelayRampEndsCopies(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
-	var a admissions
+	var a testenv.Admissions
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		callLoop(ctx, b, name, &a)
+		testenv.CallLoop(ctx, b, name, policy, &a)
 	}()
 	// The delay grows by 3/4 of the stall bound each second, in steps of
 	// a tenth of a second, up to four stall bounds.
-	step := testStall * 3 / 40
-	var delay time.Duration
-	ramp := func(until time.Duration) {
-		for delay < until {
-			delay += step
-			proxy.SetDelay(delay)
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	ramp(2 * testStall)
+	step, every := testStall*3/40, 100*time.Millisecond
+	proxy.Ramp(step, every, 2*testStall)
 	opener := circuit.New(redisstore.New(direct, prefix))
 	if err := opener.ForceOpen(t.Context(), name, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	opened := time.Now()
-	ramp(4 * testStall)
+	proxy.Ramp(step, every, 4*testStall)
 	time.Sleep(2 * testStall)
+	final := proxy.Delay()
 	cancel()
 	proxy.SetDelay(0)
 	wg.Wait()
-	n, last := a.late(opened, testStall)
+	n, last := a.Late(opened, testStall)
 	t.Logf("delay %v at the opening, %v at the end; %d calls admitted later than the stall bound %v after it; the last admitted began %v after it",
-		2*testStall, delay, n, testStall, last.Round(time.Millisecond))
+		2*testStall, final, n, testStall, last.Round(time.Millisecond))
 	if n > 0 {
 		t.Errorf("%d calls admitted more than the stall bound after the opening", n)
 	}

@@ -2,9 +2,13 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -26,15 +30,33 @@ const channel = "circuitgen_circuits"
 // connection, as pg_stat_activity shows it.
 const ListenerName = "circuitgen-invalidations"
 
-// notifySchema creates the trigger that notifies channel of every change
-// to a row of circuits, whoever makes it (Migrate runs it on PostgreSQL).
+// A row of circuits whose name begins with beatPrefix is a listening
+// store's heartbeat, not a circuit (no circuit name begins with "~"): the
+// trigger announces its every write on beatChannel + the rest of the name,
+// with the row's incarnation as the payload, and nothing on channel.
+const (
+	beatPrefix  = "~beat:"
+	beatChannel = "circuitgen_beat_"
+)
+
+// The notify triggers on circuits; both must be enabled ALWAYS, so that
+// they fire for sessions in the replica role too (logical replication,
+// pg_restore's data loads).
+var notifyTriggers = []string{"circuitgen_notify", "circuitgen_notify_truncate"}
+
+// notifySchema creates the triggers that notify channel of every change to
+// a row of circuits, whoever makes it (Migrate runs it on PostgreSQL).
 const notifySchema = `CREATE OR REPLACE FUNCTION circuitgen_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP = 'TRUNCATE' THEN
 		PERFORM pg_notify('` + channel + `', '');
 		RETURN NULL;
 	END IF;
-	IF TG_OP <> 'INSERT' THEN
+	IF TG_OP <> 'DELETE' AND starts_with(NEW.name, '` + beatPrefix + `') THEN
+		PERFORM pg_notify('` + beatChannel + `' || substr(NEW.name, ` + "7" + `), NEW.incarnation);
+		RETURN NULL;
+	END IF;
+	IF TG_OP <> 'INSERT' AND NOT starts_with(OLD.name, '` + beatPrefix + `') THEN
 		PERFORM pg_notify('` + channel + `', OLD.name);
 	END IF;
 	IF TG_OP <> 'DELETE' AND (TG_OP = 'INSERT' OR NEW.name IS DISTINCT FROM OLD.name) THEN
@@ -45,21 +67,24 @@ END $$;
 CREATE OR REPLACE TRIGGER circuitgen_notify AFTER INSERT OR UPDATE OR DELETE ON circuits
 	FOR EACH ROW EXECUTE FUNCTION circuitgen_notify();
 CREATE OR REPLACE TRIGGER circuitgen_notify_truncate AFTER TRUNCATE ON circuits
-	FOR EACH STATEMENT EXECUTE FUNCTION circuitgen_notify()`
+	FOR EACH STATEMENT EXECUTE FUNCTION circuitgen_notify();
+ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify;
+ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify_truncate`
 
 // NewCached is New on PostgreSQL with local copies that the database
 // invalidates (see the package documentation): in steady state a healthy
 // guarded call makes no round trip. The copies rely on the trigger Migrate
 // creates; listen configures the dedicated connection that LISTENs for its
 // notifications (the same database and search_path as db). A goroutine
-// keeps that connection; until it is up, whenever it is lost, and when
-// nothing is heard on it for stallBound (DefaultStallBound when 0), there
-// are no copies and every Load reads the database; while sessions keep
-// failing, the pause before the next one doubles, from stallBound/4 up to
-// 30 s. Close stops it.
+// keeps that connection; until it is up, whenever it is lost, and when no
+// heartbeat has come back through the trigger for stallBound
+// (DefaultStallBound when 0), there are no copies and every Load reads the
+// database; while sessions keep failing, the pause before the next one
+// doubles, from stallBound/4 up to 30 s. Close stops it.
 //
-// NewCached asks the database, for up to stallBound, whether the trigger
-// exists, and returns ErrNoTrigger when it answers that it does not.
+// NewCached asks the database, for up to stallBound, about the triggers,
+// and returns an error wrapping ErrNoTrigger when it answers that one is
+// missing or not enabled ALWAYS.
 func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*Store, error) {
 	s, err := New(db, Postgres)
 	if err != nil {
@@ -70,6 +95,8 @@ func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*S
 	}
 	cfg := listen.Copy()
 	cfg.RuntimeParams["application_name"] = ListenerName
+	// The heartbeat must go through the trigger.
+	delete(cfg.RuntimeParams, "session_replication_role")
 	// A timed-out wait for a notification must leave the connection usable:
 	// a deadline, not a cancel request.
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
@@ -80,56 +107,131 @@ func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*S
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-	go listenLoop(ctx, s.cache, s.done, cfg, stallBound)
+	s.beat = randomHex(8)
+	l := &listener{c: s.cache, cfg: cfg, bound: stallBound, id: s.beat, report: s.reportSession}
+	go l.loop(ctx, s.done)
 	return s, nil
 }
 
-// Close stops a cached store's listening connection and drops its copies.
-// It does not close the *sql.DB. Close on an uncached store does nothing.
+// Close stops a cached store's listening connection, drops its copies and
+// deletes its heartbeat row. It does not close the *sql.DB. Close on an
+// uncached store does nothing.
 func (s *Store) Close() error {
 	if s.cache != nil {
 		s.stop()
 		<-s.done
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, _ = s.db.ExecContext(ctx, "DELETE FROM circuits WHERE name = $1", beatPrefix+s.beat)
 	}
 	return nil
 }
 
-// listenLoop keeps the listening connection until ctx ends: one session
-// after another, every copy dropped between two, with pauses that grow
-// while sessions keep failing (copies.Cache.Keep).
-func listenLoop(ctx context.Context, c *copies.Cache, done chan<- struct{}, cfg *pgx.ConnConfig, bound time.Duration) {
-	defer close(done)
-	c.Keep(ctx, bound, func(ctx context.Context) error { return listenSession(ctx, c, cfg, bound) })
+// ErrNoTrigger is wrapped by the error of NewCached, and of a listening
+// session, when a notify trigger of the circuits table is missing, or is not
+// enabled ALWAYS (Migrate creates both and enables them so): without its
+// notifications, copies could not be kept.
+var ErrNoTrigger = errors.New("sqlstore: the circuits table's notify triggers cannot vouch for copies")
+
+// errNoBeat ends a listening session whose heartbeats stopped coming back.
+var errNoBeat = errors.New("sqlstore: no heartbeat came back through trigger circuitgen_notify")
+
+// triggerQuery lists the notify triggers on circuits and how each is
+// enabled (pg_trigger.tgenabled: A always, O origin sessions only, R
+// replica sessions only, D disabled).
+const triggerQuery = `SELECT coalesce(string_agg(tgname::text || ' ' || tgenabled::text, ',' ORDER BY tgname), '')
+FROM pg_trigger WHERE tgrelid = 'circuits'::regclass AND tgname IN ('circuitgen_notify', 'circuitgen_notify_truncate')`
+
+// triggerError returns nil when states, triggerQuery's answer, has every
+// notify trigger enabled ALWAYS, and otherwise an error wrapping
+// ErrNoTrigger that names the first that is not and says how it is.
+func triggerError(states string) error {
+	enabled := map[string]string{}
+	for _, st := range strings.Split(states, ",") {
+		if name, how, ok := strings.Cut(st, " "); ok {
+			enabled[name] = how
+		}
+	}
+	for _, name := range notifyTriggers {
+		var why string
+		switch enabled[name] {
+		case "A":
+			continue
+		case "":
+			why = "is missing"
+		case "D":
+			why = "is disabled"
+		case "O":
+			why = "fires only for sessions in the origin role, not for writes under session_replication_role = replica"
+		case "R":
+			why = "fires only for sessions in the replica role"
+		default:
+			why = fmt.Sprintf("is enabled as %q", enabled[name])
+		}
+		return fmt.Errorf("%w: trigger %s on circuits %s (Migrate creates it and enables it ALWAYS)", ErrNoTrigger, name, why)
+	}
+	return nil
 }
 
-// ErrNoTrigger is NewCached's error when the circuits table has no
-// notify trigger (Migrate creates it): without its notifications, copies
-// could not be kept.
-var ErrNoTrigger = errors.New("sqlstore: the circuits table has no circuitgen_notify trigger (run Migrate)")
-
-// triggerQuery counts the notify triggers on circuits.
-const triggerQuery = `SELECT count(*) FROM pg_trigger WHERE tgname = 'circuitgen_notify' AND tgrelid = 'circuits'::regclass`
-
-// checkTrigger returns ErrNoTrigger when the database answers, within
-// bound, that the circuits table has no notify trigger. Any other answer
-// (no database yet, no table yet) is left to the listening goroutine and
-// to Load to report.
+// checkTrigger returns an error wrapping ErrNoTrigger when the database
+// answers, within bound, that a notify trigger is missing or not enabled
+// ALWAYS. Any other answer (no database yet, no table yet) is left to the
+// listening goroutine and to Load to report.
 func (s *Store) checkTrigger(bound time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	var n int
-	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&n); err == nil && n == 0 {
-		return ErrNoTrigger
+	var states string
+	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&states); err == nil {
+		return triggerError(states)
 	}
 	return nil
 }
 
-// listenSession connects, LISTENs, marks the cache live and applies
-// notifications until the connection fails or is silent beyond bound (it
-// pings every quarter of it when nothing arrives).
-func listenSession(ctx context.Context, c *copies.Cache, cfg *pgx.ConnConfig, bound time.Duration) error {
+// listener keeps a cached store's listening connection.
+type listener struct {
+	c      *copies.Cache
+	cfg    *pgx.ConnConfig
+	bound  time.Duration
+	id     string      // the store's heartbeat row is beatPrefix + id
+	report func(error) // hears why a session ended
+}
+
+// loop keeps the listening connection until ctx ends: one session after
+// another, every copy dropped between two, with pauses that grow while
+// sessions keep failing (copies.Cache.Keep).
+func (l *listener) loop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	l.c.Keep(ctx, l.bound, func(ctx context.Context) error {
+		err := l.session(ctx)
+		if ctx.Err() == nil {
+			l.report(err)
+		}
+		return err
+	})
+}
+
+// beatStmt writes a store's heartbeat row through the trigger ($1 its name,
+// $2 the payload: the session's nonce and the send time) and returns how
+// the notify triggers are enabled.
+const beatStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, updated_at)
+VALUES ($1, 'closed', 0, 1, $2, 1, now())
+ON CONFLICT (name) DO UPDATE SET incarnation = excluded.incarnation, version = circuits.version + 1, updated_at = excluded.updated_at
+RETURNING (` + triggerQuery + `)`
+
+// staleBeats deletes the heartbeat rows of stores gone for an hour.
+const staleBeats = `DELETE FROM circuits WHERE starts_with(name, '` + beatPrefix + `') AND updated_at < now() - interval '1 hour'`
+
+// session connects, LISTENs, and then every quarter of the bound writes
+// the store's heartbeat row through the trigger, whose notification comes
+// back on the same connection after every notification committed before it.
+// Copies are good until the send time of the last heartbeat that came back
+// plus the bound: the cache goes live with the first, and the session ends
+// (every copy dropped) when none has come back for the bound, when a
+// trigger is missing or not enabled ALWAYS, or when the connection fails.
+func (l *listener) session(ctx context.Context) error {
+	bound := l.bound
 	cctx, cancel := context.WithTimeout(ctx, bound)
-	conn, err := pgx.ConnectConfig(cctx, cfg)
+	conn, err := pgx.ConnectConfig(cctx, l.cfg)
 	cancel()
 	if err != nil {
 		return err
@@ -140,44 +242,83 @@ func listenSession(ctx context.Context, c *copies.Cache, cfg *pgx.ConnConfig, bo
 		defer cancel()
 		return f(cctx)
 	}
-	var n int
-	if err := bounded(func(ctx context.Context) error {
-		return conn.QueryRow(ctx, triggerQuery).Scan(&n)
-	}); err != nil {
+	var states string
+	if err := bounded(func(ctx context.Context) error { return conn.QueryRow(ctx, triggerQuery).Scan(&states) }); err != nil {
 		return err
 	}
-	if n == 0 {
-		return ErrNoTrigger
-	}
-	if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, "LISTEN "+channel); return err }); err != nil {
+	if err := triggerError(states); err != nil {
 		return err
 	}
-	c.Up()
-	c.Heard(c.Clock(), bound)
+	for _, q := range []string{"LISTEN " + channel, "LISTEN " + beatChannel + l.id, staleBeats} {
+		if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, q); return err }); err != nil {
+			return err
+		}
+	}
+	nonce := randomHex(8)
+	var (
+		started  = l.c.Clock()
+		vouched  int64 // send time of the last heartbeat that came back
+		nextBeat int64
+		up       bool
+	)
 	for {
-		wctx, cancel := context.WithTimeout(ctx, bound/4)
+		now := l.c.Clock()
+		if now >= nextBeat {
+			sent := now
+			if err := bounded(func(ctx context.Context) error {
+				return conn.QueryRow(ctx, beatStmt, beatPrefix+l.id, nonce+" "+strconv.FormatInt(sent, 10)).Scan(&states)
+			}); err != nil {
+				l.c.Down()
+				return fmt.Errorf("sqlstore: write the heartbeat: %w", err)
+			}
+			if err := triggerError(states); err != nil {
+				l.c.Down()
+				return err
+			}
+			nextBeat = sent + int64(bound/4)
+			now = l.c.Clock()
+		}
+		if since := max(vouched, started); now-since > int64(bound) {
+			l.c.Down()
+			return fmt.Errorf("%w within %v: copies dropped (a slow link, or a trigger that does not fire)", errNoBeat, bound)
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(nextBeat-now))
 		note, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case err == nil:
+		case err == nil && note.Channel == channel:
 			if note.Payload == "" {
-				c.InvalidateAll()
+				l.c.InvalidateAll()
 			} else {
-				c.InvalidateKey(note.Payload)
+				l.c.InvalidateKey(note.Payload)
 			}
+		case err == nil:
+			got, at, ok := strings.Cut(note.Payload, " ")
+			sent, perr := strconv.ParseInt(at, 10, 64)
+			if !ok || got != nonce || perr != nil || sent <= vouched || sent > l.c.Clock() {
+				continue // not this session's heartbeat
+			}
+			vouched = sent
+			if !up {
+				up = true
+				l.c.Up()
+			}
+			l.c.Heard(vouched, bound)
 		case pgconn.Timeout(err):
-			if err := bounded(conn.Ping); err != nil {
-				c.Down()
-				return fmt.Errorf("sqlstore: ping the listening connection: %w", err)
-			}
 		default:
-			c.Down()
+			l.c.Down()
 			return fmt.Errorf("sqlstore: listen: %w", err)
 		}
-		c.Heard(c.Clock(), bound)
 	}
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
 }
 
 // bound is one circuit of a Store, and its copy.
@@ -249,4 +390,29 @@ func (b *bound) Delete(ctx context.Context) error {
 		defer b.entry.Invalidate()
 	}
 	return b.s.Delete(ctx, b.name)
+}
+// Notify gives the store a function to call with what it finds about its
+// database that an operator must hear of: a notify trigger missing or not
+// enabled ALWAYS, heartbeats that do not come back. circuit.New calls it
+// once.
+func (s *Store) Notify(report func(error)) {
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	s.report = report
+}
+
+// reportSession passes on why a listening session ended, when it is a
+// trigger's state or a heartbeat that did not come back, once until the
+// reason changes.
+func (s *Store) reportSession(err error) {
+	if err == nil || !errors.Is(err, ErrNoTrigger) && !errors.Is(err, errNoBeat) {
+		return
+	}
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	if s.report == nil || err.Error() == s.reported {
+		return
+	}
+	s.reported = err.Error()
+	s.report(err)
 }

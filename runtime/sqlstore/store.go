@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -21,6 +22,11 @@ type Store struct {
 	cache *copies.Cache // nil without local copies (cache.go)
 	stop  func()        // ends the listening goroutine
 	done  chan struct{} // closed when it has ended
+	beat  string        // the heartbeat row's name after beatPrefix
+
+	reportMu sync.Mutex
+	report   func(error) // Notify's; nil before it
+	reported string      // the last error reported, not to repeat it
 }
 
 var (
