@@ -391,6 +391,7 @@ func (b *bound) Delete(ctx context.Context) error {
 	}
 	return b.s.Delete(ctx, b.name)
 }
+
 // Notify gives the store a function to call with what it finds about its
 // database that an operator must hear of: a notify trigger missing or not
 // enabled ALWAYS, heartbeats that do not come back. circuit.New calls it
