@@ -373,7 +373,7 @@ func badAlone(k *key, v any) *circuit.ConfigError {
 	var bad *circuit.ConfigError
 	for _, p := range []circuit.Policy{lax, withRate} {
 		k.set(&p, v)
-		ce := fieldError(p.Validate(), k.Field)
+		ce := fieldError(validate(p), k.Field)
 		if ce == nil {
 			return nil
 		}
@@ -382,6 +382,17 @@ func badAlone(k *key, v any) *circuit.ConfigError {
 		}
 	}
 	return bad
+}
+
+// validate is p.Validate, except that a threshold of 0 without a rate is an
+// error: in a directive or manifest it means to turn the consecutive rule
+// off, which needs the rate rule, not the runtime's default threshold.
+func validate(p circuit.Policy) error {
+	err := p.Validate()
+	if p.FailureThreshold == 0 && p.FailureRate == 0 {
+		err = errors.Join(&circuit.ConfigError{Field: "FailureThreshold", Value: "0", Reason: "must be within 1..1000"}, err)
+	}
+	return err
 }
 
 // fieldError returns the ConfigError err holds for field, or nil.
@@ -425,7 +436,7 @@ func (b *builder) policy(o options, where token.Position) (circuit.Policy, bool)
 		}
 		k.set(&p, s.Val)
 	}
-	err := p.Validate()
+	err := validate(p)
 	if err == nil {
 		return p, ok
 	}

@@ -1,6 +1,14 @@
-package circuit
+// Package machine is the circuit breaker's state machine: pure functions of
+// a circuit's record, a policy, an outcome and a time, with no I/O. The
+// Breaker of runtime/circuit is the I/O around them; stores' tests use them
+// as their model.
+package machine
 
-import "time"
+import (
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+)
 
 // Grant identifies an admitted call: which record, generation and, for a
 // half-open probe, which claim it was admitted under. Settle applies a call's
@@ -18,14 +26,14 @@ type Grant struct {
 type Admission struct {
 	// Next is the record to store before the call runs, or nil when nothing
 	// changes (a closed circuit, or a rejection).
-	Next *Record
+	Next *driver.Record
 	// Admitted reports whether the call may run; Grant identifies it.
 	Admitted bool
 	Grant    Grant
 	// For a rejection: the state that rejected the call and when it may
 	// admit again (the end of the cooldown, or of the probe's lease), and
 	// whether an operator forced the circuit open.
-	State  State
+	State  driver.State
 	Until  time.Time
 	Forced bool
 }
@@ -45,25 +53,25 @@ type Admission struct {
 //   - half_open with an expired lease: this call claims the probe anew;
 //   - half_open between two probes of a CloseAfter run (no claim): this
 //     call claims the next probe.
-func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() string) Admission {
+func Admit(rec *driver.Record, name string, p Policy, now time.Time, fresh func() string) Admission {
 	if rec == nil {
-		next := &Record{Name: name, State: StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+		next := &driver.Record{Name: name, State: driver.StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
 		return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: next.Incarnation, Generation: 1}}
 	}
 	switch rec.State {
-	case StateClosed:
+	case driver.StateClosed:
 		return Admission{Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}}
-	case StateOpen:
+	case driver.StateOpen:
 		if now.Before(rec.OpenUntil) {
-			return Admission{State: StateOpen, Until: rec.OpenUntil, Forced: rec.Forced}
+			return Admission{State: driver.StateOpen, Until: rec.OpenUntil, Forced: rec.Forced}
 		}
-	case StateHalfOpen:
+	case driver.StateHalfOpen:
 		if now.Before(rec.LeaseUntil) {
-			return Admission{State: StateHalfOpen, Until: rec.LeaseUntil}
+			return Admission{State: driver.StateHalfOpen, Until: rec.LeaseUntil}
 		}
 	}
-	next := rec.successor(now)
-	next.State = StateHalfOpen
+	next := successor(rec, now)
+	next.State = driver.StateHalfOpen
 	next.ProbeToken = fresh()
 	next.LeaseUntil = now.Add(p.ProbeLease)
 	return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation, Probe: true, Token: next.ProbeToken}}
@@ -71,8 +79,8 @@ func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() strin
 
 // Settle is SettleWindow with an empty window: the rules that need no
 // window counts.
-func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
-	return SettleWindow(rec, g, o, p, now, Counts{})
+func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *driver.Record {
+	return SettleWindow(rec, g, o, p, now, driver.Counts{})
 }
 
 // SettleWindow applies outcome o of the call admitted with g to rec at now
@@ -102,22 +110,22 @@ func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
 //
 // Whether SettleWindow returns nil does not depend on now: now only dates
 // the record it returns.
-func SettleWindow(rec *Record, g Grant, o Outcome, p Policy, now time.Time, w Counts) *Record {
+func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time, w driver.Counts) *driver.Record {
 	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
 		return nil
 	}
 	if g.Probe {
-		if rec.State != StateHalfOpen || rec.ProbeToken != g.Token {
+		if rec.State != driver.StateHalfOpen || rec.ProbeToken != g.Token {
 			return nil
 		}
-		next := rec.successor(now)
+		next := successor(rec, now)
 		switch o {
 		case Success:
 			next.Successes++
 			if next.Successes < p.CloseAfter {
 				return next // half-open, awaiting the next probe
 			}
-			next.State = StateClosed
+			next.State = driver.StateClosed
 			next.Failures = 0
 			next.Successes = 0
 			next.Reopens = 0
@@ -125,15 +133,15 @@ func SettleWindow(rec *Record, g Grant, o Outcome, p Policy, now time.Time, w Co
 			next.OpenUntil = time.Time{}
 			return next
 		case Failure:
-			next.Failures = min(next.Failures+1, MaxFailureThreshold)
-			next.Reopens = min(next.Reopens+1, MaxReopens)
+			next.Failures = min(next.Failures+1, driver.MaxFailures)
+			next.Reopens = min(next.Reopens+1, driver.MaxReopens)
 		}
-		next.State = StateOpen
+		next.State = driver.StateOpen
 		next.Successes = 0
 		next.OpenUntil = now.Add(p.CooldownAfter(next.Reopens))
 		return next
 	}
-	if rec.State != StateClosed {
+	if rec.State != driver.StateClosed {
 		return nil
 	}
 	switch o {
@@ -141,7 +149,7 @@ func SettleWindow(rec *Record, g Grant, o Outcome, p Policy, now time.Time, w Co
 		if rec.Failures == 0 {
 			return nil
 		}
-		next := rec.successor(now)
+		next := successor(rec, now)
 		next.Failures = 0
 		return next
 	case Failure:
@@ -149,12 +157,12 @@ func SettleWindow(rec *Record, g Grant, o Outcome, p Policy, now time.Time, w Co
 		if !consecutive && !p.Trips(w) {
 			return nil
 		}
-		next := rec.successor(now)
+		next := successor(rec, now)
 		if consecutive {
-			next.Failures = min(next.Failures+1, MaxFailureThreshold)
+			next.Failures = min(next.Failures+1, driver.MaxFailures)
 		}
 		if consecutive && next.Failures >= p.FailureThreshold || p.Trips(w) {
-			next.State = StateOpen
+			next.State = driver.StateOpen
 			next.OpenUntil = now.Add(p.CooldownAfter(next.Reopens))
 		}
 		return next
@@ -167,14 +175,14 @@ func SettleWindow(rec *Record, g Grant, o Outcome, p Policy, now time.Time, w Co
 // creates one). A probe in flight loses its claim, and calls admitted
 // before settle against an open circuit, so none of them changes it; when
 // d ends, the next call claims a half-open probe as after any cooldown.
-func Force(rec *Record, name string, now time.Time, d time.Duration, fresh func() string) *Record {
-	var next *Record
+func Force(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
+	var next *driver.Record
 	if rec == nil {
-		next = &Record{Name: name, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+		next = &driver.Record{Name: name, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
 	} else {
-		next = rec.successor(now)
+		next = successor(rec, now)
 	}
-	next.State = StateOpen
+	next.State = driver.StateOpen
 	next.Successes = 0
 	next.OpenUntil = now.Add(d)
 	next.Forced = true
@@ -183,7 +191,7 @@ func Force(rec *Record, name string, now time.Time, d time.Duration, fresh func(
 
 // successor returns a copy of r with the next version, no probe claim, not
 // forced, and now as its update time.
-func (r *Record) successor(now time.Time) *Record {
+func successor(r *driver.Record, now time.Time) *driver.Record {
 	next := *r
 	next.Version++
 	next.ProbeToken = ""

@@ -1,6 +1,9 @@
-package circuit
+package driver
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -44,9 +47,20 @@ func ParseState(s string) (State, error) {
 	return 0, fmt.Errorf("unknown circuit state %q", s)
 }
 
+// Bounds of a Record's counters, which Check enforces.
+const (
+	// MaxFailures bounds Record.Failures.
+	MaxFailures = 1000
+	// MaxReopens bounds Record.Reopens: past it, the cooldown stops
+	// doubling (2^MaxReopens cooldowns is far beyond the longest one).
+	MaxReopens = 32
+	// MaxSuccesses bounds Record.Successes.
+	MaxSuccesses = 99
+)
+
 // Record is a circuit's durable state: what a Store keeps per circuit.
-// Records a Store returns are shared and must not be modified; the state
-// machine always builds a new one.
+// Records a Store returns are shared and must not be modified; the Breaker
+// always builds a new one.
 type Record struct {
 	// Name is the circuit's name.
 	Name string
@@ -73,20 +87,16 @@ type Record struct {
 	// UpdatedAt is when the record was last replaced.
 	UpdatedAt time.Time
 	// Successes is the number of half-open probes that succeeded in a row
-	// (half_open state): Policy.CloseAfter of them close the circuit.
+	// (half_open state).
 	Successes int
 	// Reopens is the number of times a half-open probe reopened the circuit
-	// since it last closed: each doubles the cooldown, up to
-	// Policy.MaxCooldown.
+	// since it last closed: each doubles the cooldown, up to the policy's
+	// longest.
 	Reopens int
 	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (open state), with Breaker.ForceOpen.
+	// OpenUntil (open state).
 	Forced bool
 }
-
-// MaxReopens bounds Record.Reopens: past it, the cooldown stops doubling
-// (2^MaxReopens cooldowns is far beyond every MaxCooldown).
-const MaxReopens = 32
 
 // SameRevision reports whether a and b are the same revision of a record:
 // both absent, or the same Incarnation and Version. Stores use it for their
@@ -102,10 +112,10 @@ func SameRevision(a, b *Record) bool {
 // state, and exactly the fields that state needs. Stores call it after
 // decoding; an inconsistent record is corrupt.
 func (r *Record) Check() error {
-	if err := ValidateName(r.Name); err != nil {
+	if err := CheckName(r.Name); err != nil {
 		return err
 	}
-	if r.Failures < 0 || r.Failures > MaxFailureThreshold {
+	if r.Failures < 0 || r.Failures > MaxFailures {
 		return fmt.Errorf("failures %d out of range", r.Failures)
 	}
 	if r.Generation == 0 || r.Version == 0 {
@@ -125,7 +135,7 @@ func (r *Record) Check() error {
 	if r.Reopens < 0 || r.Reopens > MaxReopens {
 		return fmt.Errorf("reopens %d out of range", r.Reopens)
 	}
-	if r.Successes < 0 || r.Successes >= MaxCloseAfter || r.Successes > 0 && r.State != StateHalfOpen {
+	if r.Successes < 0 || r.Successes > MaxSuccesses || r.Successes > 0 && r.State != StateHalfOpen {
 		return fmt.Errorf("successes %d out of range for a %s record", r.Successes, r.State)
 	}
 	if r.Forced && r.State != StateOpen {
@@ -150,4 +160,37 @@ func (r *Record) Check() error {
 		return fmt.Errorf("unknown state %d", r.State)
 	}
 	return nil
+}
+
+// MaxNameLen is the longest circuit name, in bytes.
+const MaxNameLen = 128
+
+// CheckName reports whether name is a valid circuit name: an ASCII letter,
+// then ASCII letters, digits, '.', '_', ':' or '-', at most MaxNameLen bytes.
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("circuit name is empty")
+	}
+	if len(name) > MaxNameLen {
+		return errors.New("circuit name is longer than 128 bytes")
+	}
+	if !isLetter(name[0]) {
+		return errors.New("circuit name must start with an ASCII letter")
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !isLetter(c) && !('0' <= c && c <= '9') && c != '.' && c != '_' && c != ':' && c != '-' {
+			return errors.New("circuit name may hold only ASCII letters, digits, '.', '_', ':' and '-'")
+		}
+	}
+	return nil
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// Key returns the lower-case hex SHA-256 of name. Stores key records by it,
+// so a name never reaches a file name or a key chosen by a user.
+func Key(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])
 }

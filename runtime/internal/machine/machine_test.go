@@ -1,4 +1,4 @@
-package circuit_test
+package machine_test
 
 import (
 	"fmt"
@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 const (
@@ -19,34 +20,34 @@ const (
 )
 
 // pol is the policy of most cases: 3 failures, 30s cooldown, 10s lease.
-var pol = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
+var pol = machine.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 
 // The record every case starts from lives in generation 3, version 7,
 // last written at t0.
-func closedRec(failures int) *circuit.Record {
-	return &circuit.Record{Name: testName, State: circuit.StateClosed, Failures: failures,
+func closedRec(failures int) *driver.Record {
+	return &driver.Record{Name: testName, State: driver.StateClosed, Failures: failures,
 		Generation: 3, Incarnation: incA, Version: 7, UpdatedAt: t0}
 }
 
-func openRec(failures int, until time.Time) *circuit.Record {
+func openRec(failures int, until time.Time) *driver.Record {
 	r := closedRec(failures)
-	r.State = circuit.StateOpen
+	r.State = driver.StateOpen
 	r.OpenUntil = until
 	return r
 }
 
 // halfOpenRec is a probe claimed at t0 under pol, after a cooldown that ended
 // at t0.
-func halfOpenRec(failures int, token string, leaseUntil time.Time) *circuit.Record {
+func halfOpenRec(failures int, token string, leaseUntil time.Time) *driver.Record {
 	r := openRec(failures, t0)
-	r.State = circuit.StateHalfOpen
+	r.State = driver.StateHalfOpen
 	r.ProbeToken = token
 	r.LeaseUntil = leaseUntil
 	return r
 }
 
 // with returns a copy of r changed by f.
-func with(r *circuit.Record, f func(*circuit.Record)) *circuit.Record {
+func with(r *driver.Record, f func(*driver.Record)) *driver.Record {
 	cp := *r
 	f(&cp)
 	return &cp
@@ -71,102 +72,102 @@ func TestAdmit(t *testing.T) {
 	lease := t0.Add(10 * time.Second)
 	tests := []struct {
 		name       string
-		rec        *circuit.Record
-		p          circuit.Policy
+		rec        *driver.Record
+		p          machine.Policy
 		now        time.Time
-		want       circuit.Admission
+		want       machine.Admission
 		wantFreshN int
 	}{
 		{
 			name: "no record: admitted, creates a closed record in generation 1 with a fresh incarnation",
 			rec:  nil, p: pol, now: t0,
-			want: circuit.Admission{
-				Next: &circuit.Record{Name: testName, State: circuit.StateClosed, Generation: 1,
+			want: machine.Admission{
+				Next: &driver.Record{Name: testName, State: driver.StateClosed, Generation: 1,
 					Incarnation: freshID, Version: 1, UpdatedAt: t0},
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: freshID, Generation: 1},
+				Grant:    machine.Grant{Incarnation: freshID, Generation: 1},
 			},
 			wantFreshN: 1,
 		},
 		{
 			name: "closed: admitted, nothing written",
 			rec:  closedRec(2), p: pol, now: t0.Add(time.Hour),
-			want: circuit.Admission{Admitted: true, Grant: circuit.Grant{Incarnation: incA, Generation: 3}},
+			want: machine.Admission{Admitted: true, Grant: machine.Grant{Incarnation: incA, Generation: 3}},
 		},
 		{
 			name: "open, just before OpenUntil: rejected until OpenUntil",
 			rec:  openRec(3, openUntil), p: pol, now: openUntil.Add(-time.Nanosecond),
-			want: circuit.Admission{State: circuit.StateOpen, Until: openUntil},
+			want: machine.Admission{State: driver.StateOpen, Until: openUntil},
 		},
 		{
 			name: "open, long before OpenUntil: rejected until OpenUntil",
 			rec:  openRec(3, openUntil), p: pol, now: t0,
-			want: circuit.Admission{State: circuit.StateOpen, Until: openUntil},
+			want: machine.Admission{State: driver.StateOpen, Until: openUntil},
 		},
 		{
 			name: "open, at OpenUntil: claims the probe with a fresh token and lease",
 			rec:  openRec(3, openUntil), p: pol, now: openUntil,
-			want: circuit.Admission{
-				Next: with(openRec(3, openUntil), func(r *circuit.Record) {
-					r.State = circuit.StateHalfOpen
+			want: machine.Admission{
+				Next: with(openRec(3, openUntil), func(r *driver.Record) {
+					r.State = driver.StateHalfOpen
 					r.ProbeToken = freshID
 					r.LeaseUntil = openUntil.Add(10 * time.Second)
 					r.Version = 8
 					r.UpdatedAt = openUntil
 				}),
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
+				Grant:    machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
 			},
 			wantFreshN: 1,
 		},
 		{
 			name: "open, after OpenUntil: claims the probe, lease from now",
 			rec:  openRec(3, openUntil), p: pol, now: openUntil.Add(time.Hour),
-			want: circuit.Admission{
-				Next: with(openRec(3, openUntil), func(r *circuit.Record) {
-					r.State = circuit.StateHalfOpen
+			want: machine.Admission{
+				Next: with(openRec(3, openUntil), func(r *driver.Record) {
+					r.State = driver.StateHalfOpen
 					r.ProbeToken = freshID
 					r.LeaseUntil = openUntil.Add(time.Hour + 10*time.Second)
 					r.Version = 8
 					r.UpdatedAt = openUntil.Add(time.Hour)
 				}),
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
+				Grant:    machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
 			},
 			wantFreshN: 1,
 		},
 		{
 			name: "half_open, live lease: rejected until LeaseUntil",
 			rec:  halfOpenRec(3, tokA, lease), p: pol, now: lease.Add(-time.Nanosecond),
-			want: circuit.Admission{State: circuit.StateHalfOpen, Until: lease},
+			want: machine.Admission{State: driver.StateHalfOpen, Until: lease},
 		},
 		{
 			name: "half_open, lease expired exactly now: claims anew with a new token",
 			rec:  halfOpenRec(3, tokA, lease), p: pol, now: lease,
-			want: circuit.Admission{
-				Next: with(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
+			want: machine.Admission{
+				Next: with(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
 					r.ProbeToken = freshID
 					r.LeaseUntil = lease.Add(10 * time.Second)
 					r.Version = 8
 					r.UpdatedAt = lease
 				}),
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
+				Grant:    machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
 			},
 			wantFreshN: 1,
 		},
 		{
 			name: "half_open, lease long expired: claims anew with a new token",
 			rec:  halfOpenRec(3, tokA, lease), p: pol, now: lease.Add(time.Minute),
-			want: circuit.Admission{
-				Next: with(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
+			want: machine.Admission{
+				Next: with(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
 					r.ProbeToken = freshID
 					r.LeaseUntil = lease.Add(time.Minute + 10*time.Second)
 					r.Version = 8
 					r.UpdatedAt = lease.Add(time.Minute)
 				}),
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
+				Grant:    machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
 			},
 			wantFreshN: 1,
 		},
@@ -176,61 +177,61 @@ func TestAdmit(t *testing.T) {
 		{
 			name: "policy change: shorter cooldown does not end a recorded cooldown early",
 			rec:  openRec(3, openUntil),
-			p:    circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: 10 * time.Second},
+			p:    machine.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: 10 * time.Second},
 			now:  t0.Add(5 * time.Second),
-			want: circuit.Admission{State: circuit.StateOpen, Until: openUntil},
+			want: machine.Admission{State: driver.StateOpen, Until: openUntil},
 		},
 		{
 			name: "policy change: longer cooldown does not extend a recorded cooldown",
 			rec:  openRec(3, openUntil),
-			p:    circuit.Policy{FailureThreshold: 3, Cooldown: 24 * time.Hour, ProbeLease: 10 * time.Second},
+			p:    machine.Policy{FailureThreshold: 3, Cooldown: 24 * time.Hour, ProbeLease: 10 * time.Second},
 			now:  openUntil,
-			want: circuit.Admission{
-				Next: with(openRec(3, openUntil), func(r *circuit.Record) {
-					r.State = circuit.StateHalfOpen
+			want: machine.Admission{
+				Next: with(openRec(3, openUntil), func(r *driver.Record) {
+					r.State = driver.StateHalfOpen
 					r.ProbeToken = freshID
 					r.LeaseUntil = openUntil.Add(10 * time.Second)
 					r.Version = 8
 					r.UpdatedAt = openUntil
 				}),
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
+				Grant:    machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
 			},
 			wantFreshN: 1,
 		},
 		{
 			name: "policy change: shorter lease does not end a live recorded lease",
 			rec:  halfOpenRec(3, tokA, lease),
-			p:    circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: time.Second},
+			p:    machine.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: time.Second},
 			now:  t0.Add(5 * time.Second),
-			want: circuit.Admission{State: circuit.StateHalfOpen, Until: lease},
+			want: machine.Admission{State: driver.StateHalfOpen, Until: lease},
 		},
 		{
 			name: "policy change: new claim after the recorded lease takes the new policy's lease",
 			rec:  halfOpenRec(3, tokA, lease),
-			p:    circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: time.Hour},
+			p:    machine.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: time.Hour},
 			now:  lease,
-			want: circuit.Admission{
-				Next: with(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
+			want: machine.Admission{
+				Next: with(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
 					r.ProbeToken = freshID
 					r.LeaseUntil = lease.Add(time.Hour)
 					r.Version = 8
 					r.UpdatedAt = lease
 				}),
 				Admitted: true,
-				Grant:    circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
+				Grant:    machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: freshID},
 			},
 			wantFreshN: 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var before circuit.Record
+			var before driver.Record
 			if tt.rec != nil {
 				before = *tt.rec
 			}
 			fresh, calls := freshIDs() // always freshID
-			got := circuit.Admit(tt.rec, testName, tt.p, tt.now, fresh)
+			got := machine.Admit(tt.rec, testName, tt.p, tt.now, fresh)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Admit =\n  %s\nwant\n  %s", fmtAdmission(got), fmtAdmission(tt.want))
 			}
@@ -258,8 +259,8 @@ func TestAdmitUsesFreshForEveryClaim(t *testing.T) {
 	rec := halfOpenRec(3, tokA, t0.Add(10*time.Second))
 	fresh, calls := freshIDs("11111111111111111111111111111111", "22222222222222222222222222222222")
 	now := t0.Add(10 * time.Second)
-	a1 := circuit.Admit(rec, testName, pol, now, fresh)
-	a2 := circuit.Admit(a1.Next, testName, pol, a1.Next.LeaseUntil, fresh)
+	a1 := machine.Admit(rec, testName, pol, now, fresh)
+	a2 := machine.Admit(a1.Next, testName, pol, a1.Next.LeaseUntil, fresh)
 	if *calls != 2 || a1.Grant.Token == a2.Grant.Token || a1.Grant.Token == tokA {
 		t.Fatalf("claims took tokens %q then %q (fresh called %d times); want two distinct fresh tokens",
 			a1.Grant.Token, a2.Grant.Token, *calls)
@@ -269,7 +270,7 @@ func TestAdmitUsesFreshForEveryClaim(t *testing.T) {
 	}
 }
 
-func fmtAdmission(a circuit.Admission) string {
+func fmtAdmission(a machine.Admission) string {
 	next := "<nil>"
 	if a.Next != nil {
 		next = fmtRecord(a.Next)
@@ -279,13 +280,13 @@ func fmtAdmission(a circuit.Admission) string {
 
 func TestSettle(t *testing.T) {
 	now := t0.Add(time.Minute)
-	closedGrant := circuit.Grant{Incarnation: incA, Generation: 3}
-	probeGrant := circuit.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
+	closedGrant := machine.Grant{Incarnation: incA, Generation: 3}
+	probeGrant := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
 	lease := t0.Add(10 * time.Second)
 	// next is rec's successor as Settle must build it: the next version,
 	// written now, with no probe claim, then changed by f.
-	next := func(rec *circuit.Record, f func(*circuit.Record)) *circuit.Record {
-		return with(rec, func(r *circuit.Record) {
+	next := func(rec *driver.Record, f func(*driver.Record)) *driver.Record {
+		return with(rec, func(r *driver.Record) {
 			r.Version++
 			r.UpdatedAt = now
 			r.ProbeToken = ""
@@ -295,74 +296,74 @@ func TestSettle(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		rec  *circuit.Record
-		g    circuit.Grant
-		o    circuit.Outcome
-		p    circuit.Policy
-		want *circuit.Record // nil: no change
+		rec  *driver.Record
+		g    machine.Grant
+		o    machine.Outcome
+		p    machine.Policy
+		want *driver.Record // nil: no change
 	}{
 		// Closed-admitted calls.
 		{
 			name: "closed: failure below the threshold counts",
-			rec:  closedRec(0), g: closedGrant, o: circuit.Failure, p: pol,
-			want: next(closedRec(0), func(r *circuit.Record) { r.Failures = 1 }),
+			rec:  closedRec(0), g: closedGrant, o: machine.Failure, p: pol,
+			want: next(closedRec(0), func(r *driver.Record) { r.Failures = 1 }),
 		},
 		{
 			name: "closed: second failure still counts, stays closed",
-			rec:  closedRec(1), g: closedGrant, o: circuit.Failure, p: pol,
-			want: next(closedRec(1), func(r *circuit.Record) { r.Failures = 2 }),
+			rec:  closedRec(1), g: closedGrant, o: machine.Failure, p: pol,
+			want: next(closedRec(1), func(r *driver.Record) { r.Failures = 2 }),
 		},
 		{
 			name: "closed: threshold-th failure opens until now+Cooldown",
-			rec:  closedRec(2), g: closedGrant, o: circuit.Failure, p: pol,
-			want: next(closedRec(2), func(r *circuit.Record) {
+			rec:  closedRec(2), g: closedGrant, o: machine.Failure, p: pol,
+			want: next(closedRec(2), func(r *driver.Record) {
 				r.Failures = 3
-				r.State = circuit.StateOpen
+				r.State = driver.StateOpen
 				r.OpenUntil = now.Add(30 * time.Second)
 			}),
 		},
 		{
 			name: "closed: threshold 1 opens on the first failure",
-			rec:  closedRec(0), g: closedGrant, o: circuit.Failure,
-			p: circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second},
-			want: next(closedRec(0), func(r *circuit.Record) {
+			rec:  closedRec(0), g: closedGrant, o: machine.Failure,
+			p: machine.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second},
+			want: next(closedRec(0), func(r *driver.Record) {
 				r.Failures = 1
-				r.State = circuit.StateOpen
+				r.State = driver.StateOpen
 				r.OpenUntil = now.Add(time.Second)
 			}),
 		},
 		{
 			name: "closed: threshold 1000 opens at the 1000th failure",
-			rec:  closedRec(999), g: closedGrant, o: circuit.Failure,
-			p: circuit.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Second},
-			want: next(closedRec(999), func(r *circuit.Record) {
+			rec:  closedRec(999), g: closedGrant, o: machine.Failure,
+			p: machine.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Second},
+			want: next(closedRec(999), func(r *driver.Record) {
 				r.Failures = 1000
-				r.State = circuit.StateOpen
+				r.State = driver.StateOpen
 				r.OpenUntil = now.Add(time.Minute)
 			}),
 		},
 		{
 			name: "closed: success resets the count",
-			rec:  closedRec(2), g: closedGrant, o: circuit.Success, p: pol,
-			want: next(closedRec(2), func(r *circuit.Record) { r.Failures = 0 }),
+			rec:  closedRec(2), g: closedGrant, o: machine.Success, p: pol,
+			want: next(closedRec(2), func(r *driver.Record) { r.Failures = 0 }),
 		},
 		{
 			name: "closed: success with a zero count writes nothing",
-			rec:  closedRec(0), g: closedGrant, o: circuit.Success, p: pol,
+			rec:  closedRec(0), g: closedGrant, o: machine.Success, p: pol,
 			want: nil,
 		},
 		{
 			name: "closed: ignored changes nothing",
-			rec:  closedRec(2), g: closedGrant, o: circuit.Ignored, p: pol,
+			rec:  closedRec(2), g: closedGrant, o: machine.Ignored, p: pol,
 			want: nil,
 		},
 
 		// The half-open probe.
 		{
 			name: "probe: success closes with a zero count and a new generation",
-			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: circuit.Success, p: pol,
-			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
-				r.State = circuit.StateClosed
+			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: machine.Success, p: pol,
+			want: next(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
+				r.State = driver.StateClosed
 				r.Failures = 0
 				r.Generation = 4
 				r.OpenUntil = time.Time{}
@@ -370,9 +371,9 @@ func TestSettle(t *testing.T) {
 		},
 		{
 			name: "probe: failure reopens for Cooldown and counts",
-			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: circuit.Failure, p: pol,
-			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
-				r.State = circuit.StateOpen
+			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: machine.Failure, p: pol,
+			want: next(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
+				r.State = driver.StateOpen
 				r.Failures = 4
 				r.Reopens = 1 // MaxCooldown 0: the cooldown does not grow
 				r.OpenUntil = now.Add(30 * time.Second)
@@ -380,18 +381,18 @@ func TestSettle(t *testing.T) {
 		},
 		{
 			name: "probe: ignored reopens for Cooldown without counting",
-			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: circuit.Ignored, p: pol,
-			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
-				r.State = circuit.StateOpen
+			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: machine.Ignored, p: pol,
+			want: next(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
+				r.State = driver.StateOpen
 				r.Failures = 3
 				r.OpenUntil = now.Add(30 * time.Second)
 			}),
 		},
 		{
 			name: "probe: settling after its lease expired, not taken over, still counts",
-			rec:  halfOpenRec(3, tokA, t0.Add(time.Second)), g: probeGrant, o: circuit.Success, p: pol,
-			want: next(halfOpenRec(3, tokA, t0.Add(time.Second)), func(r *circuit.Record) {
-				r.State = circuit.StateClosed
+			rec:  halfOpenRec(3, tokA, t0.Add(time.Second)), g: probeGrant, o: machine.Success, p: pol,
+			want: next(halfOpenRec(3, tokA, t0.Add(time.Second)), func(r *driver.Record) {
+				r.State = driver.StateClosed
 				r.Failures = 0
 				r.Generation = 4
 				r.OpenUntil = time.Time{}
@@ -399,111 +400,111 @@ func TestSettle(t *testing.T) {
 		},
 
 		// Stale settlements change nothing.
-		{name: "stale: record cleared (nil), closed failure", rec: nil, g: closedGrant, o: circuit.Failure, p: pol},
-		{name: "stale: record cleared (nil), closed success", rec: nil, g: closedGrant, o: circuit.Success, p: pol},
-		{name: "stale: record cleared (nil), probe success", rec: nil, g: probeGrant, o: circuit.Success, p: pol},
+		{name: "stale: record cleared (nil), closed failure", rec: nil, g: closedGrant, o: machine.Failure, p: pol},
+		{name: "stale: record cleared (nil), closed success", rec: nil, g: closedGrant, o: machine.Success, p: pol},
+		{name: "stale: record cleared (nil), probe success", rec: nil, g: probeGrant, o: machine.Success, p: pol},
 		{
 			name: "stale: record cleared and recreated (other incarnation), closed failure",
-			rec:  with(closedRec(2), func(r *circuit.Record) { r.Incarnation = incB }), g: closedGrant, o: circuit.Failure, p: pol,
+			rec:  with(closedRec(2), func(r *driver.Record) { r.Incarnation = incB }), g: closedGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: record cleared and recreated (other incarnation), closed success",
-			rec:  with(closedRec(2), func(r *circuit.Record) { r.Incarnation = incB }), g: closedGrant, o: circuit.Success, p: pol,
+			rec:  with(closedRec(2), func(r *driver.Record) { r.Incarnation = incB }), g: closedGrant, o: machine.Success, p: pol,
 		},
 		{
 			name: "stale: record cleared and recreated (other incarnation), probe with the same token",
-			rec:  with(halfOpenRec(3, tokA, lease), func(r *circuit.Record) { r.Incarnation = incB }), g: probeGrant, o: circuit.Success, p: pol,
+			rec:  with(halfOpenRec(3, tokA, lease), func(r *driver.Record) { r.Incarnation = incB }), g: probeGrant, o: machine.Success, p: pol,
 		},
 		{
 			name: "stale: admitted in an earlier generation, fails after recovery",
-			rec:  with(closedRec(0), func(r *circuit.Record) { r.Generation = 4 }), g: closedGrant, o: circuit.Failure, p: pol,
+			rec:  with(closedRec(0), func(r *driver.Record) { r.Generation = 4 }), g: closedGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: admitted in an earlier generation, succeeds after recovery",
-			rec:  with(closedRec(2), func(r *circuit.Record) { r.Generation = 4 }), g: closedGrant, o: circuit.Success, p: pol,
+			rec:  with(closedRec(2), func(r *driver.Record) { r.Generation = 4 }), g: closedGrant, o: machine.Success, p: pol,
 		},
 		{
 			name: "stale: admitted in an earlier generation, completes while open again",
-			rec:  with(openRec(3, now.Add(time.Second)), func(r *circuit.Record) { r.Generation = 4 }), g: closedGrant, o: circuit.Failure, p: pol,
+			rec:  with(openRec(3, now.Add(time.Second)), func(r *driver.Record) { r.Generation = 4 }), g: closedGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: probe from an earlier generation",
-			rec:  with(halfOpenRec(3, tokA, lease), func(r *circuit.Record) { r.Generation = 4 }), g: probeGrant, o: circuit.Failure, p: pol,
+			rec:  with(halfOpenRec(3, tokA, lease), func(r *driver.Record) { r.Generation = 4 }), g: probeGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: probe whose token was taken over, success",
-			rec:  halfOpenRec(3, tokB, now.Add(time.Second)), g: probeGrant, o: circuit.Success, p: pol,
+			rec:  halfOpenRec(3, tokB, now.Add(time.Second)), g: probeGrant, o: machine.Success, p: pol,
 		},
 		{
 			name: "stale: probe whose token was taken over, failure",
-			rec:  halfOpenRec(3, tokB, now.Add(time.Second)), g: probeGrant, o: circuit.Failure, p: pol,
+			rec:  halfOpenRec(3, tokB, now.Add(time.Second)), g: probeGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: probe whose token was taken over, ignored",
-			rec:  halfOpenRec(3, tokB, now.Add(time.Second)), g: probeGrant, o: circuit.Ignored, p: pol,
+			rec:  halfOpenRec(3, tokB, now.Add(time.Second)), g: probeGrant, o: machine.Ignored, p: pol,
 		},
 		{
 			name: "stale: probe settling twice, the circuit already reopened",
-			rec:  openRec(4, now.Add(time.Second)), g: probeGrant, o: circuit.Failure, p: pol,
+			rec:  openRec(4, now.Add(time.Second)), g: probeGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: probe settling against a closed record of its generation",
-			rec:  closedRec(0), g: probeGrant, o: circuit.Success, p: pol,
+			rec:  closedRec(0), g: probeGrant, o: machine.Success, p: pol,
 		},
 		{
 			name: "stale: closed-admitted failure completes while open",
-			rec:  openRec(3, now.Add(time.Second)), g: closedGrant, o: circuit.Failure, p: pol,
+			rec:  openRec(3, now.Add(time.Second)), g: closedGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: closed-admitted success completes while open",
-			rec:  openRec(3, now.Add(time.Second)), g: closedGrant, o: circuit.Success, p: pol,
+			rec:  openRec(3, now.Add(time.Second)), g: closedGrant, o: machine.Success, p: pol,
 		},
 		{
 			name: "stale: closed-admitted failure completes while open past its cooldown",
-			rec:  openRec(3, t0), g: closedGrant, o: circuit.Failure, p: pol,
+			rec:  openRec(3, t0), g: closedGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: closed-admitted failure completes while half_open",
-			rec:  halfOpenRec(3, tokA, now.Add(time.Second)), g: closedGrant, o: circuit.Failure, p: pol,
+			rec:  halfOpenRec(3, tokA, now.Add(time.Second)), g: closedGrant, o: machine.Failure, p: pol,
 		},
 		{
 			name: "stale: closed-admitted success completes while half_open",
-			rec:  halfOpenRec(3, tokA, now.Add(time.Second)), g: closedGrant, o: circuit.Success, p: pol,
+			rec:  halfOpenRec(3, tokA, now.Add(time.Second)), g: closedGrant, o: machine.Success, p: pol,
 		},
 
 		// The settling call's policy governs its transition.
 		{
 			name: "policy change: lower threshold opens sooner",
-			rec:  closedRec(2), g: closedGrant, o: circuit.Failure,
-			p: circuit.Policy{FailureThreshold: 2, Cooldown: time.Hour, ProbeLease: time.Second},
-			want: next(closedRec(2), func(r *circuit.Record) {
+			rec:  closedRec(2), g: closedGrant, o: machine.Failure,
+			p: machine.Policy{FailureThreshold: 2, Cooldown: time.Hour, ProbeLease: time.Second},
+			want: next(closedRec(2), func(r *driver.Record) {
 				r.Failures = 3
-				r.State = circuit.StateOpen
+				r.State = driver.StateOpen
 				r.OpenUntil = now.Add(time.Hour)
 			}),
 		},
 		{
 			name: "policy change: threshold already below the count opens on the next failure",
-			rec:  closedRec(4), g: closedGrant, o: circuit.Failure,
-			p: circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second},
-			want: next(closedRec(4), func(r *circuit.Record) {
+			rec:  closedRec(4), g: closedGrant, o: machine.Failure,
+			p: machine.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second},
+			want: next(closedRec(4), func(r *driver.Record) {
 				r.Failures = 5
-				r.State = circuit.StateOpen
+				r.State = driver.StateOpen
 				r.OpenUntil = now.Add(time.Second)
 			}),
 		},
 		{
 			name: "policy change: higher threshold keeps counting closed",
-			rec:  closedRec(2), g: closedGrant, o: circuit.Failure,
-			p:    circuit.Policy{FailureThreshold: 10, Cooldown: time.Hour, ProbeLease: time.Second},
-			want: next(closedRec(2), func(r *circuit.Record) { r.Failures = 3 }),
+			rec:  closedRec(2), g: closedGrant, o: machine.Failure,
+			p:    machine.Policy{FailureThreshold: 10, Cooldown: time.Hour, ProbeLease: time.Second},
+			want: next(closedRec(2), func(r *driver.Record) { r.Failures = 3 }),
 		},
 		{
 			name: "policy change: probe failure reopens for the new cooldown",
-			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: circuit.Failure,
-			p: circuit.Policy{FailureThreshold: 3, Cooldown: 2 * time.Hour, ProbeLease: time.Second},
-			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
-				r.State = circuit.StateOpen
+			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: machine.Failure,
+			p: machine.Policy{FailureThreshold: 3, Cooldown: 2 * time.Hour, ProbeLease: time.Second},
+			want: next(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
+				r.State = driver.StateOpen
 				r.Failures = 4
 				r.Reopens = 1
 				r.OpenUntil = now.Add(2 * time.Hour)
@@ -511,27 +512,27 @@ func TestSettle(t *testing.T) {
 		},
 		{
 			name: "policy change: probe ignored reopens for the new cooldown",
-			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: circuit.Ignored,
-			p: circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second},
-			want: next(halfOpenRec(3, tokA, lease), func(r *circuit.Record) {
-				r.State = circuit.StateOpen
+			rec:  halfOpenRec(3, tokA, lease), g: probeGrant, o: machine.Ignored,
+			p: machine.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second},
+			want: next(halfOpenRec(3, tokA, lease), func(r *driver.Record) {
+				r.State = driver.StateOpen
 				r.OpenUntil = now.Add(time.Second)
 			}),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var before circuit.Record
+			var before driver.Record
 			if tt.rec != nil {
 				before = *tt.rec
 			}
-			got := circuit.Settle(tt.rec, tt.g, tt.o, tt.p, now)
+			got := machine.Settle(tt.rec, tt.g, tt.o, tt.p, now)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Settle(%s) =\n  %s\nwant\n  %s", tt.o, fmtRecord(got), fmtRecord(tt.want))
 			}
 			// Whether anything changes does not depend on the time.
 			for _, other := range []time.Time{{}, t0, now.Add(48 * time.Hour)} {
-				if changed := circuit.Settle(tt.rec, tt.g, tt.o, tt.p, other) != nil; changed != (tt.want != nil) {
+				if changed := machine.Settle(tt.rec, tt.g, tt.o, tt.p, other) != nil; changed != (tt.want != nil) {
 					t.Errorf("at %s Settle changes the record: %v; at now: %v", fmtTime(other), changed, tt.want != nil)
 				}
 			}
@@ -556,18 +557,18 @@ func TestSettle(t *testing.T) {
 func TestMachineEpisode(t *testing.T) {
 	fresh, _ := freshIDs(incA, tokA, tokB)
 	now := t0
-	var rec *circuit.Record
-	admit := func() circuit.Admission {
+	var rec *driver.Record
+	admit := func() machine.Admission {
 		t.Helper()
-		a := circuit.Admit(rec, testName, pol, now, fresh)
+		a := machine.Admit(rec, testName, pol, now, fresh)
 		if a.Next != nil {
 			rec = a.Next
 		}
 		return a
 	}
-	settle := func(g circuit.Grant, o circuit.Outcome) {
+	settle := func(g machine.Grant, o machine.Outcome) {
 		t.Helper()
-		if next := circuit.Settle(rec, g, o, pol, now); next != nil {
+		if next := machine.Settle(rec, g, o, pol, now); next != nil {
 			rec = next
 		}
 	}
@@ -582,13 +583,13 @@ func TestMachineEpisode(t *testing.T) {
 		if !a.Admitted || a.Grant.Probe {
 			t.Fatalf("call %d not admitted as closed: %s", i, fmtAdmission(a))
 		}
-		settle(a.Grant, circuit.Failure)
+		settle(a.Grant, machine.Failure)
 	}
-	if rec.State != circuit.StateOpen || rec.OpenUntil != t0.Add(30*time.Second) {
+	if rec.State != driver.StateOpen || rec.OpenUntil != t0.Add(30*time.Second) {
 		t.Fatalf("after 3 failures: %s", fmtRecord(rec))
 	}
 	now = now.Add(29 * time.Second)
-	if a := admit(); a.Admitted || a.State != circuit.StateOpen {
+	if a := admit(); a.Admitted || a.State != driver.StateOpen {
 		t.Fatalf("during cooldown: %s", fmtAdmission(a))
 	}
 	now = now.Add(time.Second)
@@ -596,8 +597,8 @@ func TestMachineEpisode(t *testing.T) {
 	if !p1.Admitted || !p1.Grant.Probe || p1.Grant.Token != tokA {
 		t.Fatalf("after cooldown: %s", fmtAdmission(p1))
 	}
-	settle(p1.Grant, circuit.Failure)
-	if rec.State != circuit.StateOpen || rec.Failures != 4 || rec.OpenUntil != now.Add(30*time.Second) {
+	settle(p1.Grant, machine.Failure)
+	if rec.State != driver.StateOpen || rec.Failures != 4 || rec.OpenUntil != now.Add(30*time.Second) {
 		t.Fatalf("after failed probe: %s", fmtRecord(rec))
 	}
 	now = rec.OpenUntil
@@ -605,15 +606,15 @@ func TestMachineEpisode(t *testing.T) {
 	if !p2.Grant.Probe || p2.Grant.Token != tokB {
 		t.Fatalf("second probe: %s", fmtAdmission(p2))
 	}
-	settle(p1.Grant, circuit.Success) // the first probe, late: stale
-	if rec.State != circuit.StateHalfOpen {
+	settle(p1.Grant, machine.Success) // the first probe, late: stale
+	if rec.State != driver.StateHalfOpen {
 		t.Fatalf("a stale probe settled: %s", fmtRecord(rec))
 	}
-	settle(p2.Grant, circuit.Success)
-	if rec.State != circuit.StateClosed || rec.Failures != 0 || rec.Generation != 2 {
+	settle(p2.Grant, machine.Success)
+	if rec.State != driver.StateClosed || rec.Failures != 0 || rec.Generation != 2 {
 		t.Fatalf("after successful probe: %s", fmtRecord(rec))
 	}
-	settle(old, circuit.Failure) // admitted in generation 1
+	settle(old, machine.Failure) // admitted in generation 1
 	if rec.Failures != 0 {
 		t.Fatalf("a call from generation 1 counted after recovery: %s", fmtRecord(rec))
 	}
@@ -622,14 +623,14 @@ func TestMachineEpisode(t *testing.T) {
 func TestRecordCheck(t *testing.T) {
 	good := []struct {
 		name string
-		rec  *circuit.Record
+		rec  *driver.Record
 	}{
 		{"closed", closedRec(0)},
 		{"closed with failures", closedRec(999)},
-		{"closed with max failures", closedRec(circuit.MaxFailureThreshold)},
+		{"closed with max failures", closedRec(driver.MaxFailures)},
 		{"open", openRec(3, t0.Add(time.Second))},
 		{"half_open", halfOpenRec(3, tokA, t0.Add(time.Second))},
-		{"half_open without open_until", with(halfOpenRec(3, tokA, t0), func(r *circuit.Record) { r.OpenUntil = time.Time{} })},
+		{"half_open without open_until", with(halfOpenRec(3, tokA, t0), func(r *driver.Record) { r.OpenUntil = time.Time{} })},
 	}
 	for _, tt := range good {
 		t.Run("consistent "+tt.name, func(t *testing.T) {
@@ -640,30 +641,30 @@ func TestRecordCheck(t *testing.T) {
 	}
 	bad := []struct {
 		name string
-		rec  *circuit.Record
+		rec  *driver.Record
 	}{
-		{"empty name", with(closedRec(0), func(r *circuit.Record) { r.Name = "" })},
-		{"invalid name", with(closedRec(0), func(r *circuit.Record) { r.Name = "../etc" })},
+		{"empty name", with(closedRec(0), func(r *driver.Record) { r.Name = "" })},
+		{"invalid name", with(closedRec(0), func(r *driver.Record) { r.Name = "../etc" })},
 		{"negative failures", closedRec(-1)},
-		{"failures above the maximum", closedRec(circuit.MaxFailureThreshold + 1)},
-		{"generation 0", with(closedRec(0), func(r *circuit.Record) { r.Generation = 0 })},
-		{"version 0", with(closedRec(0), func(r *circuit.Record) { r.Version = 0 })},
-		{"empty incarnation", with(closedRec(0), func(r *circuit.Record) { r.Incarnation = "" })},
-		{"short incarnation", with(closedRec(0), func(r *circuit.Record) { r.Incarnation = incA[:31] })},
-		{"long incarnation", with(closedRec(0), func(r *circuit.Record) { r.Incarnation = incA + "0" })},
-		{"upper-case incarnation", with(closedRec(0), func(r *circuit.Record) { r.Incarnation = "0123456789ABCDEF0123456789abcdef" })},
-		{"non-hex incarnation", with(closedRec(0), func(r *circuit.Record) { r.Incarnation = "g123456789abcdef0123456789abcdef" })},
-		{"missing updated_at", with(closedRec(0), func(r *circuit.Record) { r.UpdatedAt = time.Time{} })},
-		{"closed with open_until", with(closedRec(0), func(r *circuit.Record) { r.OpenUntil = t0 })},
-		{"closed with a probe token", with(closedRec(0), func(r *circuit.Record) { r.ProbeToken = tokA })},
-		{"closed with a lease", with(closedRec(0), func(r *circuit.Record) { r.LeaseUntil = t0 })},
-		{"open without open_until", with(openRec(3, t0), func(r *circuit.Record) { r.OpenUntil = time.Time{} })},
-		{"open with a probe token", with(openRec(3, t0), func(r *circuit.Record) { r.ProbeToken = tokA })},
-		{"open with a lease", with(openRec(3, t0), func(r *circuit.Record) { r.LeaseUntil = t0 })},
-		{"half_open without a token", with(halfOpenRec(3, tokA, t0), func(r *circuit.Record) { r.ProbeToken = "" })},
-		{"half_open without a lease", with(halfOpenRec(3, tokA, t0), func(r *circuit.Record) { r.LeaseUntil = time.Time{} })},
-		{"unknown state", with(closedRec(0), func(r *circuit.Record) { r.State = 3 })},
-		{"unknown state 255", with(openRec(3, t0), func(r *circuit.Record) { r.State = 255 })},
+		{"failures above the maximum", closedRec(driver.MaxFailures + 1)},
+		{"generation 0", with(closedRec(0), func(r *driver.Record) { r.Generation = 0 })},
+		{"version 0", with(closedRec(0), func(r *driver.Record) { r.Version = 0 })},
+		{"empty incarnation", with(closedRec(0), func(r *driver.Record) { r.Incarnation = "" })},
+		{"short incarnation", with(closedRec(0), func(r *driver.Record) { r.Incarnation = incA[:31] })},
+		{"long incarnation", with(closedRec(0), func(r *driver.Record) { r.Incarnation = incA + "0" })},
+		{"upper-case incarnation", with(closedRec(0), func(r *driver.Record) { r.Incarnation = "0123456789ABCDEF0123456789abcdef" })},
+		{"non-hex incarnation", with(closedRec(0), func(r *driver.Record) { r.Incarnation = "g123456789abcdef0123456789abcdef" })},
+		{"missing updated_at", with(closedRec(0), func(r *driver.Record) { r.UpdatedAt = time.Time{} })},
+		{"closed with open_until", with(closedRec(0), func(r *driver.Record) { r.OpenUntil = t0 })},
+		{"closed with a probe token", with(closedRec(0), func(r *driver.Record) { r.ProbeToken = tokA })},
+		{"closed with a lease", with(closedRec(0), func(r *driver.Record) { r.LeaseUntil = t0 })},
+		{"open without open_until", with(openRec(3, t0), func(r *driver.Record) { r.OpenUntil = time.Time{} })},
+		{"open with a probe token", with(openRec(3, t0), func(r *driver.Record) { r.ProbeToken = tokA })},
+		{"open with a lease", with(openRec(3, t0), func(r *driver.Record) { r.LeaseUntil = t0 })},
+		{"half_open without a token", with(halfOpenRec(3, tokA, t0), func(r *driver.Record) { r.ProbeToken = "" })},
+		{"half_open without a lease", with(halfOpenRec(3, tokA, t0), func(r *driver.Record) { r.LeaseUntil = time.Time{} })},
+		{"unknown state", with(closedRec(0), func(r *driver.Record) { r.State = 3 })},
+		{"unknown state 255", with(openRec(3, t0), func(r *driver.Record) { r.State = 255 })},
 	}
 	for _, tt := range bad {
 		t.Run("inconsistent "+tt.name, func(t *testing.T) {
@@ -678,7 +679,7 @@ func TestSameRevision(t *testing.T) {
 	a := closedRec(0)
 	tests := []struct {
 		name string
-		x, y *circuit.Record
+		x, y *driver.Record
 		want bool
 	}{
 		{"both absent", nil, nil, true},
@@ -686,23 +687,23 @@ func TestSameRevision(t *testing.T) {
 		{"present and absent", a, nil, false},
 		{"same record", a, a, true},
 		{"same incarnation and version, other fields differ", a, openRec(3, t0), true},
-		{"other version", a, with(a, func(r *circuit.Record) { r.Version++ }), false},
-		{"other incarnation", a, with(a, func(r *circuit.Record) { r.Incarnation = incB }), false},
-		{"other incarnation and version", a, with(a, func(r *circuit.Record) { r.Incarnation = incB; r.Version = 1 }), false},
+		{"other version", a, with(a, func(r *driver.Record) { r.Version++ }), false},
+		{"other incarnation", a, with(a, func(r *driver.Record) { r.Incarnation = incB }), false},
+		{"other incarnation and version", a, with(a, func(r *driver.Record) { r.Incarnation = incB; r.Version = 1 }), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := circuit.SameRevision(tt.x, tt.y); got != tt.want {
+			if got := driver.SameRevision(tt.x, tt.y); got != tt.want {
 				t.Errorf("SameRevision = %v, want %v", got, tt.want)
 			}
-			if got := circuit.SameRevision(tt.y, tt.x); got != tt.want {
+			if got := driver.SameRevision(tt.y, tt.x); got != tt.want {
 				t.Errorf("SameRevision (swapped) = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
-func fmtRecord(r *circuit.Record) string {
+func fmtRecord(r *driver.Record) string {
 	if r == nil {
 		return "<nil>"
 	}
@@ -717,3 +718,6 @@ func fmtTime(t time.Time) string {
 	}
 	return "t0+" + t.Sub(t0).String()
 }
+
+// t0 is the fixed start of every test clock.
+var t0 = time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
