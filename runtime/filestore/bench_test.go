@@ -17,9 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sony/gobreaker/v2"
+
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
-	"github.com/sony/gobreaker/v2"
 )
 
 func succeed(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }

@@ -1,68 +1,4 @@
-// Package storetest is the conformance suite every circuit.Store must pass.
-//
-// A store's own tests call Run with a Config whose Open returns a fresh,
-// empty store for each subtest:
-//
-//	func TestConformance(t *testing.T) {
-//		storetest.Run(t, storetest.Config{
-//			Open: func(t *testing.T) circuit.Store {
-//				s, err := mystore.Open(t.Context(), testDSN(t))
-//				if err != nil {
-//					t.Fatal(err)
-//				}
-//				return s
-//			},
-//			Corrupt: func(t *testing.T, s circuit.Store, name string) {
-//				// Overwrite name's stored record with bytes the store
-//				// cannot decode, the way the store's backend allows.
-//			},
-//		})
-//	}
-//
-// The suite checks the Store contract directly (a load of an absent record,
-// a replace that creates and one that updates, compare-and-swap that refuses
-// every kind of stale revision and stores nothing then, concurrent swaps that
-// lose no update, delete, and a refused swap against a deleted record) and
-// then drives a circuit.Breaker over the store: a threshold of failures opens
-// the circuit, an open circuit rejects without running the operation, one
-// probe after the cooldown closes it with a new generation, and many
-// concurrent callers after the cooldown admit exactly one probe. A store
-// that is a circuit.WindowSharer has its side of the batched window checked
-// (flushes add up, old buckets and epochs drop out, by the server's time
-// rather than a process's clock that runs ahead). With a
-// Corrupt hook it also checks that a corrupt record is reported as such,
-// fails closed, and is removed by Breaker.Clear.
-//
-// Processes checks the same breaker behaviour across real processes: helper
-// processes, re-executions of the test binary, race for one half-open probe,
-// and one of them is killed while it holds the probe. A store shared between
-// processes (a directory, a server) calls it with a ProcessConfig that says
-// how a helper process opens the same store, and calls HelperProcess from
-// its TestHelperProcess:
-//
-//	var processConfig = storetest.ProcessConfig{
-//		Env: func(t *testing.T) []string {
-//			return []string{"MYSTORE_TEST_DIR=" + t.TempDir()}
-//		},
-//		Open: func(t *testing.T) circuit.Store {
-//			s, err := mystore.Open(os.Getenv("MYSTORE_TEST_DIR"))
-//			if err != nil {
-//				t.Fatal(err)
-//			}
-//			return s
-//		},
-//	}
-//
-//	func TestProcesses(t *testing.T)     { storetest.Processes(t, processConfig) }
-//	func TestHelperProcess(t *testing.T) { storetest.HelperProcess(t, processConfig) }
-//
-// Outage checks that a Breaker fails closed when a distributed store's
-// server stops (killed or frozen) during a call and stays down.
-//
-// Records the suite stores are valid (circuit.Record.Check accepts them),
-// are stored under their own Name, and carry times in whole milliseconds in
-// UTC, so a store may keep times at millisecond precision.
-package storetest
+package drivertest
 
 import (
 	"context"
@@ -78,21 +14,22 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // Config describes the store under test.
 type Config struct {
 	// Open returns a new, empty store. It is called once per subtest;
 	// cleanup belongs in t.Cleanup. It is required.
-	Open func(t *testing.T) circuit.Store
+	Open func(t *testing.T) driver.Store
 
 	// Corrupt, when not nil, replaces the record stored for name in s with
 	// one that s cannot trust, so that s.Load must report an error wrapping
-	// circuit.ErrCorrupt. It is called only when s holds a valid record for
+	// driver.ErrCorrupt. It is called only when s holds a valid record for
 	// name. Corruption is store-specific (truncated bytes in a file, a bad
 	// value in a row), hence the hook; without it the corrupt-record
 	// subtests are not run.
-	Corrupt func(t *testing.T, s circuit.Store, name string)
+	Corrupt func(t *testing.T, s driver.Store, name string)
 }
 
 // Run runs the conformance suite against the store that cfg describes, each
@@ -150,15 +87,15 @@ func randomID(t *testing.T) string {
 }
 
 // closedRecord returns a valid first revision of a closed record.
-func closedRecord(t *testing.T) *circuit.Record {
-	return &circuit.Record{
+func closedRecord(t *testing.T) *driver.Record {
+	return &driver.Record{
 		Name: circuitName, State: circuit.StateClosed, Generation: 1,
 		Incarnation: randomID(t), Version: 1, UpdatedAt: base,
 	}
 }
 
 // successor returns the next revision of r with fn applied to it.
-func successor(r *circuit.Record, fn func(*circuit.Record)) *circuit.Record {
+func successor(r *driver.Record, fn func(*driver.Record)) *driver.Record {
 	next := *r
 	next.Version++
 	next.UpdatedAt = next.UpdatedAt.Add(time.Millisecond)
@@ -170,7 +107,7 @@ func successor(r *circuit.Record, fn func(*circuit.Record)) *circuit.Record {
 
 // diff describes how got differs from want, or returns "" when they are the
 // same record (times compared with time.Time.Equal).
-func diff(got, want *circuit.Record) string {
+func diff(got, want *driver.Record) string {
 	if got == nil || want == nil {
 		if got == want {
 			return ""
@@ -200,7 +137,7 @@ func diff(got, want *circuit.Record) string {
 }
 
 // mustLoad loads circuitName from s and fails the test on an error.
-func mustLoad(t *testing.T, s circuit.Store) *circuit.Record {
+func mustLoad(t *testing.T, s driver.Store) *driver.Record {
 	t.Helper()
 	rec, _, err := s.Load(t.Context(), circuitName)
 	if err != nil {
@@ -210,21 +147,21 @@ func mustLoad(t *testing.T, s circuit.Store) *circuit.Record {
 }
 
 // wantStored fails the test unless s holds want (nil: no record).
-func wantStored(t *testing.T, s circuit.Store, want *circuit.Record) {
+func wantStored(t *testing.T, s driver.Store, want *driver.Record) {
 	t.Helper()
 	if d := diff(mustLoad(t, s), want); d != "" {
 		t.Fatalf("stored record: %s", d)
 	}
 }
 
-func mustReplace(t *testing.T, s circuit.Store, prev, next *circuit.Record) {
+func mustReplace(t *testing.T, s driver.Store, prev, next *driver.Record) {
 	t.Helper()
 	if err := s.Replace(t.Context(), circuitName, prev, next); err != nil {
 		t.Fatalf("Replace(v%d → v%d): %v", version(prev), version(next), err)
 	}
 }
 
-func version(r *circuit.Record) uint64 {
+func version(r *driver.Record) uint64 {
 	if r == nil {
 		return 0
 	}
@@ -253,27 +190,27 @@ func testReplaceCreates(t *testing.T, cfg Config) {
 
 func testReplaceUpdates(t *testing.T, cfg Config) {
 	s := cfg.Open(t)
-	revs := []*circuit.Record{closedRecord(t)}
-	last := func() *circuit.Record { return revs[len(revs)-1] }
+	revs := []*driver.Record{closedRecord(t)}
+	last := func() *driver.Record { return revs[len(revs)-1] }
 	// Every state and every optional field round-trips.
-	revs = append(revs, successor(last(), func(r *circuit.Record) { r.Failures = 2 }))
-	revs = append(revs, successor(last(), func(r *circuit.Record) {
+	revs = append(revs, successor(last(), func(r *driver.Record) { r.Failures = 2 }))
+	revs = append(revs, successor(last(), func(r *driver.Record) {
 		r.Failures = 3
 		r.State = circuit.StateOpen
 		r.OpenUntil = r.UpdatedAt.Add(30 * time.Second)
 	}))
-	revs = append(revs, successor(last(), func(r *circuit.Record) {
+	revs = append(revs, successor(last(), func(r *driver.Record) {
 		r.State = circuit.StateHalfOpen
 		r.ProbeToken = randomID(t)
 		r.LeaseUntil = r.UpdatedAt.Add(10 * time.Second)
 	}))
-	revs = append(revs, successor(last(), func(r *circuit.Record) {
+	revs = append(revs, successor(last(), func(r *driver.Record) {
 		r.State = circuit.StateClosed
 		r.Failures = 0
 		r.Generation++
 		r.OpenUntil, r.ProbeToken, r.LeaseUntil = time.Time{}, "", time.Time{}
 	}))
-	var prev *circuit.Record
+	var prev *driver.Record
 	for _, next := range revs {
 		if err := next.Check(); err != nil {
 			t.Fatalf("suite bug: invalid record %+v: %v", next, err)
@@ -286,31 +223,31 @@ func testReplaceUpdates(t *testing.T, cfg Config) {
 
 func testStaleSwapRefused(t *testing.T, cfg Config) {
 	v1 := closedRecord(t)
-	v2 := successor(v1, func(r *circuit.Record) { r.Failures = 1 })
-	otherIncarnation := successor(v1, func(r *circuit.Record) { r.Incarnation = randomID(t) })
+	v2 := successor(v1, func(r *driver.Record) { r.Failures = 1 })
+	otherIncarnation := successor(v1, func(r *driver.Record) { r.Incarnation = randomID(t) })
 	otherIncarnation.Version = v2.Version
 	tests := []struct {
 		name   string
-		stored []*circuit.Record // revisions stored in order, nil-prev first
-		prev   *circuit.Record
+		stored []*driver.Record // revisions stored in order, nil-prev first
+		prev   *driver.Record
 	}{
-		{"OldVersion", []*circuit.Record{v1, v2}, v1},
-		{"OtherIncarnation", []*circuit.Record{v1, v2}, otherIncarnation},
-		{"NilWhenPresent", []*circuit.Record{v1}, nil},
+		{"OldVersion", []*driver.Record{v1, v2}, v1},
+		{"OtherIncarnation", []*driver.Record{v1, v2}, otherIncarnation},
+		{"NilWhenPresent", []*driver.Record{v1}, nil},
 		{"NonNilWhenAbsent", nil, v1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := cfg.Open(t)
-			var cur *circuit.Record
+			var cur *driver.Record
 			for _, r := range tt.stored {
 				mustReplace(t, s, cur, r)
 				cur = r
 			}
-			next := successor(v2, func(r *circuit.Record) { r.Failures = 7 })
+			next := successor(v2, func(r *driver.Record) { r.Failures = 7 })
 			err := s.Replace(t.Context(), circuitName, tt.prev, next)
-			if !errors.Is(err, circuit.ErrConflict) {
-				t.Fatalf("stale Replace = %v, want an error matching circuit.ErrConflict", err)
+			if !errors.Is(err, driver.ErrConflict) {
+				t.Fatalf("stale Replace = %v, want an error matching driver.ErrConflict", err)
 			}
 			wantStored(t, s, cur)
 		})
@@ -350,13 +287,13 @@ func testConcurrentSwaps(t *testing.T, cfg Config) {
 						errc <- errors.New("load: record vanished")
 						return
 					}
-					next := successor(cur, func(r *circuit.Record) { r.Failures++ })
+					next := successor(cur, func(r *driver.Record) { r.Failures++ })
 					runtime.Gosched() // let other workers load the same revision
 					err = s.Replace(ctx, circuitName, cur, next)
 					if err == nil {
 						break
 					}
-					if !errors.Is(err, circuit.ErrConflict) {
+					if !errors.Is(err, driver.ErrConflict) {
 						errc <- fmt.Errorf("replace: %w", err)
 						return
 					}
@@ -413,8 +350,8 @@ func testReplaceAfterDelete(t *testing.T, cfg Config) {
 		t.Fatalf("Delete: %v", err)
 	}
 	err := s.Replace(t.Context(), circuitName, rec, successor(rec, nil))
-	if !errors.Is(err, circuit.ErrConflict) {
-		t.Fatalf("Replace with the deleted record as prev = %v, want an error matching circuit.ErrConflict", err)
+	if !errors.Is(err, driver.ErrConflict) {
+		t.Fatalf("Replace with the deleted record as prev = %v, want an error matching driver.ErrConflict", err)
 	}
 	wantStored(t, s, nil)
 }
@@ -502,9 +439,9 @@ func testBreakerOpensAndRecovers(t *testing.T, cfg Config) {
 // yieldingStore is the store under test with a scheduling point after each
 // Load, so that concurrent callers decide on the same revision and race to
 // replace it even when the store is fast.
-type yieldingStore struct{ circuit.Store }
+type yieldingStore struct{ driver.Store }
 
-func (s yieldingStore) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+func (s yieldingStore) Load(ctx context.Context, name string) (*driver.Record, time.Time, error) {
 	rec, now, err := s.Store.Load(ctx, name)
 	runtime.Gosched()
 	return rec, now, err
@@ -587,8 +524,8 @@ func testCorruptLoad(t *testing.T, cfg Config) {
 	mustReplace(t, s, nil, closedRecord(t))
 	cfg.Corrupt(t, s, circuitName)
 	rec, _, err := s.Load(t.Context(), circuitName)
-	if !errors.Is(err, circuit.ErrCorrupt) {
-		t.Fatalf("Load of a corrupt record = %+v, %v; want an error matching circuit.ErrCorrupt", rec, err)
+	if !errors.Is(err, driver.ErrCorrupt) {
+		t.Fatalf("Load of a corrupt record = %+v, %v; want an error matching driver.ErrCorrupt", rec, err)
 	}
 	if err := s.Delete(t.Context(), circuitName); err != nil {
 		t.Fatalf("Delete of a corrupt record: %v", err)

@@ -1,4 +1,4 @@
-package storetest
+package storeprocess
 
 import (
 	"fmt"
@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The multi-process checks of the round-2 policies, run by Processes:
 //
-//   - SharedWindow (stores that are a circuit.WindowStore or a
-//     circuit.WindowSharer): four processes, each of which alone stays below
+//   - SharedWindow (stores that are a driver.WindowStore or a
+//     driver.WindowSharer): four processes, each of which alone stays below
 //     MinCalls, open the circuit together on its failure rate: at once with
-//     a WindowStore, within 2×circuit.FlushEvery of the calls that justify
+//     a WindowStore, within 2×driver.FlushEvery of the calls that justify
 //     it with a WindowSharer;
 //   - CloseAfter: under CloseAfter 3, each of three rounds of calls from
 //     every helper at once admits exactly one probe, and the third success
@@ -69,8 +70,8 @@ func call(h *helper, o, spec string) string {
 
 func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, 4)
-	_, shared := circuit.StoreAs[circuit.WindowStore](s)
-	_, batched := circuit.StoreAs[circuit.WindowSharer](s)
+	_, shared := circuit.StoreAs[driver.WindowStore](s)
+	_, batched := circuit.StoreAs[driver.WindowSharer](s)
 	if !shared && !batched {
 		t.Skipf("%T keeps no window counts of its own: each process's rate rule sees its own calls", s)
 	}
@@ -98,7 +99,7 @@ func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 		// now, and must be made by the failures that follow within
 		// 2×FlushEvery (each process flushes once FlushEvery has passed).
 		justified := time.Now()
-		time.Sleep(circuit.FlushEvery)
+		time.Sleep(driver.FlushEvery)
 		opened := false
 		for i := 0; !opened && i < 2*len(hs); i++ {
 			got := call(hs[i%len(hs)], "failure", spec)
@@ -107,7 +108,7 @@ func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 				opened = true
 			}
 		}
-		if took := time.Since(justified); !opened || took > 2*circuit.FlushEvery+time.Second {
+		if took := time.Since(justified); !opened || took > 2*driver.FlushEvery+time.Second {
 			t.Fatalf("opened %t, %v after the opening was justified; want opened within 2×FlushEvery", opened, took)
 		}
 	}

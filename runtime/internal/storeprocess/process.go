@@ -1,8 +1,17 @@
-package storetest
+// Package storeprocess checks a shared store's breaker behaviour across real
+// processes: re-executions of the test binary race for one half-open probe,
+// one of them is killed while it holds the probe, and the policy rules that
+// span processes (a shared failure-rate window, probe runs, growing
+// cooldowns) hold. A store's test calls Processes with a ProcessConfig that
+// says how a helper process opens the same store, and calls HelperProcess
+// from its TestHelperProcess.
+package storeprocess
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +25,12 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
+
+// circuitName is the circuit every process test uses.
+const circuitName = "storetest-circuit"
 
 // ProcessConfig describes how the processes of Processes share the store
 // under test.
@@ -32,7 +46,7 @@ type ProcessConfig struct {
 	// it with os.Getenv. It is called in the test process, where Processes
 	// has set that environment with t.Setenv, and in every helper process,
 	// which inherits it. Cleanup belongs in t.Cleanup. It is required.
-	Open func(t *testing.T) circuit.Store
+	Open func(t *testing.T) driver.Store
 
 	// Propagation is how long a change made through one process's store
 	// may take to reach a Breaker in another: 0 for a store that reads its
@@ -61,7 +75,7 @@ type ProcessConfig struct {
 // The helper processes re-execute the test binary with
 // -test.run=^TestHelperProcess$, so the package under test must have a
 // TestHelperProcess that calls HelperProcess. Their time is the store's
-// (the time its Load returns, else its circuit.Clock, else the wall clock),
+// (the time its Load returns, else its driver.Clock, else the wall clock),
 // as in production; the checks take about a second and a half.
 //
 // Processes sets environment variables with t.Setenv, so neither t nor any
@@ -87,7 +101,7 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 // TestHelperProcess, the os/exec test pattern:
 //
 //	func TestHelperProcess(t *testing.T) {
-//		storetest.HelperProcess(t, processConfig)
+//		drivertest.HelperProcess(t, processConfig)
 //	}
 //
 // Outside a helper process it returns at once, so that TestHelperProcess
@@ -135,7 +149,7 @@ func say(format string, args ...any) {
 // that of call returns the command's outcome at once. After each call it
 // says "ok", "open <state>" for a *circuit.OpenError (call adds its Until in
 // Unix nanoseconds), or "err <error>".
-func helperWorker(t *testing.T, s circuit.Store) error {
+func helperWorker(t *testing.T, s driver.Store) error {
 	b := circuit.New(s)
 	ctx := t.Context()
 	if _, err := b.Snapshot(ctx, circuitName); err != nil { // connect before the race
@@ -254,7 +268,7 @@ func testKilledProbe(t *testing.T, cfg ProcessConfig) {
 
 // shareStore makes a store with cfg.Env, opens it in this process and
 // starts n helper processes on it, ready for commands.
-func shareStore(t *testing.T, cfg ProcessConfig, n int) (circuit.Store, []*helper) {
+func shareStore(t *testing.T, cfg ProcessConfig, n int) (driver.Store, []*helper) {
 	t.Helper()
 	for _, kv := range cfg.Env(t) {
 		k, v, ok := strings.Cut(kv, "=")
@@ -276,14 +290,14 @@ func shareStore(t *testing.T, cfg ProcessConfig, n int) (circuit.Store, []*helpe
 
 // loadShared loads the shared circuit's record and reads the store's
 // clock, the clock the helpers' Breakers decide by.
-func loadShared(t *testing.T, s circuit.Store) (*circuit.Record, time.Time) {
+func loadShared(t *testing.T, s driver.Store) (*driver.Record, time.Time) {
 	t.Helper()
 	rec, now, err := s.Load(t.Context(), circuitName)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 	if now.IsZero() {
-		if c, ok := circuit.StoreAs[circuit.Clock](s); ok {
+		if c, ok := circuit.StoreAs[driver.Clock](s); ok {
 			now = c.Now()
 		} else {
 			now = time.Now()
@@ -295,20 +309,20 @@ func loadShared(t *testing.T, s circuit.Store) (*circuit.Record, time.Time) {
 // openPast stores the shared circuit as open with a cooldown that ended a
 // second ago by the store's clock, through the store's own API and the
 // circuit package's state machine, and returns that record.
-func openPast(t *testing.T, s circuit.Store) *circuit.Record {
+func openPast(t *testing.T, s driver.Store) *driver.Record {
 	t.Helper()
 	cur, now := loadShared(t, s)
 	now = now.UTC().Truncate(time.Millisecond)
-	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}
+	p := machine.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}
 	if cur == nil {
-		cur = circuit.Admit(nil, circuitName, p, now, func() string { return randomID(t) }).Next
+		cur = machine.Admit(nil, circuitName, p, now, func() string { return randomID(t) }).Next
 		mustReplace(t, s, nil, cur)
 	}
 	if cur.State != circuit.StateClosed {
 		t.Fatalf("before opening the circuit: %+v, want closed", cur)
 	}
-	g := circuit.Grant{Incarnation: cur.Incarnation, Generation: cur.Generation}
-	next := circuit.Settle(cur, g, circuit.Failure, p, now.Add(-p.Cooldown-time.Second))
+	g := machine.Grant{Incarnation: cur.Incarnation, Generation: cur.Generation}
+	next := machine.Settle(cur, g, machine.Failure, p, now.Add(-p.Cooldown-time.Second))
 	if next == nil || next.State != circuit.StateOpen {
 		t.Fatalf("a failure did not open %+v: %+v", cur, next)
 	}
@@ -316,7 +330,7 @@ func openPast(t *testing.T, s circuit.Store) *circuit.Record {
 	return next
 }
 
-func wantClosed(t *testing.T, s circuit.Store, gen uint64) {
+func wantClosed(t *testing.T, s driver.Store, gen uint64) {
 	t.Helper()
 	rec, _ := loadShared(t, s)
 	if rec == nil || rec.State != circuit.StateClosed || rec.Generation != gen {
@@ -437,7 +451,7 @@ func (h *helper) recv() string {
 		}
 		fmt.Fprintln(h.log, line)
 	}
-	h.t.Fatalf("helper process %d ended without a message (%v); does the package's TestHelperProcess call storetest.HelperProcess?%s",
+	h.t.Fatalf("helper process %d ended without a message (%v); does the package's TestHelperProcess call drivertest.HelperProcess?%s",
 		h.pid(), h.out.Err(), h.output())
 	return ""
 }
@@ -468,5 +482,21 @@ func (h *helper) kill() {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Exited() {
 		h.t.Fatalf("helper process %d: Wait = %v, want death by a signal%s", h.pid(), err, h.output())
+	}
+}
+
+func randomID(t *testing.T) string {
+	t.Helper()
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func mustReplace(t *testing.T, s driver.Store, prev, next *driver.Record) {
+	t.Helper()
+	if err := s.Replace(t.Context(), circuitName, prev, next); err != nil {
+		t.Fatalf("Replace of the shared circuit: %v", err)
 	}
 }
