@@ -171,7 +171,7 @@ func rowOf(t *testing.T, db *sql.DB) func() string {
 
 func setupSQL(t *testing.T, db *sql.DB, d sqlstore.Dialect) func() string {
 	t.Helper()
-	s, err := sqlstore.New(db, d)
+	s, err := sqlstore.New(t.Context(), db, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,10 @@ func setupRedis(t *testing.T) (string, string, func() string) {
 			c.Del(ctx, keys...)
 		}
 	})
-	s := redisstore.New(c, prefix)
+	s, err := redisstore.New(ctx, c, redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
 	populate(t, s)
 	key := s.Key("ledger")
 	// A record is one string, fields separated by spaces; the state is the

@@ -60,7 +60,7 @@ func TestClusterConformance(t *testing.T) {
 					if cached {
 						return newCached(t, c, clusterPrefix(t, c))
 					}
-					return redisstore.New(c, clusterPrefix(t, c))
+					return open(t, c, redisstore.WithPrefix(clusterPrefix(t, c)))
 				},
 				Corrupt: func(t *testing.T, s circuit.Store, name string) {
 					rs := s.(*redisstore.Store)
@@ -87,7 +87,7 @@ func TestClusterInvalidation(t *testing.T) {
 	c := newClusterClient(t)
 	prefix := clusterPrefix(t, c)
 	s := newCached(t, c, prefix)
-	other := circuit.New(redisstore.New(newClusterClient(t), prefix))
+	other := circuit.New(open(t, newClusterClient(t), redisstore.WithPrefix(prefix)))
 	b := circuit.New(s)
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -155,7 +155,7 @@ func TestTLSConformance(t *testing.T) {
 					if cached {
 						return newCached(t, c, testPrefix(t, c))
 					}
-					return redisstore.New(c, testPrefix(t, c))
+					return open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 				},
 			})
 		})
@@ -171,7 +171,7 @@ func TestTLSUntrusted(t *testing.T) {
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
-	b := circuit.New(redisstore.New(c, redisstore.DefaultPrefix))
+	b := circuit.New(open(t, c))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	ran := false

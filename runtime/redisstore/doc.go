@@ -1,8 +1,8 @@
-// Package redisstore is a circuit.Store on Redis, for applications whose
+// Package redisstore is a driver.Store on Redis, for applications whose
 // processes run on several servers: every Breaker on the same Redis (and key
 // prefix) shares every circuit in it, one half-open probe across the fleet.
 //
-// Each circuit is one string value at prefix + circuit.Key(name) (the
+// Each circuit is one string value at prefix + driver.Key(name) (the
 // SHA-256 of the name; the name itself never reaches a key): the record's
 // fields in a fixed order, separated by single spaces, revision first:
 //
@@ -24,9 +24,9 @@
 //   - Replace is a compare-and-swap: it writes the new value only if the
 //     stored one still starts with the caller's revision (format version,
 //     incarnation and version: one prefix comparison in the script; no key
-//     when the caller saw none), and otherwise reports circuit.ErrConflict.
+//     when the caller saw none), and otherwise reports driver.ErrConflict.
 //     One round trip. It refuses to write a record that Load could not read
-//     back (one that fails circuit.Record.Check, or a probe token with a
+//     back (one that fails driver.Record.Check, or a probe token with a
 //     space).
 //   - Delete removes the key, even a corrupt one.
 //
@@ -55,7 +55,7 @@
 // frozen with SIGSTOP, against 500 ms with the option). A key of another type (GET
 // answers WRONGTYPE), an unknown format version, a missing or extra field, a
 // malformed or non-canonical value or an inconsistent record is reported
-// with an error wrapping circuit.ErrCorrupt, never as an absent record.
+// with an error wrapping driver.ErrCorrupt, never as an absent record.
 //
 // # Round trips
 //
@@ -68,7 +68,7 @@
 //
 // # Local copies
 //
-// A store made by NewCached keeps a copy of each circuit's record while it
+// A store made with WithCopies keeps a copy of each circuit's record while it
 // is closed, and Redis tells it when the record changes (server-assisted
 // client-side caching). In steady state a healthy guarded call makes no
 // round trip: its admission and its settlement (a Success with no failures
@@ -76,12 +76,12 @@
 // one atomic load. The rules:
 //
 //   - Only a closed record is copied, and only a Breaker's bound circuit
-//     (circuit.Binder) is served from the copy; Store.Load always reads the
+//     (driver.Binder) is served from the copy; Store.Load always reads the
 //     server. A copy is served with the zero Time: the closed admission and
 //     a settlement that changes nothing need no time.
 //   - Every transition is a compare-and-swap on the server with the server's
 //     clock: a bound Replace whose previous record is a copy is refused with
-//     circuit.ErrConflict without a round trip (the copy is dropped), and the
+//     driver.ErrConflict without a round trip (the copy is dropped), and the
 //     Breaker decides again on a server read, with the server's time. A
 //     failure counted on a copy costs a read and a swap, as without copies.
 //     Open and half-open records are never copied, so rejections, the probe
@@ -94,8 +94,8 @@
 //     TrackerName and pinged every quarter of the stall bound.
 //   - Every copy is dropped the moment that connection ends (the goroutine
 //     reading it sees the end; it never dials again within a session), fails,
-//     or brings nothing for the stall bound (DefaultStallBound, 1 s, or
-//     NewCached's argument): a killed or unreachable server leaves no copy
+//     or brings nothing for the stall bound (1 s, or WithCopies's
+//     argument): a killed or unreachable server leaves no copy
 //     (0 admissions from a copy in the tests once the end is read, a few
 //     microseconds after the server's death), and a frozen one leaves
 //     copies for at most the stall bound. No copy is kept again until a new
@@ -104,9 +104,9 @@
 //     that double from a quarter of the stall bound up to 30 s.
 //   - The window counts of the rate rule live outside the prefix
 //     (WindowKey), so their flushes (each process's, every
-//     circuit.FlushBatch calls or circuit.FlushEvery) send no
+//     driver.FlushBatch calls or driver.FlushEvery) send no
 //     invalidations. A cached store is a
-//     circuit.Clock: it tells the server's time as its latest read
+//     driver.Clock: it tells the server's time as its latest read
 //     returned it, carried forward on the monotonic clock, for the window
 //     buckets of calls settled on copies.
 //   - A read installs its record as a copy only if neither its key's

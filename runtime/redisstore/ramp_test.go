@@ -62,7 +62,7 @@ func TestDelayRampEndsCopies(t *testing.T) {
 	// a tenth of a second, up to four stall bounds.
 	step, every := testStall*3/40, 100*time.Millisecond
 	proxy.Ramp(step, every, 2*testStall)
-	opener := circuit.New(redisstore.New(direct, prefix))
+	opener := circuit.New(open(t, direct, redisstore.WithPrefix(prefix)))
 	if err := opener.ForceOpen(t.Context(), name, time.Minute); err != nil {
 		t.Fatal(err)
 	}

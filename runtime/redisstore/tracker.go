@@ -17,11 +17,6 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// DefaultStallBound is how long a cached Store goes without hearing from a
-// Redis server on its invalidation connection before it drops every copy:
-// the longest a frozen server's stale copies can keep admitting calls.
-const DefaultStallBound = time.Second
-
 // invalidations is the channel on which Redis sends a RESP2 connection the
 // keys that tracking invalidates.
 const invalidations = "__redis__:invalidate"

@@ -11,16 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/stdlib"
 )
-
-// DefaultStallBound is how long a cached Store goes without hearing from
-// PostgreSQL on its listening connection before it drops every copy.
-const DefaultStallBound = time.Second
 
 // channel is the NOTIFY channel of the circuits table's trigger; the
 // payload is the circuit's name ("" after a TRUNCATE: every circuit).
@@ -71,46 +68,77 @@ CREATE OR REPLACE TRIGGER circuitgen_notify_truncate AFTER TRUNCATE ON circuits
 ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify;
 ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify_truncate`
 
-// NewCached is New on PostgreSQL with local copies that the database
-// invalidates (see the package documentation): in steady state a healthy
-// guarded call makes no round trip. The copies rely on the trigger Migrate
-// creates; listen configures the dedicated connection that LISTENs for its
-// notifications (the same database and search_path as db). A goroutine
-// keeps that connection; until it is up, whenever it is lost, and when no
-// heartbeat has come back through the trigger for stallBound
-// (DefaultStallBound when 0), there are no copies and every Load reads the
-// database; while sessions keep failing, the pause before the next one
-// doubles, from stallBound/4 up to 30 s. Close stops it.
-//
-// NewCached asks the database, for up to stallBound, about the triggers,
-// and returns an error wrapping ErrNoTrigger when it answers that one is
-// missing or not enabled ALWAYS.
-func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*Store, error) {
-	s, err := New(db, Postgres)
+// WithCopies keeps local copies of closed rows that the database
+// invalidates (PostgreSQL only; docs/distributed-stores.md): in steady
+// state a healthy guarded call makes no round trip. The copies rely on the
+// triggers Migrate creates, heard on a connection of the store's own that
+// LISTENs, made with the pgx configuration db was opened with (db must be
+// opened through github.com/jackc/pgx/v5/stdlib). A copy is served until
+// stallBound (1 s when 0) after the send time of the last heartbeat that
+// came back through the trigger; until the connection is up, and whenever
+// it is lost or no heartbeat comes back in time, there are no copies and
+// every Load reads the database. While sessions keep failing, the pause
+// before the next one doubles, from stallBound/4 up to 30 s. Close stops
+// it. New then fails when a trigger is missing or not enabled ALWAYS (an
+// error wrapping ErrNoTrigger).
+func WithCopies(stallBound time.Duration) Option {
+	return func(c *config) {
+		c.copies = true
+		c.bound = copies.Bound(stallBound)
+	}
+}
+
+// startCopies turns on s's copies (WithCopies).
+func (s *Store) startCopies(ctx context.Context, bound time.Duration) error {
+	if s.dialect != Postgres {
+		return fmt.Errorf("sqlstore: copies need PostgreSQL, not %v", s.dialect)
+	}
+	cfg, err := listenConfig(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if err := s.checkTrigger(ctx); err != nil {
+		return err
+	}
+	tctx, cancel := context.WithCancel(context.Background())
+	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
+	s.beat = randomHex(8)
+	l := &listener{c: s.cache, cfg: cfg, bound: bound, id: s.beat, report: s.reportSession}
+	go l.loop(tctx, s.done)
+	return nil
+}
+
+// listenConfig returns the configuration of the listening connection: db's
+// own pgx configuration, as application ListenerName, in the origin role
+// (its heartbeat must go through the trigger), without db's tracer, and
+// with context deadlines that leave the connection usable after a
+// timed-out wait for a notification.
+func listenConfig(ctx context.Context, db *sql.DB) (*pgx.ConnConfig, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: copies: %w", err)
+	}
+	defer conn.Close()
+	var cfg *pgx.ConnConfig
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("sqlstore: copies need a database opened through github.com/jackc/pgx/v5/stdlib, not a %T", dc)
+		}
+		cfg = c.Conn().Config().Copy()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if stallBound <= 0 {
-		stallBound = DefaultStallBound
-	}
-	cfg := listen.Copy()
 	cfg.RuntimeParams["application_name"] = ListenerName
-	// The heartbeat must go through the trigger.
 	delete(cfg.RuntimeParams, "session_replication_role")
-	// A timed-out wait for a notification must leave the connection usable:
-	// a deadline, not a cancel request.
+	cfg.Tracer = nil
+	cfg.OnNotification = nil // db's connection's: the listener buffers its own
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
-	if err := s.checkTrigger(stallBound); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-	s.beat = randomHex(8)
-	l := &listener{c: s.cache, cfg: cfg, bound: stallBound, id: s.beat, report: s.reportSession}
-	go l.loop(ctx, s.done)
-	return s, nil
+	return cfg, nil
 }
 
 // Close stops a cached store's listening connection, drops its copies and
@@ -127,7 +155,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// ErrNoTrigger is wrapped by the error of NewCached, and of a listening
+// ErrNoTrigger is wrapped by the error of New with copies, and of a listening
 // session, when a notify trigger of the circuits table is missing, or is not
 // enabled ALWAYS (Migrate creates both and enables them so): without its
 // notifications, copies could not be kept.
@@ -174,17 +202,15 @@ func triggerError(states string) error {
 }
 
 // checkTrigger returns an error wrapping ErrNoTrigger when the database
-// answers, within bound, that a notify trigger is missing or not enabled
-// ALWAYS. Any other answer (no database yet, no table yet) is left to the
-// listening goroutine and to Load to report.
-func (s *Store) checkTrigger(bound time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
+// answers that a notify trigger is missing or not enabled ALWAYS. Any
+// other answer (no table yet: Migrate has not run) is left to the listening
+// goroutine, which reports it, and to Load.
+func (s *Store) checkTrigger(ctx context.Context) error {
 	var states string
-	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&states); err == nil {
-		return triggerError(states)
+	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&states); err != nil {
+		return nil
 	}
-	return nil
+	return triggerError(states)
 }
 
 // listener keeps a cached store's listening connection.
@@ -288,6 +314,7 @@ func (l *listener) session(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case err == nil && note == nil:
 		case err == nil && note.Channel == channel:
 			if note.Payload == "" {
 				l.c.InvalidateAll()
@@ -329,7 +356,7 @@ type bound struct {
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
-func (s *Store) Bind(name string) circuit.BoundStore {
+func (s *Store) Bind(name string) driver.BoundStore {
 	if s.cache == nil {
 		return &bound{s: s, name: name}
 	}
@@ -338,7 +365,7 @@ func (s *Store) Bind(name string) circuit.BoundStore {
 
 // Load is Store.Load, except that a cached store returns the circuit's
 // copy, if it has one, and the zero Time, without a round trip.
-func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
+func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry == nil {
 		return b.s.Load(ctx, b.name)
 	}
@@ -354,10 +381,10 @@ func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 	return rec, now, err
 }
 
-var _ circuit.Clock = (*Store)(nil)
+var _ driver.Clock = (*Store)(nil)
 
 // Now returns the database's time as the store's latest read returned it,
-// carried forward on the local monotonic clock (circuit.Clock): the time
+// carried forward on the local monotonic clock (driver.Clock): the time
 // of the Breaker's decisions on copies, which come without the database's
 // time (the bucket of a window count). A store without copies, or before
 // its first read, returns the local wall clock; its Loads return the
@@ -371,13 +398,13 @@ func (s *Store) Now() time.Time {
 
 // Replace is Store.Replace, except that a cached store refuses a prev that
 // its Load served from a copy: it drops the copy and returns
-// circuit.ErrConflict without a round trip, so that the Breaker decides
+// driver.ErrConflict without a round trip, so that the Breaker decides
 // again on the row and the time the database gives.
-func (b *bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
+func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	if b.entry != nil {
 		if b.s.cache.IsCopy(prev) {
 			b.entry.Invalidate()
-			return circuit.ErrConflict
+			return driver.ErrConflict
 		}
 		defer b.entry.Invalidate() // this process sees its own write at once
 	}
@@ -392,14 +419,14 @@ func (b *bound) Delete(ctx context.Context) error {
 	return b.s.Delete(ctx, b.name)
 }
 
-// Notify gives the store a function to call with what it finds about its
-// database that an operator must hear of: a notify trigger missing or not
-// enabled ALWAYS, heartbeats that do not come back. circuit.New calls it
-// once.
+// Notify adds a function for the store to call with what it finds about
+// its database that an operator must hear of (driver.Notifier): a notify
+// trigger missing or not enabled ALWAYS, heartbeats that do not come back.
+// circuit.New calls it once for each Breaker over the store.
 func (s *Store) Notify(report func(error)) {
 	s.reportMu.Lock()
 	defer s.reportMu.Unlock()
-	s.report = report
+	s.reports = append(s.reports, report)
 }
 
 // reportSession passes on why a listening session ended, when it is a
@@ -411,9 +438,11 @@ func (s *Store) reportSession(err error) {
 	}
 	s.reportMu.Lock()
 	defer s.reportMu.Unlock()
-	if s.report == nil || err.Error() == s.reported {
+	if err.Error() == s.reported {
 		return
 	}
 	s.reported = err.Error()
-	s.report(err)
+	for _, r := range s.reports {
+		r(err)
+	}
 }

@@ -1,4 +1,4 @@
-// Package sqlstore is a circuit.Store on a SQL database through
+// Package sqlstore is a driver.Store on a SQL database through
 // database/sql: PostgreSQL (github.com/jackc/pgx/v5/stdlib, for state shared
 // by servers) or SQLite (modernc.org/sqlite, pure Go, for a single-file
 // embedded store shared by the processes of one server).
@@ -25,7 +25,7 @@
 //     incarnation = $2 AND version = $3, or INSERT … ON CONFLICT (name) DO
 //     NOTHING when the caller saw no row. The row is locked for the
 //     statement (PostgreSQL's row lock; SQLite's write lock); no rows
-//     affected means another writer came first: circuit.ErrConflict.
+//     affected means another writer came first: driver.ErrConflict.
 //   - Delete deletes the row, even a corrupt one.
 //
 // database/sql retries a statement only when the driver reports that it
@@ -36,11 +36,11 @@
 // operation fail: the Breaker reports a *circuit.StateError and admits
 // nothing. A row with an unknown state, a negative or out-of-range number,
 // an unparsable time or fields inconsistent with its state is reported with
-// an error wrapping circuit.ErrCorrupt.
+// an error wrapping driver.ErrCorrupt.
 //
 // # Local copies (PostgreSQL)
 //
-// A store made by NewCached keeps a copy of each circuit's row while it is
+// A store made with WithCopies keeps a copy of each circuit's row while it is
 // closed and serves a Breaker's healthy calls from it without a round trip,
 // under the rules of runtime/redisstore's local copies (only closed rows,
 // only through Bind; a Replace against a copy is refused so the Breaker
@@ -51,7 +51,7 @@
 // insert, update and delete, whoever makes it; an empty payload after a TRUNCATE), to a
 // dedicated pgx connection that LISTENs and pings every quarter of the
 // stall bound when nothing arrives. Without the trigger (a database migrated
-// by an older version) NewCached returns ErrNoTrigger; a trigger dropped
+// by an older version) New with copies returns ErrNoTrigger; a trigger dropped
 // later leaves the store without copies, retrying ever less often. The channel is per
 // database: stores on other schemas of the same database drop copies on
 // each other's changes, which costs reads, never correctness.

@@ -176,22 +176,18 @@ func TestReplicaWriteInvalidates(t *testing.T) {
 }
 
 // TestDisabledTriggerRefused disables the notify trigger before a cached
-// store is made: New refuses it, naming the trigger.
+// store is made: New with copies refuses it, naming the trigger.
 func TestDisabledTriggerRefused(t *testing.T) {
 	dsn := createPostgres(t)
 	db := openPostgres(t, dsn, nil)
 	if _, err := db.ExecContext(t.Context(), "ALTER TABLE circuits DISABLE TRIGGER circuitgen_notify"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlstore.NewCached(db, cfg, testStall)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres, sqlstore.WithCopies(testStall))
 	if s != nil {
 		_ = s.Close()
 	}
 	if !errors.Is(err, sqlstore.ErrNoTrigger) || !strings.Contains(fmt.Sprint(err), "disabled") {
-		t.Fatalf("NewCached with the trigger disabled = %v, want ErrNoTrigger saying it is disabled", err)
+		t.Fatalf("New with copies and the trigger disabled = %v, want ErrNoTrigger saying it is disabled", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 func TestWindowFlushRoundTrips(t *testing.T) {
 	tr := &flushTracer{}
 	db := openPostgres(t, createPostgres(t), tr)
-	s, err := sqlstore.New(db, sqlstore.Postgres)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}

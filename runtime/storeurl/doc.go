@@ -11,7 +11,7 @@
 //	sqlite:///var/lib/myapp/circuits.db     runtime/sqlstore on SQLite (the file must exist)
 //
 // Redis and PostgreSQL stores keep local copies of closed records that the
-// server invalidates (redisstore.NewCached, sqlstore.NewCached), so that a
+// server invalidates (redisstore.WithCopies, sqlstore.WithCopies), so that a
 // healthy guarded call makes no round trip; the query parameter cache=off
 // turns that off (cache=on is the default). Context deadlines bound every
 // round trip to Redis (go-redis's ContextTimeoutEnabled). SQLite, on one

@@ -35,11 +35,15 @@ func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	if !cached {
-		rs := redisstore.New(c, prefix)
-		return &Store{Store: rs, names: rs.Names, close: c.Close}, nil
+	opts := []redisstore.Option{redisstore.WithPrefix(prefix)}
+	if cached {
+		opts = append(opts, redisstore.WithCopies(0))
 	}
-	rs := redisstore.NewCached(c, prefix, 0)
+	rs, err := redisstore.New(ctx, c, opts...)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return &Store{Store: rs, names: rs.Names, close: func() error {
 		_ = rs.Close()
 		return c.Close()

@@ -35,7 +35,7 @@ func openPostgres(ctx context.Context, u *url.URL) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	ss, err := sqlstore.NewCached(db, cfg, 0)
+	ss, err := sqlstore.New(ctx, db, sqlstore.Postgres, sqlstore.WithCopies(0))
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -71,7 +71,7 @@ func openSQL(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (*Store, error
 		_ = db.Close()
 		return nil, fmt.Errorf("%v: %w", d, err)
 	}
-	ss, err := sqlstore.New(db, d)
+	ss, err := sqlstore.New(ctx, db, d)
 	if err != nil {
 		_ = db.Close()
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // Cache holds a store's local copies: for each circuit, its record as last
@@ -27,7 +27,7 @@ import (
 //     failure-rate window's bucket), the store's clock is the server's time
 //     of its latest read carried forward on the local monotonic clock;
 //   - a Replace whose previous record is a copy is refused at once with
-//     circuit.ErrConflict, and the copy dropped, so that the Breaker decides
+//     driver.ErrConflict, and the copy dropped, so that the Breaker decides
 //     again on a record read from the server with the server's time: every
 //     transition is a compare-and-swap made on a server read;
 //   - a copy is installed only if neither its key nor the stream changed
@@ -55,7 +55,7 @@ type Cache struct {
 	clock atomic.Pointer[serverTime] // the server's time as last seen (clock.go)
 
 	entries sync.Map // key → *Entry
-	copies  sync.Map // weak.Pointer[circuit.Record] of every copy → struct{}
+	copies  sync.Map // weak.Pointer[driver.Record] of every copy → struct{}
 }
 
 // New returns an empty cache whose stream is not live.
@@ -63,7 +63,7 @@ func New() *Cache { return &Cache{origin: time.Now()} }
 
 // Entry is one circuit's copy.
 type Entry struct {
-	copy atomic.Pointer[circuit.Record] // nil when there is none
+	copy atomic.Pointer[driver.Record] // nil when there is none
 
 	mu    sync.Mutex
 	epoch uint64 // guarded by mu: grows with every invalidation of the key
@@ -108,8 +108,8 @@ func (c *Cache) Begin(e *Entry) Reading {
 
 // Install keeps rec, as read from the server since r, as e's copy if it is
 // closed and nothing changed in between.
-func (c *Cache) Install(e *Entry, r Reading, rec *circuit.Record) {
-	if !r.live || rec == nil || rec.State != circuit.StateClosed {
+func (c *Cache) Install(e *Entry, r Reading, rec *driver.Record) {
+	if !r.live || rec == nil || rec.State != driver.StateClosed {
 		return
 	}
 	e.mu.Lock()
@@ -117,16 +117,16 @@ func (c *Cache) Install(e *Entry, r Reading, rec *circuit.Record) {
 	if e.epoch != r.keyEpoch || c.epoch.Load() != r.epoch {
 		return
 	}
-	cp := new(circuit.Record)
+	cp := new(driver.Record)
 	*cp = *rec
 	w := weak.Make(cp)
 	c.copies.Store(w, struct{}{})
-	runtime.AddCleanup(cp, func(w weak.Pointer[circuit.Record]) { c.copies.Delete(w) }, w)
+	runtime.AddCleanup(cp, func(w weak.Pointer[driver.Record]) { c.copies.Delete(w) }, w)
 	e.copy.Store(cp)
 }
 
 // IsCopy reports whether rec was served from a copy.
-func (c *Cache) IsCopy(rec *circuit.Record) bool {
+func (c *Cache) IsCopy(rec *driver.Record) bool {
 	if rec == nil {
 		return false
 	}
@@ -135,7 +135,7 @@ func (c *Cache) IsCopy(rec *circuit.Record) bool {
 }
 
 // Copy returns e's copy, or nil. Serve it only while Fresh.
-func (e *Entry) Copy() *circuit.Record { return e.copy.Load() }
+func (e *Entry) Copy() *driver.Record { return e.copy.Load() }
 
 // Invalidate drops e's copy and makes reads in flight unable to install one.
 func (e *Entry) Invalidate() {
