@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -134,6 +135,7 @@ type bound struct {
 	name  string
 	key   string
 	entry *copies.Entry // nil without a cache
+	seen  atomic.Bool   // this process found the key, or wrote it (lost.go)
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
@@ -177,7 +179,16 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
 		r = b.s.cache.Begin(b.entry)
 	}
-	rec, now, err := b.s.load(ctx, b.key)
+	rec, now, exists, err := b.s.loadKey(ctx, b.key)
+	switch {
+	case err != nil:
+	case exists:
+		if !b.seen.Load() {
+			b.seen.Store(true)
+		}
+	case b.seen.Load():
+		rec, now, err = b.lost(ctx, now)
+	}
 	if err == nil && rec != nil && rec.Name != b.name {
 		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", b.key, driver.ErrCorrupt, rec.Name)
 	}
@@ -194,26 +205,42 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 // load runs loadScript on key and decodes its reply: the record (nil when
 // there is none) and the server's time.
 func (s *Store) load(ctx context.Context, key string) (*driver.Record, time.Time, error) {
+	rec, now, _, err := s.loadKey(ctx, key)
+	return rec, now, err
+}
+
+// loadKey is load, and reports whether the key exists: a record, or the
+// tombstone of a Clear.
+func (s *Store) loadKey(ctx context.Context, key string) (*driver.Record, time.Time, bool, error) {
 	res, err := s.run(ctx, loadScript, key).Text()
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: %w", key, err)
+		return nil, time.Time{}, false, fmt.Errorf("redisstore: load %s: %w", key, err)
 	}
 	now, kind, value, err := parseLoad(res)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: unexpected reply %q", key, res)
+		return nil, time.Time{}, false, fmt.Errorf("redisstore: load %s: unexpected reply %q", key, res)
 	}
+	rec, err := decodeLoad(key, kind, value)
+	return rec, now, kind != "none", err
+}
+
+// decodeLoad decodes the key's type and value as loadScript read them.
+func decodeLoad(key, kind, value string) (*driver.Record, error) {
 	switch kind {
 	case "none":
-		return nil, now, nil
+		return nil, nil
 	case "string":
+		if value == tombstone {
+			return nil, nil
+		}
 	default:
-		return nil, now, fmt.Errorf("redisstore: record %s: %w: a %s, not a string", key, driver.ErrCorrupt, kind)
+		return nil, fmt.Errorf("redisstore: record %s: %w: a %s, not a string", key, driver.ErrCorrupt, kind)
 	}
 	rec, err := decode(value)
 	if err != nil {
-		return nil, now, fmt.Errorf("redisstore: record %s: %w: %v", key, driver.ErrCorrupt, err)
+		return nil, fmt.Errorf("redisstore: record %s: %w: %v", key, driver.ErrCorrupt, err)
 	}
-	return rec, now, nil
+	return rec, nil
 }
 
 // parseLoad splits loadScript's reply into the server time, the key's type
@@ -261,7 +288,11 @@ func (b *bound) replace(ctx context.Context, prev, next *driver.Record, id strin
 	if b.entry != nil {
 		defer b.entry.Invalidate() // this process sees its own write at once
 	}
-	return b.s.replace(ctx, b.key, b.name, prev, next, id)
+	err := b.s.replace(ctx, b.key, b.name, prev, next, id)
+	if err == nil && !b.seen.Load() {
+		b.seen.Store(true)
+	}
+	return err
 }
 
 // replace runs replaceScript on key.
@@ -300,7 +331,7 @@ func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
 		defer b.entry.Invalidate()
 	}
-	if err := b.s.run(ctx, deleteScript, b.key).Err(); err != nil {
+	if err := b.s.run(ctx, deleteScript, b.key, tombstoneTTL).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)
 	}
 	return nil
