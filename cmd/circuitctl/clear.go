@@ -25,7 +25,7 @@ func runClear(args []string, stdout, stderr io.Writer) int {
 		var se *circuit.StateError
 		switch {
 		case errors.As(err, &se) && se.Corrupt():
-			fmt.Fprintf(stderr, "circuitctl clear: the record is corrupt; clearing removes it: %v\n", err)
+			fmt.Fprintf(stderr, "circuitctl clear: the record is corrupt; clearing removes it: %s\n", printable(err.Error()))
 		case err != nil:
 			return c.fail(err)
 		case !snap.Exists:

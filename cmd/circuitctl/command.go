@@ -74,12 +74,24 @@ func (c *command) run(args []string, one bool, check func() error, do func(ctx c
 	}
 	defer done()
 	c.renew = renew
-	return do(ctx, st, circuit.New(st), names)
+	return do(ctx, st, circuit.New(st, circuit.WithObserver(warnings{c})), names)
+}
+
+// warnings is an EventObserver that says what the store reports about
+// itself (an unsafe server setting, a lost dataset) as a warning.
+type warnings struct{ c *command }
+
+func (warnings) ObserveTransition(circuit.Transition) {}
+
+func (w warnings) ObserveEvent(e circuit.Event) {
+	if e.Name == "" { // a circuit's StateErrors are the command's to say
+		fmt.Fprintf(w.c.stderr, "%s: warning: %s\n", w.c.name, printable(e.Err.Error()))
+	}
 }
 
 // fail says err and returns exit status 1.
 func (c *command) fail(err error) int {
-	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+	fmt.Fprintf(c.stderr, "%s: %s\n", c.name, printable(err.Error()))
 	return 1
 }
 

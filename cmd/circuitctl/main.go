@@ -43,9 +43,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/redis/go-redis/v9"
 )
 
 const usage = `usage: circuitctl command [flags] [arguments]
@@ -59,8 +62,17 @@ run circuitctl COMMAND -h for a command's flags
 `
 
 func main() {
+	// go-redis logs its connection failures to standard error, where they
+	// would land in the middle of state -watch's output: every failure
+	// reaches the operator as the command's own error instead.
+	redis.SetLogger(quietLogger{})
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// quietLogger is a go-redis logger that says nothing.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // run dispatches to the subcommand args name.
 func run(args []string, stdout, stderr io.Writer) int {

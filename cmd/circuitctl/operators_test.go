@@ -192,7 +192,7 @@ func setupSQLite(t *testing.T) (string, string, func() string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return "sqlite://" + path, "circuit ledger (row", setupSQL(t, db, sqlstore.SQLite)
+	return "sqlite://" + path, `circuit "ledger" (row`, setupSQL(t, db, sqlstore.SQLite)
 }
 
 func randomHex() string {
@@ -274,7 +274,7 @@ func setupPostgres(t *testing.T) (string, string, func() string) {
 	}
 	db := stdlib.OpenDB(*scfg)
 	t.Cleanup(func() { db.Close() })
-	return u.String(), "circuit ledger (row", setupSQL(t, db, sqlstore.Postgres)
+	return u.String(), `circuit "ledger" (row`, setupSQL(t, db, sqlstore.Postgres)
 }
 
 func TestStateAndClear(t *testing.T) {

@@ -64,9 +64,12 @@ func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]circ
 
 // writeJSON prints the report as indented JSON.
 func writeJSON(w io.Writer, rep stateReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(jsonSafe(js), '\n'))
+	return err
 }
 
 // writeTable prints the report's circuits as an aligned table; times are
@@ -76,7 +79,7 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 	fmt.Fprintln(tw, "CIRCUIT\tSTATE\tFAILURES\tGENERATION\tOPEN UNTIL\tLEASE UNTIL\tUPDATED")
 	for _, c := range rep.Circuits {
 		if c.State == circuit.StatusUnreadable {
-			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t-\t-\n", c.Name)
+			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t-\t-\n", printable(c.Name))
 			continue
 		}
 		gen := "-"
@@ -87,7 +90,7 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 		if c.Forced {
 			state += " (forced)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, state, c.Failures, gen,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.Name), state, c.Failures, gen,
 			when(c.OpenUntil, now), when(c.LeaseUntil, now), when(c.UpdatedAt, now))
 	}
 	return tw.Flush()

@@ -46,7 +46,7 @@ func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout
 		}
 		key, err := json.Marshal(rep)
 		if err != nil {
-			fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
+			fmt.Fprintf(stderr, "circuitctl state: %s\n", printable(err.Error()))
 			return 1
 		}
 		if tty || !bytes.Equal(key, last) {
@@ -54,7 +54,7 @@ func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout
 			var out bytes.Buffer
 			switch {
 			case asJSON:
-				out.Write(key)
+				out.Write(jsonSafe(key))
 				out.WriteByte('\n')
 			case tty:
 				now := time.Now()
@@ -68,11 +68,11 @@ func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout
 			}
 			for _, e := range errs {
 				if !asJSON { // the report holds them
-					fmt.Fprintf(&out, "error: %v\n", e)
+					fmt.Fprintf(&out, "error: %s\n", printable(e.Error()))
 				}
 			}
 			if _, err := stdout.Write(out.Bytes()); err != nil {
-				fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
+				fmt.Fprintf(stderr, "circuitctl state: %s\n", printable(err.Error()))
 				return 1
 			}
 		}

@@ -99,13 +99,13 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 	err := s.db.QueryRowContext(ctx, s.dialect.loadQuery(), name).Scan(&dbNow, &id,
 		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: %w", name, err)
+		return nil, time.Time{}, fmt.Errorf("sqlstore: load %q: %w", name, err)
 	}
 	now := time.Now()
 	if s.dialect == Postgres {
 		t, ok := dbNow.(time.Time)
 		if !ok {
-			return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: now() is a %T", name, dbNow)
+			return nil, time.Time{}, fmt.Errorf("sqlstore: load %q: now() is a %T", name, dbNow)
 		}
 		now = t
 	}
@@ -117,7 +117,7 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 		err = fmt.Errorf("it holds circuit %q", rec.Name)
 	}
 	if err != nil {
-		return nil, now, fmt.Errorf("sqlstore: circuit %s (row %d): %w: %v", name, id.Int64, driver.ErrCorrupt, err)
+		return nil, now, fmt.Errorf("sqlstore: circuit %q (row %d): %w: %v", name, id.Int64, driver.ErrCorrupt, err)
 	}
 	return rec, now, nil
 }
@@ -162,7 +162,7 @@ func decode(name, state, incarnation, probe sql.NullString, failures, generation
 // in one statement; otherwise it returns driver.ErrConflict.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
 	if next.Generation > math.MaxInt64 || next.Version > math.MaxInt64 {
-		return fmt.Errorf("sqlstore: replace %s: generation or version beyond a BIGINT", name)
+		return fmt.Errorf("sqlstore: replace %q: generation or version beyond a BIGINT", name)
 	}
 	d := s.dialect
 	var probe any
@@ -182,11 +182,11 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 		res, err = s.db.ExecContext(ctx, updateStmt, append([]any{name, prev.Incarnation, int64(prev.Version)}, fields...)...)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlstore: replace %s: %w", name, err)
+		return fmt.Errorf("sqlstore: replace %q: %w", name, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("sqlstore: replace %s: %w", name, err)
+		return fmt.Errorf("sqlstore: replace %q: %w", name, err)
 	}
 	if n == 0 {
 		return driver.ErrConflict
@@ -197,7 +197,7 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 // Delete deletes the circuit's row, even a corrupt one.
 func (s *Store) Delete(ctx context.Context, name string) error {
 	if _, err := s.db.ExecContext(ctx, deleteStmt, name); err != nil {
-		return fmt.Errorf("sqlstore: delete %s: %w", name, err)
+		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
 	}
 	return nil
 }

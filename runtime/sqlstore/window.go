@@ -101,10 +101,10 @@ func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e
 		calls, failures, err = s.shareLocal(ctx, args, b, driver.Bucket(time.Now(), w), add)
 	}
 	if err != nil {
-		return driver.Counts{}, fmt.Errorf("sqlstore: window %s: %w", name, err)
+		return driver.Counts{}, fmt.Errorf("sqlstore: window %q: %w", name, err)
 	}
 	if calls < 0 || failures < 0 {
-		return driver.Counts{}, fmt.Errorf("sqlstore: window %s: negative counts", name)
+		return driver.Counts{}, fmt.Errorf("sqlstore: window %q: negative counts", name)
 	}
 	return driver.Counts{Calls: uint64(calls), Failures: uint64(failures)}, nil
 }

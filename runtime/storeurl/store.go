@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // Store is an opened store: a circuit.Store that can list its circuits.
@@ -27,6 +28,14 @@ func (s *Store) Names(ctx context.Context) ([]string, error) { return s.names(ct
 // shared window counts, the distributed stores' bound circuits with local
 // copies and their batched window counts.
 func (s *Store) Unwrap() circuit.Store { return s.Store }
+
+// Notify passes report on to the opened store when it reports what it
+// finds (driver.Notifier): an unsafe server setting, a lost dataset.
+func (s *Store) Notify(report func(error)) {
+	if n, ok := s.Store.(driver.Notifier); ok {
+		n.Notify(report)
+	}
+}
 
 // Close releases the store's connections.
 func (s *Store) Close() error {
