@@ -194,9 +194,14 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 	return nil
 }
 
-// Delete deletes the circuit's row, even a corrupt one.
+// Delete deletes the circuit's row, even a corrupt one, and on PostgreSQL
+// its window counts in the same statement.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if _, err := s.db.ExecContext(ctx, deleteStmt, name); err != nil {
+	stmt := deleteStmt
+	if s.dialect == Postgres {
+		stmt = deleteWithWindows
+	}
+	if _, err := s.db.ExecContext(ctx, stmt, name); err != nil {
 		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
 	}
 	return nil

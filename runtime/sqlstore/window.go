@@ -14,7 +14,10 @@ import (
 // epoch (incarnation hash and generation). Each process flushes its counts
 // in batches (driver.WindowSharer): a flush deletes the rows that left the
 // window or belong to an earlier epoch, adds its counts, and sums the
-// window. On PostgreSQL that is one call of the function
+// window; on PostgreSQL it also deletes up to 100 rows of any circuit and
+// span that left their window (a circuit gone quiet, or counting over
+// another span), so that such rows last at most a window and a flush, and
+// Delete deletes a circuit's rows with its record. On PostgreSQL that is one call of the function
 // circuit_share_window, so one round trip; SQLite is embedded and runs the
 // same statements in one transaction. Migrate creates both.
 var _ driver.WindowSharer = (*Store)(nil)
@@ -55,6 +58,11 @@ DECLARE
 BEGIN
 	DELETE FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 		AND (w.bucket <= v_drop - 10 OR w.epoch_inc <> p_inc OR w.epoch_gen < p_gen);
+	-- Rows of every circuit and span that left their window by the
+	-- database's time (a circuit gone quiet, or counting over another span
+	-- now), a bounded number a flush.
+	DELETE FROM circuit_windows w WHERE w.ctid IN (SELECT x.ctid FROM circuit_windows x
+		WHERE x.bucket <= floor(extract(epoch FROM clock_timestamp()) * 10000 / x.span_ms)::BIGINT - 10 LIMIT 100);
 	IF NOT EXISTS (SELECT 1 FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 			AND w.epoch_inc = p_inc AND w.epoch_gen > p_gen) THEN
 		INSERT INTO circuit_windows AS w (name, span_ms, bucket, epoch_inc, epoch_gen, calls, failures)
