@@ -58,11 +58,12 @@ DECLARE
 BEGIN
 	DELETE FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 		AND (w.bucket <= v_drop - 10 OR w.epoch_inc <> p_inc OR w.epoch_gen < p_gen);
-	-- Rows of every circuit and span that left their window by the
+	-- Rows of every other circuit and span that left their window by the
 	-- database's time (a circuit gone quiet, or counting over another span
 	-- now), a bounded number a flush.
 	DELETE FROM circuit_windows w WHERE w.ctid IN (SELECT x.ctid FROM circuit_windows x
-		WHERE x.bucket <= floor(extract(epoch FROM clock_timestamp()) * 10000 / x.span_ms)::BIGINT - 10 LIMIT 100);
+		WHERE x.bucket <= floor(extract(epoch FROM clock_timestamp()) * 10000 / x.span_ms)::BIGINT - 10
+		AND NOT (x.name = p_name AND x.span_ms = p_span) LIMIT 100);
 	IF NOT EXISTS (SELECT 1 FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 			AND w.epoch_inc = p_inc AND w.epoch_gen > p_gen) THEN
 		INSERT INTO circuit_windows AS w (name, span_ms, bucket, epoch_inc, epoch_gen, calls, failures)
