@@ -37,7 +37,7 @@ type Config struct {
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
 	if cfg.Open == nil {
-		t.Fatal("storetest: Config.Open is nil")
+		t.Fatal("drivertest: Config.Open is nil")
 	}
 	tests := []subtest{
 		{"LoadAbsent", testLoadAbsent},
@@ -49,8 +49,12 @@ func Run(t *testing.T, cfg Config) {
 		{"ReplaceAfterDeleteRefused", testReplaceAfterDelete},
 		{"BreakerOpensAndRecovers", testBreakerOpensAndRecovers},
 		{"BreakerOneProbe", testBreakerOneProbe},
-		{"ShareWindow", testShareWindow},
-		{"SkewedFlush", testSkewedFlush},
+	}
+	if _, ok := cfg.Open(t).(driver.WindowSharer); ok {
+		tests = append(tests,
+			subtest{"ShareWindow", testShareWindow},
+			subtest{"SkewedFlush", testSkewedFlush},
+		)
 	}
 	if cfg.Corrupt != nil {
 		tests = append(tests,
@@ -58,7 +62,7 @@ func Run(t *testing.T, cfg Config) {
 			subtest{"CorruptBreaker", testCorruptBreaker},
 		)
 	} else {
-		t.Log("storetest: Config.Corrupt is nil; corrupt-record checks not run")
+		t.Log("drivertest: Config.Corrupt is nil; corrupt-record checks not run")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, cfg) })

@@ -2,7 +2,7 @@
 // the behaviour tests drive.
 package fakeclient
 
-//go:generate go run github.com/circuitgen/circuitgen/cmd/circuitgen
+//go:generate go tool circuitgen
 
 import (
 	"context"
