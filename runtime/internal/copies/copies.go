@@ -36,18 +36,22 @@ import (
 //     invalidates is never lost;
 //   - every Replace and Delete drops the key's copy when its reply arrives,
 //     so a process sees its own writes at once;
-//   - losing the stream (its connection breaks, or nothing is heard from
-//     the server for the stall bound) drops every copy before anything else
-//     happens, and no copy is installed until the stream is live again.
+//   - a copy is served only until the stall bound after the send time of
+//     the last heartbeat the server answered on the stream (Heard), which
+//     proves it had sent every invalidation before it: no notification and
+//     no late answer extends it;
+//   - losing the stream (its connection breaks) drops every copy before
+//     anything else happens, and no copy is installed until the stream is
+//     live again.
 type Cache struct {
 	// epoch grows each time the stream stops being live.
 	epoch atomic.Uint64
 	live  atomic.Bool
 	// validUntil is when copies stop being served, in nanoseconds of the
-	// monotonic clock since origin: the stall bound after the servers were
-	// last heard from (the one heard from least recently, with several). No
-	// copy is served after it, even if the goroutine that would drop the
-	// copies has not run yet.
+	// monotonic clock since origin: the stall bound after the send time of
+	// the last heartbeat the servers answered (the earliest of the servers'
+	// latest, with several). No copy is served after it, even if the
+	// goroutine that would drop the copies has not run yet.
 	validUntil atomic.Int64
 	origin     time.Time
 
@@ -72,9 +76,10 @@ type Entry struct {
 // Fresh reports whether copies may be served now.
 func (c *Cache) Fresh() bool { return int64(time.Since(c.origin)) < c.validUntil.Load() }
 
-// Heard records that the servers were all heard from by at, a reading of
-// Clock, so that copies may be served until at + bound.
-func (c *Cache) Heard(at int64, bound time.Duration) { c.validUntil.Store(at + int64(bound)) }
+// Heard records that the servers answered heartbeats sent at sent, a
+// reading of Clock, each after every invalidation it had sent before, so
+// that copies may be served until sent + bound.
+func (c *Cache) Heard(sent int64, bound time.Duration) { c.validUntil.Store(sent + int64(bound)) }
 
 // Clock reads the monotonic clock of Heard.
 func (c *Cache) Clock() int64 { return int64(time.Since(c.origin)) }
