@@ -45,8 +45,9 @@ func (e *events) has(target error) bool {
 }
 
 // TestLostDatasetFailsClosed opens a circuit for a minute, then has the
-// server lose it: restarted without persistence, flushed, or the key gone
-// (as an allkeys-* eviction takes it). The store must not take the lost
+// server lose it: restarted without persistence, flushed, the key gone (as
+// an allkeys-* eviction takes it), or the record rolled back to the closed
+// one it held before (as a restore from a backup does). The store must not take the lost
 // record for a closed circuit: eight callers at once get one probe, and
 // the others are rejected until it succeeds; the loss is reported as an
 // event wrapping driver.ErrLost. With persistence, a restart loses
@@ -60,6 +61,7 @@ func TestLostDatasetFailsClosed(t *testing.T) {
 		{"RestartWithoutPersistence", false, func(t *testing.T, srv *server) { srv.restart(t) }},
 		{"FlushAll", true, func(t *testing.T, srv *server) { srv.do(t, "FLUSHALL") }},
 		{"KeyEvicted", true, func(t *testing.T, srv *server) { srv.do(t, "DEL", srv.key) }},
+		{"RolledBack", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }},
 		{"RestartWithPersistence", true, func(t *testing.T, srv *server) { srv.restart(t) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +76,11 @@ func TestLostDatasetFailsClosed(t *testing.T) {
 			for range 3 {
 				_ = b.Run(ctx, name, policy, op(circuit.Success))
 			}
+			closed, err := c.Get(ctx, srv.key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.closed = closed // the closed record, as a backup holds it
 			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
 				t.Fatal(err)
 			}
@@ -148,6 +155,7 @@ type server struct {
 	dir, sock string
 	extra     []string
 	key       string
+	closed    string // the circuit's closed record, before it opened
 }
 
 // startServer starts a server, persisting every write (appendonly) or

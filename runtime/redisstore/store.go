@@ -14,6 +14,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -136,6 +137,7 @@ type bound struct {
 	key   string
 	entry *copies.Entry // nil without a cache
 	seen  atomic.Bool   // this process found the key, or wrote it (lost.go)
+	last  *lost.Last    // the latest revision this process saw (lost.go)
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
@@ -145,7 +147,7 @@ func (s *Store) bind(name string) *bound {
 	if b, ok := s.bound.Load(name); ok {
 		return b.(*bound)
 	}
-	b := &bound{s: s, name: name, key: s.Key(name)}
+	b := &bound{s: s, name: name, key: s.Key(name), last: lost.NewLast()}
 	if s.cache != nil {
 		b.entry = s.cache.Entry(b.key)
 	}
@@ -179,6 +181,7 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
 		r = b.s.cache.Begin(b.entry)
 	}
+	begin := b.last.Clock()
 	rec, now, exists, err := b.s.loadKey(ctx, b.key)
 	switch {
 	case err != nil:
@@ -186,8 +189,13 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 		if !b.seen.Load() {
 			b.seen.Store(true)
 		}
+		if rec != nil && rec.State == driver.StateClosed && b.last.Older(rec, begin) {
+			rec, now, err = b.lost(ctx, now, rec)
+		} else {
+			b.last.Saw(rec)
+		}
 	case b.seen.Load():
-		rec, now, err = b.lost(ctx, now)
+		rec, now, err = b.lost(ctx, now, nil)
 	}
 	if err == nil && rec != nil && rec.Name != b.name {
 		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", b.key, driver.ErrCorrupt, rec.Name)
@@ -289,8 +297,11 @@ func (b *bound) replace(ctx context.Context, prev, next *driver.Record, id strin
 		defer b.entry.Invalidate() // this process sees its own write at once
 	}
 	err := b.s.replace(ctx, b.key, b.name, prev, next, id)
-	if err == nil && !b.seen.Load() {
-		b.seen.Store(true)
+	if err == nil {
+		if !b.seen.Load() {
+			b.seen.Store(true)
+		}
+		b.last.Saw(next)
 	}
 	return err
 }

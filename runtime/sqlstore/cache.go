@@ -13,6 +13,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
@@ -353,30 +354,61 @@ type bound struct {
 	s     *Store
 	name  string
 	entry *copies.Entry // nil without a cache
+	last  *lost.Last    // the latest revision this process saw (rolledBack)
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
 func (s *Store) Bind(name string) driver.BoundStore {
-	if s.cache == nil {
-		return &bound{s: s, name: name}
+	b := &bound{s: s, name: name, last: lost.NewLast()}
+	if s.cache != nil {
+		b.entry = s.cache.Entry(name)
 	}
-	return &bound{s: s, name: name, entry: s.cache.Entry(name)}
+	return b
 }
 
 // Load is Store.Load, except that a cached store returns the circuit's
 // copy, if it has one, and the zero Time, without a round trip.
 func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
-	if b.entry == nil {
-		return b.s.Load(ctx, b.name)
+	if b.entry != nil {
+		if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
+			return rec, time.Time{}, nil
+		}
 	}
-	if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
-		return rec, time.Time{}, nil
+	var r copies.Reading
+	if b.entry != nil {
+		r = b.s.cache.Begin(b.entry)
 	}
-	r := b.s.cache.Begin(b.entry)
+	begin := b.last.Clock()
 	rec, now, err := b.s.Load(ctx, b.name)
-	if err == nil {
+	if err == nil && rec != nil && rec.State == driver.StateClosed && b.last.Older(rec, begin) {
+		rec, now, err = b.rolledBack(ctx, now, rec)
+	} else if err == nil {
+		b.last.Saw(rec)
+	}
+	if err == nil && b.entry != nil {
 		b.s.cache.Saw(now)
 		b.s.cache.Install(b.entry, r, rec)
+	}
+	return rec, now, err
+}
+
+// rolledBack handles a closed row older than one this process saw
+// (versions only grow within an incarnation): the database was rolled back
+// (a restore, a failover to a replica that had not caught up), and the
+// circuit's state is unknown, not closed. It reports the loss
+// (driver.ErrLost) and replaces the row with lost.Unknown, unless another
+// process wrote it first, so that the next call anywhere is a probe; it
+// returns the row read anew.
+func (b *bound) rolledBack(ctx context.Context, now time.Time, stale *driver.Record) (*driver.Record, time.Time, error) {
+	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q is older than one this process saw (version %d of its incarnation): the database was rolled back; the circuit is treated as unknown, its next call a probe",
+		driver.ErrLost, b.name, stale.Version))
+	err := b.s.Replace(ctx, b.name, stale, lost.Unknown(b.name, now, randomHex(16)))
+	if err != nil && !errors.Is(err, driver.ErrConflict) {
+		return nil, now, err
+	}
+	rec, now, err := b.s.Load(ctx, b.name)
+	if err == nil {
+		b.last.Saw(rec)
 	}
 	return rec, now, err
 }
@@ -408,7 +440,11 @@ func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 		}
 		defer b.entry.Invalidate() // this process sees its own write at once
 	}
-	return b.s.Replace(ctx, b.name, prev, next)
+	err := b.s.Replace(ctx, b.name, prev, next)
+	if err == nil {
+		b.last.Saw(next)
+	}
+	return err
 }
 
 // Delete is Store.Delete.
@@ -421,7 +457,8 @@ func (b *bound) Delete(ctx context.Context) error {
 
 // Notify adds a function for the store to call with what it finds about
 // its database that an operator must hear of (driver.Notifier): a notify
-// trigger missing or not enabled ALWAYS, heartbeats that do not come back.
+// trigger missing or not enabled ALWAYS, heartbeats that do not come back
+// (errors wrapping ErrNoTrigger), a row rolled back (driver.ErrLost).
 // circuit.New calls it once for each Breaker over the store.
 func (s *Store) Notify(report func(error)) {
 	s.reportMu.Lock()
@@ -443,6 +480,16 @@ func (s *Store) reportSession(err error) {
 	}
 	s.reported = err.Error()
 	for _, r := range s.reports {
+		r(err)
+	}
+}
+
+// notify reports err to Notify's functions.
+func (s *Store) notify(err error) {
+	s.reportMu.Lock()
+	reports := s.reports
+	s.reportMu.Unlock()
+	for _, r := range reports {
 		r(err)
 	}
 }
