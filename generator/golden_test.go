@@ -101,7 +101,7 @@ func compareGolden(t *testing.T, golden string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./generator -run TestGolden -update)", err)
 	}
-	if d := Diff(filepath.Base(golden), "got", want, got); d != "" {
+	if d := diff(filepath.Base(golden), "got", want, got); d != "" {
 		t.Errorf("output differs from %s:\n%s", golden, strings.TrimRight(d, "\n"))
 	}
 }

@@ -1,4 +1,4 @@
-package generator
+package model
 
 import (
 	"go/token"
@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/circuitgen/circuitgen/generator/internal/diag"
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
 )
 
 // scope is the identifiers declared in one Go scope, within its enclosing
@@ -45,110 +49,110 @@ func (s *scope) add(base string) string {
 	return name
 }
 
-// Names are the identifiers of one output file.
-type Names struct {
-	// Imports maps every import path the file may use to its name in the
-	// file; Aliased marks the paths imported under an alias.
-	Imports map[string]string
-	Aliased map[string]bool
-	// Policies name the package-level policy of each circuit.
-	Policies map[*Circuit]string
-	// Classifiers name the generated classifier functions.
-	Classifiers map[*Classifier]string
-	// Wrappers are the names inside each wrapper and its constructors.
-	Wrappers map[*Interface]*WrapperNames
-	// Methods are the names inside each method.
-	Methods map[*Method]*MethodNames
-	// Locals are the names inside each classifier.
-	Locals map[*Classifier]*ClassifierNames
-}
-
-// WrapperNames are the fields of a wrapper and its constructors' parameters.
-type WrapperNames struct {
-	// Next is the field holding the wrapped value; Fields hold the circuits.
-	Next   string
-	Fields map[*Circuit]string
-	// NewNext and NewBreaker are the parameters of the constructor from a
-	// Breaker; WithNext and WithCircuits those of the one from circuits.
-	NewNext, NewBreaker string
-	WithNext            string
-	WithCircuits        map[*Circuit]string
-}
-
-// MethodNames are the receiver, parameters and locals of a method.
-type MethodNames struct {
-	Recv    string
-	Params  []string
-	Err     string
-	Ran     string // set only when the method's request body needs closing
-	Results []string
-}
-
-// ClassifierNames are the parameters and locals of a classifier.
-type ClassifierNames struct {
-	Err, Result string
-	Targets     []string // one per errors.As target
-	Code, OK    string
-	// Status is the gRPC status read from the error, for codes=.
-	Status string
-}
-
-// name chooses every identifier of m's file: imports first, then the
-// package-level names, then the names inside each declaration.
-func name(m *Model) *Names {
-	n := &Names{
-		Policies: map[*Circuit]string{}, Classifiers: map[*Classifier]string{},
-		Wrappers: map[*Interface]*WrapperNames{}, Methods: map[*Method]*MethodNames{},
-		Locals: map[*Classifier]*ClassifierNames{},
+// nameWrapper sets the names of w's type and constructors, and reports
+// whether they are free.
+func (b *builder) nameWrapper(s *spec.Interface, w *Wrapper) bool {
+	w.Type = "Guarded" + s.Name
+	if !token.IsExported(s.Name) {
+		w.Type = "guarded" + upperFirst(s.Name)
 	}
+	wpos := s.Pos
+	if s.Opts.Wrapper.Set {
+		name := s.Opts.Wrapper.Val
+		w.Type, wpos = name, s.Opts.Wrapper.Pos
+		if !token.IsIdentifier(name) || name == "_" {
+			b.errs.Add(wpos, "wrapper %q is not a Go identifier", name)
+			return false
+		}
+		// A type named like a predeclared identifier would hide it
+		// from the whole package (the generated code uses error, nil,
+		// int, ...); init and main cannot name a type.
+		if types.Universe.Lookup(name) != nil || name == "init" || name == "main" && b.home.Name() == "main" {
+			b.errs.Add(wpos, "wrapper %q is a predeclared or reserved name: choose another wrapper= name", name)
+			return false
+		}
+	}
+	w.Constructor = "new" + upperFirst(w.Type)
+	if token.IsExported(w.Type) {
+		w.Constructor = "New" + w.Type
+	}
+	w.With = w.Constructor + "WithCircuits"
+	ok := true
+	for _, n := range []string{w.Type, w.Constructor, w.With} {
+		if o := b.lookup(n); o != nil {
+			b.errs.Add(wpos, "%s is already declared at %s: choose another wrapper= name", n, diag.RelPath(s.Target, b.position(o.Pos()).String()))
+			ok = false
+		} else if b.generated[n] {
+			b.errs.Add(wpos, "%s is generated twice: choose another wrapper= name", n)
+			ok = false
+		}
+		b.generated[n] = true
+	}
+	return ok
+}
+
+// name chooses every identifier of f inside its declarations: imports
+// first, then the package-level names, then the names inside each
+// declaration. home is the package f belongs to, whose declarations (a
+// previous output of ours left out) the names must not hide.
+func name(f *File, home *types.Package) {
 	pkg := newScope(nil)
-	for d := range m.Decls {
+	for _, d := range home.Scope().Names() {
 		pkg.taken[d] = true
 	}
-	for _, it := range m.Interfaces {
-		pkg.taken[it.Wrapper], pkg.taken[it.Constructor], pkg.taken[it.With] = true, true, true
+	for _, w := range f.Wrappers {
+		pkg.taken[w.Type], pkg.taken[w.Constructor], pkg.taken[w.With] = true, true, true
 		// A type parameter hides a package-level name (an import, a
 		// policy) in the wrapper's declarations.
-		for _, tp := range it.TypeParams {
+		for _, tp := range w.TypeParams {
 			pkg.taken[tp.Obj().Name()] = true
 		}
 	}
-	n.Imports, n.Aliased = nameImports(m, pkg)
-	for _, c := range m.Circuits {
-		n.Policies[c] = pkg.add("policy" + camel(c.Name))
-	}
-	for _, c := range m.Classifiers {
-		n.Classifiers[c] = pkg.add(classifierName(c))
-		n.Locals[c] = nameClassifier(c, pkg)
-	}
-	for _, it := range m.Interfaces {
-		n.Wrappers[it] = nameWrapper(it, pkg)
-		for _, mt := range it.Methods {
-			n.Methods[mt] = nameMethod(it, mt, pkg)
+	f.Imports = nameImports(f, pkg)
+	policies := map[*Circuit]*Policy{}
+	for _, w := range f.Wrappers {
+		for _, m := range w.Methods {
+			if m.Skip {
+				continue
+			}
+			c := m.Field.Circuit
+			if policies[c] == nil {
+				policies[c] = &Policy{Var: pkg.add("policy" + camel(c.Name)), Value: c.Policy, circuit: c}
+				f.Policies = append(f.Policies, policies[c])
+			}
 		}
 	}
-	return n
+	for _, c := range f.Classifiers {
+		c.Name = pkg.add(classifierName(c))
+		c.Locals = nameClassifier(c, pkg)
+	}
+	for _, w := range f.Wrappers {
+		nameFields(w, policies, pkg)
+		for _, m := range w.Methods {
+			nameMethod(w, m, pkg)
+		}
+	}
 }
 
 // nameImports gives every package the file may use a name: its own, or
 // an alias numbered in import path order where names clash with each other
 // or with the package's declarations. The names are declared in pkg.
-func nameImports(m *Model, pkg *scope) (map[string]string, map[string]bool) {
-	imports := map[string]string{circuitPath: "circuit", "context": "context", "errors": "errors", "time": "time"}
-	for _, it := range m.Interfaces {
-		for _, tp := range it.TypeParams {
+func nameImports(f *File, pkg *scope) []Import {
+	imports := map[string]string{CircuitPath: "circuit", "context": "context", "errors": "errors", "time": "time"}
+	for _, w := range f.Wrappers {
+		for _, tp := range w.TypeParams {
 			packagesOf(tp.Constraint(), imports)
 		}
-		for _, mt := range it.Methods {
-			for _, v := range slices.Concat(mt.Params, mt.Results) {
+		for _, m := range w.Methods {
+			for _, v := range slices.Concat(m.Params, m.Results) {
 				packagesOf(v.Type, imports)
 			}
-			if c := mt.Classify; c != nil && c.Func != nil {
+			if c := m.Classify; c != nil && c.Func != nil {
 				imports[c.Func.Pkg().Path()] = c.Func.Pkg().Name()
 			}
 		}
 	}
-	for _, c := range m.Classifiers {
+	for _, c := range f.Classifiers {
 		for _, e := range c.Errors {
 			if e.Var != nil {
 				imports[e.Var.Pkg().Path()] = e.Var.Pkg().Name()
@@ -157,42 +161,69 @@ func nameImports(m *Model, pkg *scope) (map[string]string, map[string]bool) {
 			}
 		}
 		if len(c.Codes) > 0 {
-			imports[grpcStatusPath], imports[grpcCodesPath] = "status", "codes"
+			imports[GRPCStatusPath], imports[GRPCCodesPath] = "status", "codes"
 		}
 	}
-	delete(imports, m.PkgPath)
-	aliased := map[string]bool{}
+	delete(imports, f.PkgPath)
+	var list []Import
 	for _, path := range slices.Sorted(maps.Keys(imports)) {
 		base := imports[path]
 		alias := base
 		for i := 2; pkg.taken[alias]; i++ {
 			alias = base + strconv.Itoa(i)
 		}
-		if alias != base {
-			imports[path], aliased[path] = alias, true
-		}
 		pkg.taken[alias] = true
+		list = append(list, Import{Path: path, Name: alias, Alias: alias != base})
 	}
-	return imports, aliased
+	return list
 }
 
-// nameWrapper names the fields of it's wrapper and the parameters of its
-// constructors.
-func nameWrapper(it *Interface, pkg *scope) *WrapperNames {
-	w := &WrapperNames{Fields: map[*Circuit]string{}, WithCircuits: map[*Circuit]string{}}
+// packagesOf adds the import path and name of every package t mentions.
+func packagesOf(t types.Type, into map[string]string) {
+	walkType(t, func(t types.Type) {
+		var obj *types.TypeName
+		switch t := t.(type) {
+		case *types.Named:
+			obj = t.Obj()
+		case *types.Alias:
+			obj = t.Obj()
+		}
+		if obj != nil && obj.Pkg() != nil {
+			into[obj.Pkg().Path()] = obj.Pkg().Name()
+		}
+	})
+}
+
+// nameFields names the fields of w and the parameters of its
+// constructors, one field a circuit, in method order.
+func nameFields(w *Wrapper, policies map[*Circuit]*Policy, pkg *scope) {
+	byCircuit := map[*Circuit]*Field{}
+	var circuits []*Circuit
+	for _, m := range w.Methods {
+		if m.Skip {
+			continue
+		}
+		c := m.Field.Circuit
+		if byCircuit[c] == nil {
+			byCircuit[c] = &Field{Circuit: c, Policy: policies[c]}
+			w.Fields = append(w.Fields, byCircuit[c])
+			circuits = append(circuits, c)
+		}
+		m.Field = byCircuit[c]
+	}
 	// Fields share the wrapper's method names' space.
 	fields := newScope(nil)
-	for _, mt := range it.Methods {
-		fields.taken[mt.Name] = true
+	for _, m := range w.Methods {
+		fields.taken[m.Name] = true
 	}
 	w.Next = fields.add("next")
-	bases := fieldBases(it.Circuits)
-	for i, c := range it.Circuits {
-		w.Fields[c] = fields.add(bases[i])
+	bases := fieldBases(circuits)
+	for i, fd := range w.Fields {
+		fd.Name = fields.add(bases[i])
 	}
 	params := func() *scope {
 		s := newScope(pkg)
-		for _, tp := range it.TypeParams {
+		for _, tp := range w.TypeParams {
 			s.taken[tp.Obj().Name()] = true
 		}
 		return s
@@ -201,48 +232,45 @@ func nameWrapper(it *Interface, pkg *scope) *WrapperNames {
 	w.NewNext, w.NewBreaker = s.add("next"), s.add("b")
 	s = params()
 	w.WithNext = s.add("next")
-	for i, c := range it.Circuits {
-		w.WithCircuits[c] = s.add(bases[i])
+	for i, fd := range w.Fields {
+		fd.Param = s.add(bases[i])
 	}
-	return w
 }
 
-// nameMethod names the receiver, parameters and locals of mt.
-func nameMethod(it *Interface, mt *Method, pkg *scope) *MethodNames {
+// nameMethod names the receiver, parameters and locals of m.
+func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	s := newScope(pkg)
-	for _, tp := range it.TypeParams {
+	for _, tp := range w.TypeParams {
 		s.taken[tp.Obj().Name()] = true
 	}
-	n := &MethodNames{}
-	for i, p := range mt.Params {
-		base := p.Name
+	for i := range m.Params {
+		base := m.Params[i].Declared
 		if base == "" || base == "_" {
 			base = "p" + strconv.Itoa(i)
 		}
-		n.Params = append(n.Params, s.add(base))
+		m.Params[i].Name = s.add(base)
 	}
-	n.Recv = s.add("g")
-	if mt.Skip {
-		return n
+	m.Recv = s.add("g")
+	if m.Skip {
+		return
 	}
-	n.Err = s.add("err")
-	if mt.Ctx < 0 && mt.Request >= 0 {
-		n.Ran = s.add("ran")
+	m.Err = s.add("err")
+	if m.Ctx < 0 && m.Request >= 0 {
+		m.Ran = s.add("ran")
 	}
-	results := len(mt.Results) - 1
-	if mt.Carrier {
+	results := len(m.Results) - 1
+	if m.Carrier {
 		results = 1
 	}
 	for i := range results {
-		n.Results = append(n.Results, s.add("r"+strconv.Itoa(i)))
+		m.Results[i].Name = s.add("r" + strconv.Itoa(i))
 	}
-	return n
 }
 
 // nameClassifier names the parameters and locals of c.
-func nameClassifier(c *Classifier, pkg *scope) *ClassifierNames {
+func nameClassifier(c *Classifier, pkg *scope) ClassifierLocals {
 	s := newScope(pkg)
-	n := &ClassifierNames{Err: s.add("err")}
+	n := ClassifierLocals{Err: s.add("err")}
 	if c.Result >= 0 {
 		n.Result = s.add("result")
 	}
@@ -375,6 +403,15 @@ func camel(s string) string {
 	return b.String()
 }
 
+// upperFirst returns s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return ""
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 // lowerFirst turns an upper camel name into lower camel case, an initial
 // initialism included: APICharge becomes apiCharge, HTTP http.
 func lowerFirst(s string) string {
@@ -392,3 +429,7 @@ func lowerFirst(s string) string {
 	// APICharge: the last capital starts the next word.
 	return strings.ToLower(string(r[:i-1])) + string(r[i-1:])
 }
+
+// Camel turns a circuit name such as billing-api:charge into
+// BillingAPICharge, as the names of the file's declarations use it.
+func Camel(s string) string { return camel(s) }

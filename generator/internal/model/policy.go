@@ -1,0 +1,78 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"go/token"
+	"reflect"
+	"strings"
+
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// policy applies the policy options of o to circuit.DefaultPolicy and
+// checks the result with circuit.Policy.Validate, reporting each bad field
+// at the option that set it (or at where, for a default).
+func (b *builder) policy(o *spec.Options, where token.Position) (circuit.Policy, bool) {
+	p := o.Policy.Apply(circuit.DefaultPolicy)
+	err := p.Validate()
+	if err == nil {
+		return p, true
+	}
+	for _, e := range spec.Unjoin(err) {
+		var ce *circuit.ConfigError
+		if !errors.As(e, &ce) {
+			b.errs.Add(where, "invalid policy: %v", e)
+			continue
+		}
+		name, pos, given, bad := o.Field(ce.Field)
+		switch {
+		case bad:
+			continue // reported where it was given
+		case !given:
+			pos = where
+		}
+		b.errs.Add(pos, "invalid %s %s: %s", name, ce.Value, ce.Reason)
+	}
+	return p, false
+}
+
+// circuit returns the run's circuit name with policy p, reporting a name
+// given two different policies.
+func (b *builder) circuit(name string, p circuit.Policy, where token.Position) *Circuit {
+	c := b.Run.circuits[name]
+	if c == nil {
+		c = &Circuit{Name: name, Policy: p, Pos: where}
+		b.Run.circuits[name] = c
+	} else if c.Policy != p {
+		here, there := differences(p, c.Policy)
+		b.errs.Add(where, "circuit %s is given %s here but %s at %s: one circuit name has one policy", name, here, there, c.Pos)
+		return nil
+	}
+	return c
+}
+
+// differences writes the policy options in which a and b differ, as
+// key=value words, a's then b's.
+func differences(a, b circuit.Policy) (string, string) {
+	var as, bs []string
+	fields, names := spec.PolicyKeys()
+	for i, f := range fields {
+		va, vb := FieldValue(a, f), FieldValue(b, f)
+		if va != vb {
+			as = append(as, fmt.Sprintf("%s=%v", names[i], va))
+			bs = append(bs, fmt.Sprintf("%s=%v", names[i], vb))
+		}
+	}
+	return strings.Join(as, " "), strings.Join(bs, " ")
+}
+
+// FieldValue returns the value of the circuit.Policy field named field.
+func FieldValue(p circuit.Policy, field string) any {
+	f := reflect.ValueOf(p).FieldByName(field)
+	if !f.IsValid() {
+		return nil
+	}
+	return f.Interface()
+}

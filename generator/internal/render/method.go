@@ -1,0 +1,132 @@
+package render
+
+import (
+	"go/types"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/circuitgen/circuitgen/generator/internal/model"
+)
+
+// method renders one method of the wrapper w.
+func method(f *jen.File, w *model.Wrapper, m *model.Method) {
+	targs := make([]jen.Code, len(w.TypeParams))
+	for i, tp := range w.TypeParams {
+		targs[i] = jen.Id(tp.Obj().Name())
+	}
+	params := make([]jen.Code, len(m.Params))
+	args := make([]jen.Code, len(m.Params))
+	for i, p := range m.Params {
+		if m.Variadic && i == len(m.Params)-1 {
+			params[i] = jen.Id(p.Name).Op("...").Add(typeCode(p.Type.(*types.Slice).Elem()))
+			args[i] = jen.Id(p.Name).Op("...")
+		} else {
+			params[i] = jen.Id(p.Name).Add(typeCode(p.Type))
+			args[i] = jen.Id(p.Name)
+		}
+	}
+	results := make([]jen.Code, len(m.Results))
+	for i, r := range m.Results {
+		results[i] = typeCode(r.Type)
+	}
+	call := jen.Id(m.Recv).Dot(w.Next).Dot(m.Name).Call(args...)
+	if m.Skip {
+		f.Commentf("%s calls next.%s directly: it is not guarded.", m.Name, m.Name)
+	} else {
+		f.Commentf("%s calls next.%s through circuit %s.", m.Name, m.Name, m.Field.Circuit.Name)
+	}
+	decl := f.Func().Params(jen.Id(m.Recv).Op("*").Id(w.Type).Types(targs...)).Id(m.Name).Params(params...)
+	switch len(results) {
+	case 0:
+	case 1:
+		decl.Add(results[0])
+	default:
+		decl.Params(results...)
+	}
+	if m.Skip {
+		if len(results) == 0 {
+			decl.Block(call)
+		} else {
+			decl.Block(jen.Return(call))
+		}
+		return
+	}
+	classify := jen.Id(m.Classify.Name)
+	if fn := m.Classify.Func; fn != nil {
+		classify = jen.Qual(fn.Pkg().Path(), fn.Name())
+	}
+	decl.Block(guardedBody(m, call, classify)...)
+}
+
+// guardedBody renders the body of a guarded method: call next inside the
+// method's circuit, classify the result.
+func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
+	ctx := jen.Qual("context", "Background").Call()
+	opParam := jen.Qual("context", "Context")
+	switch {
+	case m.Ctx >= 0:
+		name := m.Params[m.Ctx].Name
+		ctx = jen.Id(name)
+		opParam = jen.Id(name).Qual("context", "Context")
+	case m.Request >= 0:
+		ctx = jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
+	}
+	errID := jen.Id(m.Err)
+	classifyArgs := []jen.Code{errID}
+	if c := m.Classify; c.Result >= 0 {
+		classifyArgs = []jen.Code{jen.Id(m.Results[c.Result].Name), errID}
+	}
+	classify := classifier.Call(classifyArgs...)
+	run := func(body ...jen.Code) *jen.Statement {
+		op := jen.Func().Params(opParam).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
+		return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(ctx, op)
+	}
+	ret := jen.Return(classify, jen.Id(m.Err))
+	if m.Carrier {
+		r := jen.Id(m.Results[0].Name)
+		elem := typeCode(types.Unalias(m.Results[0].Type).(*types.Pointer).Elem())
+		return []jen.Code{
+			jen.Var().Add(r).Add(typeCode(m.Results[0].Type)),
+			jen.Id(m.Err).Op(":=").Add(run(
+				jen.Add(r).Op("=").Add(call),
+				jen.Id(m.Err).Op(":=").Add(r).Dot("Err").Call(),
+				ret,
+			)),
+			jen.If(jen.Add(r).Op("==").Nil()).Block(
+				jen.Comment("rejected: next was not called"),
+				jen.Add(r).Op("=").New(elem),
+			),
+			jen.If(errID.Clone().Op("!=").Nil()).Block(jen.Add(r).Dot("SetErr").Call(errID)),
+			jen.Return(r),
+		}
+	}
+	locals := m.Results[:len(m.Results)-1]
+	if len(locals) == 0 && m.Ran == "" {
+		return []jen.Code{jen.Return(run(jen.Id(m.Err).Op(":=").Add(call), ret))}
+	}
+	var body, inner []jen.Code
+	lhs := make([]jen.Code, 0, len(m.Results))
+	out := make([]jen.Code, 0, len(m.Results))
+	for _, r := range locals {
+		body = append(body, jen.Var().Id(r.Name).Add(typeCode(r.Type)))
+		lhs = append(lhs, jen.Id(r.Name))
+		out = append(out, jen.Id(r.Name))
+	}
+	lhs = append(lhs, jen.Id(m.Err))
+	out = append(out, jen.Id(m.Err))
+	if m.Ran != "" {
+		body = append(body, jen.Var().Id(m.Ran).Bool())
+		inner = append(inner, jen.Id(m.Ran).Op("=").True())
+	}
+	inner = append(inner, jen.Var().Id(m.Err).Error(), jen.List(lhs...).Op("=").Add(call), ret)
+	body = append(body, jen.Id(m.Err).Op(":=").Add(run(inner...)))
+	if m.Ran != "" {
+		// Like http.RoundTripper and http.Client.Do, close the request's
+		// body even when the call was rejected and next never saw it.
+		req := jen.Id(m.Params[m.Request].Name).Dot("Body")
+		body = append(body, jen.If(jen.Op("!").Id(m.Ran).Op("&&").Add(req.Clone()).Op("!=").Nil()).Block(
+			jen.Id("_").Op("=").Add(req.Clone()).Dot("Close").Call(),
+		))
+	}
+	return append(body, jen.Return(out...))
+}
