@@ -10,6 +10,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyBenchCount  = circuit.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Minute}
 	policyBenchCycle  = circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}

@@ -11,6 +11,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyBillingAPICharge   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 	policyBillingAPIHealth   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}

@@ -13,6 +13,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyHealth = circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second}
 )

@@ -13,6 +13,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyHTTPTransport = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 )

@@ -4,9 +4,12 @@
 // The declarations of a file come in this order:
 //
 //  1. the header, the package clause and the imports;
-//  2. the package-level policies, in one var block, in the order of first
+//  2. the reference to the runtime's version marker, so that a runtime
+//     that does not support this generator's files fails to compile with
+//     a message that says what to update;
+//  3. the package-level policies, in one var block, in the order of first
 //     use;
-//  3. each wrapper, in the model's order: its type, its two constructors,
+//  4. each wrapper, in the model's order: its type, its two constructors,
 //     the assertion that it implements the interface, then its methods in
 //     the interface's method order, each followed by the first method's
 //     use of a generated classifier.
@@ -39,6 +42,7 @@ func File(f *model.File) ([]byte, error) {
 			out.ImportName(imp.Path, imp.Name)
 		}
 	}
+	versionMarker(out)
 	if len(f.Policies) > 0 {
 		out.Var().DefsFunc(func(g *jen.Group) {
 			for _, p := range f.Policies {
@@ -64,6 +68,17 @@ func File(f *model.File) ([]byte, error) {
 		return nil, fmt.Errorf("render %s: %w", f.Path, err)
 	}
 	return groupImports(buf.Bytes()), nil
+}
+
+// RuntimeVersion is the version of generated files the output needs the
+// runtime to support: circuit.SupportPackageIsVersionN.
+const RuntimeVersion = 1
+
+// versionMarker renders the reference to the runtime's version marker.
+func versionMarker(f *jen.File) {
+	doc(f, "This file needs a runtime/circuit that supports generated files of version %d. If the line below does not compile, the runtime and the generator differ: update %s or run the circuitgen that matches it.",
+		RuntimeVersion, "github.com/circuitgen/circuitgen")
+	f.Const().Id("_").Op("=").Qual(circuitPath, fmt.Sprintf("SupportPackageIsVersion%d", RuntimeVersion))
 }
 
 // policy renders a policy: every field that is not zero, but MinCalls and
