@@ -75,22 +75,9 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	err := g.benchCount.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Count(ctx, id)
-		return classifyDown(err), err
+		return classifyBackend(err), err
 	})
 	return r0, err
-}
-
-// classifyDown returns Failure for ErrDown; Ignored for any other error;
-// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
-// bench-trip use it.
-func classifyDown(err error) circuit.Outcome {
-	if err != nil {
-		if errors.Is(err, ErrDown) {
-			return circuit.Failure
-		}
-		return circuit.Ignored
-	}
-	return circuit.Success
 }
 
 // Cycle calls next.Cycle through circuit bench-cycle.
@@ -99,7 +86,7 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	err := g.benchCycle.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Cycle(ctx, id)
-		return classifyDown(err), err
+		return classifyBackend(err), err
 	})
 	return r0, err
 }
@@ -110,7 +97,7 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	err := g.benchClosed.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Get(ctx, id)
-		return classifyDown(err), err
+		return classifyBackend(err), err
 	})
 	return r0, err
 }
@@ -121,7 +108,20 @@ func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	err := g.benchTrip.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Trip(ctx, id)
-		return classifyDown(err), err
+		return classifyBackend(err), err
 	})
 	return r0, err
+}
+
+// classifyBackend returns Failure for ErrDown; Ignored for any other error;
+// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
+// bench-trip use it.
+func classifyBackend(err error) circuit.Outcome {
+	if err != nil {
+		if errors.Is(err, ErrDown) {
+			return circuit.Failure
+		}
+		return circuit.Ignored
+	}
+	return circuit.Success
 }

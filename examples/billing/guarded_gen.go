@@ -76,16 +76,54 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 	err := g.charge.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Charge(ctx, req)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
+		return classifyBillingAPI(err), err
 	})
 	return r0, err
 }
 
-// classifyConnectionErrorOrDeadlineExceededOrStatus5xx returns Failure for
-// *ConnectionError, context.DeadlineExceeded, HTTP status 500-599; Ignored for
-// any other error; Success otherwise. Circuits billing-api:charge,
-// billing-api:invoices, billing-api:refund use it.
-func classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err error) circuit.Outcome {
+// Close calls next.Close directly: it is not guarded.
+func (g *GuardedBillingAPI) Close() error {
+	return g.next.Close()
+}
+
+// Health calls next.Health through circuit billing-api:health.
+func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
+	var r0 *http.Response
+	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		var err error
+		r0, err = g.next.Health(ctx)
+		return classifyBillingAPIHealth(r0, err), err
+	})
+	return r0, err
+}
+
+// Invoices calls next.Invoices through circuit billing-api:invoices.
+func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
+	var r0 []Invoice
+	err := g.invoices.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		var err error
+		r0, err = g.next.Invoices(ctx, customerID, opts...)
+		return classifyBillingAPI(err), err
+	})
+	return r0, err
+}
+
+// Refund calls next.Refund through circuit billing-api:refund.
+func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
+	var r0 *Receipt
+	err := g.refund.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		var err error
+		r0, err = g.next.Refund(ctx, receiptID, amount)
+		return classifyBillingAPI(err), err
+	})
+	return r0, err
+}
+
+// classifyBillingAPI returns Failure for *ConnectionError,
+// context.DeadlineExceeded, HTTP status 500-599; Ignored for any other error;
+// Success otherwise. Circuits billing-api:charge, billing-api:invoices,
+// billing-api:refund use it.
+func classifyBillingAPI(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError
 		if errors.As(err, &target) {
@@ -102,27 +140,10 @@ func classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err error) circuit.Out
 	return circuit.Success
 }
 
-// Close calls next.Close directly: it is not guarded.
-func (g *GuardedBillingAPI) Close() error {
-	return g.next.Close()
-}
-
-// Health calls next.Health through circuit billing-api:health.
-func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
-	var r0 *http.Response
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Health(ctx)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(r0, err), err
-	})
-	return r0, err
-}
-
-// classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response returns
-// Failure for *ConnectionError, context.DeadlineExceeded, HTTP status 502-504;
-// Ignored for any other error; Success otherwise. Circuit billing-api:health
-// uses it.
-func classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(result *http.Response, err error) circuit.Outcome {
+// classifyBillingAPIHealth returns Failure for *ConnectionError,
+// context.DeadlineExceeded, HTTP status 502-504; Ignored for any other error;
+// Success otherwise. Circuit billing-api:health uses it.
+func classifyBillingAPIHealth(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError
 		if errors.As(err, &target) {
@@ -142,26 +163,4 @@ func classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(result *h
 		}
 	}
 	return circuit.Success
-}
-
-// Invoices calls next.Invoices through circuit billing-api:invoices.
-func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
-	var r0 []Invoice
-	err := g.invoices.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Invoices(ctx, customerID, opts...)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
-	})
-	return r0, err
-}
-
-// Refund calls next.Refund through circuit billing-api:refund.
-func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
-	var r0 *Receipt
-	err := g.refund.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Refund(ctx, receiptID, amount)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
-	})
-	return r0, err
 }

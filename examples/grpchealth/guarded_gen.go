@@ -65,25 +65,9 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Check(ctx, in, opts...)
-		return classifyUnavailableOrDeadlineExceededOrResourceExhausted(err), err
+		return classifyHealth(err), err
 	})
 	return r0, err
-}
-
-// classifyUnavailableOrDeadlineExceededOrResourceExhausted returns Failure for
-// gRPC code Unavailable, DeadlineExceeded, ResourceExhausted; Ignored for any
-// other error; Success otherwise. Circuit health uses it.
-func classifyUnavailableOrDeadlineExceededOrResourceExhausted(err error) circuit.Outcome {
-	if err != nil {
-		if s, ok := status.FromError(err); ok {
-			switch s.Code() {
-			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
-				return circuit.Failure
-			}
-		}
-		return circuit.Ignored
-	}
-	return circuit.Success
 }
 
 // List calls next.List through circuit health.
@@ -92,7 +76,7 @@ func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.Healt
 	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.List(ctx, in, opts...)
-		return classifyUnavailableOrDeadlineExceededOrResourceExhausted(err), err
+		return classifyHealth(err), err
 	})
 	return r0, err
 }
@@ -103,7 +87,23 @@ func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.Heal
 	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Watch(ctx, in, opts...)
-		return classifyUnavailableOrDeadlineExceededOrResourceExhausted(err), err
+		return classifyHealth(err), err
 	})
 	return r0, err
+}
+
+// classifyHealth returns Failure for gRPC code Unavailable, DeadlineExceeded,
+// ResourceExhausted; Ignored for any other error; Success otherwise. Circuit
+// health uses it.
+func classifyHealth(err error) circuit.Outcome {
+	if err != nil {
+		if s, ok := status.FromError(err); ok {
+			switch s.Code() {
+			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+				return circuit.Failure
+			}
+		}
+		return circuit.Ignored
+	}
+	return circuit.Success
 }

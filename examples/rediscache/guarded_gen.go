@@ -68,7 +68,7 @@ func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Get(ctx, key)
 		err := r0.Err()
-		return classifyNetErrorOrDeadlineExceeded(err), err
+		return classifyCache(err), err
 	})
 	if r0 == nil {
 		// rejected: next was not called
@@ -80,10 +80,27 @@ func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	return r0
 }
 
-// classifyNetErrorOrDeadlineExceeded returns Failure for net.Error,
-// context.DeadlineExceeded; Ignored for any other error; Success otherwise.
-// Circuit cache uses it.
-func classifyNetErrorOrDeadlineExceeded(err error) circuit.Outcome {
+// Set calls next.Set through circuit cache.
+func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd {
+	var r0 *redis.StatusCmd
+	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		r0 = g.next.Set(ctx, key, value, expiration)
+		err := r0.Err()
+		return classifyCache(err), err
+	})
+	if r0 == nil {
+		// rejected: next was not called
+		r0 = new(redis.StatusCmd)
+	}
+	if err != nil {
+		r0.SetErr(err)
+	}
+	return r0
+}
+
+// classifyCache returns Failure for net.Error, context.DeadlineExceeded;
+// Ignored for any other error; Success otherwise. Circuit cache uses it.
+func classifyCache(err error) circuit.Outcome {
 	if err != nil {
 		var target net.Error
 		if errors.As(err, &target) {
@@ -95,22 +112,4 @@ func classifyNetErrorOrDeadlineExceeded(err error) circuit.Outcome {
 		return circuit.Ignored
 	}
 	return circuit.Success
-}
-
-// Set calls next.Set through circuit cache.
-func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd {
-	var r0 *redis.StatusCmd
-	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		r0 = g.next.Set(ctx, key, value, expiration)
-		err := r0.Err()
-		return classifyNetErrorOrDeadlineExceeded(err), err
-	})
-	if r0 == nil {
-		// rejected: next was not called
-		r0 = new(redis.StatusCmd)
-	}
-	if err != nil {
-		r0.SetErr(err)
-	}
-	return r0
 }

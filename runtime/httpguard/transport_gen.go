@@ -67,7 +67,7 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 		ran = true
 		var err error
 		r0, err = g.next.RoundTrip(p0)
-		return classifyOpErrorOrEOFOrMoreResponse(r0, err), err
+		return classifyHTTPTransport(r0, err), err
 	})
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()
@@ -75,11 +75,11 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	return r0, err
 }
 
-// classifyOpErrorOrEOFOrMoreResponse returns Failure for *net.OpError, io.EOF,
+// classifyHTTPTransport returns Failure for *net.OpError, io.EOF,
 // io.ErrUnexpectedEOF, context.DeadlineExceeded, HTTP status 502, 503, 504;
 // Ignored for any other error; Success otherwise. Circuit http-transport uses
 // it.
-func classifyOpErrorOrEOFOrMoreResponse(result *http.Response, err error) circuit.Outcome {
+func classifyHTTPTransport(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *net.OpError
 		if errors.As(err, &target) {

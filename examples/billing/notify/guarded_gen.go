@@ -72,15 +72,26 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	err := g.mailAPIQuota.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		var err error
 		r0, err = g.next.Quota(ctx)
-		return classifyDeadlineExceededOrStatus429Or5xx(err), err
+		return classifySender(err), err
 	})
 	return r0, err
 }
 
-// classifyDeadlineExceededOrStatus429Or5xx returns Failure for
-// context.DeadlineExceeded, HTTP status 429, 500-599; Ignored for any other
-// error; Success otherwise. Circuits mail-api:quota, mail-api use it.
-func classifyDeadlineExceededOrStatus429Or5xx(err error) circuit.Outcome {
+// Send calls next.Send through circuit mail-api.
+func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
+	var r0 *mailsdk.Receipt
+	err := g.mailAPI.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		var err error
+		r0, err = g.next.Send(ctx, msg)
+		return classifySender(err), err
+	})
+	return r0, err
+}
+
+// classifySender returns Failure for context.DeadlineExceeded, HTTP status 429,
+// 500-599; Ignored for any other error; Success otherwise. Circuits
+// mail-api:quota, mail-api use it.
+func classifySender(err error) circuit.Outcome {
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return circuit.Failure
@@ -91,15 +102,4 @@ func classifyDeadlineExceededOrStatus429Or5xx(err error) circuit.Outcome {
 		return circuit.Ignored
 	}
 	return circuit.Success
-}
-
-// Send calls next.Send through circuit mail-api.
-func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
-	var r0 *mailsdk.Receipt
-	err := g.mailAPI.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Send(ctx, msg)
-		return classifyDeadlineExceededOrStatus429Or5xx(err), err
-	})
-	return r0, err
 }

@@ -71,14 +71,37 @@ var _ Client = (*GuardedClient)(nil)
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
 	return g.svcRPC.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
 		err := g.next.Call(ctx, method)
-		return classifyUnknownOrUnavailable(err), err
+		return classifySvcRPC(err), err
 	})
 }
 
-// classifyUnknownOrUnavailable returns Failure for gRPC code Unknown,
-// Unavailable; Ignored for any other error; Success otherwise. Circuit svc-rpc
-// uses it.
-func classifyUnknownOrUnavailable(err error) circuit.Outcome {
+// Get calls next.Get through circuit svc.
+func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
+	var r0 *http.Response
+	err := g.svc.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		var err error
+		r0, err = g.next.Get(ctx, path)
+		return classifySvc(r0, err), err
+	})
+	return r0, err
+}
+
+// Name calls next.Name directly: it is not guarded.
+func (g *GuardedClient) Name() string {
+	return g.next.Name()
+}
+
+// Post calls next.Post through circuit svc-post.
+func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
+	return g.svcPost.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+		err := g.next.Post(ctx, body)
+		return classifySvcPost(err), err
+	})
+}
+
+// classifySvcRPC returns Failure for gRPC code Unknown, Unavailable; Ignored
+// for any other error; Success otherwise. Circuit svc-rpc uses it.
+func classifySvcRPC(err error) circuit.Outcome {
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
@@ -91,21 +114,10 @@ func classifyUnknownOrUnavailable(err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// Get calls next.Get through circuit svc.
-func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
-	var r0 *http.Response
-	err := g.svc.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Get(ctx, path)
-		return classifyConnErrorOrDeadlineExceededOrStatus502to504Response(r0, err), err
-	})
-	return r0, err
-}
-
-// classifyConnErrorOrDeadlineExceededOrStatus502to504Response returns Failure
-// for *ConnError, context.DeadlineExceeded, HTTP status 502-504; Ignored for
-// any other error; Success otherwise. Circuit svc uses it.
-func classifyConnErrorOrDeadlineExceededOrStatus502to504Response(result *http.Response, err error) circuit.Outcome {
+// classifySvc returns Failure for *ConnError, context.DeadlineExceeded, HTTP
+// status 502-504; Ignored for any other error; Success otherwise. Circuit svc
+// uses it.
+func classifySvc(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {
@@ -127,22 +139,9 @@ func classifyConnErrorOrDeadlineExceededOrStatus502to504Response(result *http.Re
 	return circuit.Success
 }
 
-// Name calls next.Name directly: it is not guarded.
-func (g *GuardedClient) Name() string {
-	return g.next.Name()
-}
-
-// Post calls next.Post through circuit svc-post.
-func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
-	return g.svcPost.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		err := g.next.Post(ctx, body)
-		return classifyConnError(err), err
-	})
-}
-
-// classifyConnError returns Failure for *ConnError; Ignored for any other
-// error; Success otherwise. Circuit svc-post uses it.
-func classifyConnError(err error) circuit.Outcome {
+// classifySvcPost returns Failure for *ConnError; Ignored for any other error;
+// Success otherwise. Circuit svc-post uses it.
+func classifySvcPost(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {

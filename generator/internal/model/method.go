@@ -62,6 +62,9 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	m.Field = &Field{Circuit: c}
+	if m.Classify.iface == "" {
+		m.Classify.iface, m.Classify.method = s.Name, m.Name
+	}
 	if !slices.Contains(m.Classify.Circuits, c.Name) {
 		m.Classify.Circuits = append(m.Classify.Circuits, c.Name)
 	}

@@ -150,6 +150,8 @@ type Classifier struct {
 	ResultKind StatusKind
 	// Circuits are the names of the circuits whose methods use it.
 	Circuits []string
+	// iface and method are the interface and method that use it first.
+	iface, method string
 	// Locals are the names of its parameters and locals.
 	Locals ClassifierLocals
 }

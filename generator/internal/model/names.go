@@ -123,7 +123,7 @@ func name(f *File, home *types.Package) {
 		}
 	}
 	for _, c := range f.Classifiers {
-		c.Name = pkg.add(classifierName(c))
+		c.Name = pkg.add(classifierName(c, f))
 		c.Locals = nameClassifier(c, pkg)
 	}
 	for _, w := range f.Wrappers {
@@ -318,67 +318,26 @@ func fieldBases(cs []*Circuit) []string {
 	return bases
 }
 
-// classifierName says what a classifier selects: classifyOpErrorOrStatus5xx.
-func classifierName(c *Classifier) string {
-	var parts []string
-	for _, e := range c.Errors {
-		if e.Var != nil {
-			name := strings.TrimPrefix(e.Var.Name(), "Err")
-			if name == "" {
-				name = e.Var.Name() // Err itself
-			}
-			parts = append(parts, upperFirst(name))
-			continue
-		}
-		t := e.Type
-		if p, ok := t.(*types.Pointer); ok {
-			t = p.Elem()
-		}
-		name := types.TypeString(t, func(*types.Package) string { return "" })
-		if n, ok := types.Unalias(t).(*types.Named); ok {
-			name = n.Obj().Name()
-			if name == "Error" && n.Obj().Pkg() != nil {
-				name = camel(n.Obj().Pkg().Name()) + name
-			}
-		}
-		parts = append(parts, upperFirst(name))
+// classifierName names a classifier after what it serves, not what it
+// selects, so that the name stays when the selection changes: the circuit
+// it serves (classifyBillingAPICharge), with the method first using it when
+// the circuit has other classifiers too, or the interface whose rule set
+// several circuits share (classifyBillingAPI).
+func classifierName(c *Classifier, f *File) string {
+	switch len(c.Circuits) {
+	case 0: // its method is in error: nothing is rendered
+		return "classify"
+	case 1:
+	default:
+		return "classify" + upperFirst(c.iface)
 	}
-	if len(c.Statuses) > 0 {
-		var ss []string
-		for _, r := range c.Statuses {
-			switch {
-			case r.Lo == r.Hi:
-				ss = append(ss, strconv.Itoa(r.Lo))
-			case r.Lo%100 == 0 && r.Hi == r.Lo+99:
-				ss = append(ss, strconv.Itoa(r.Lo/100)+"xx")
-			default:
-				ss = append(ss, strconv.Itoa(r.Lo)+"to"+strconv.Itoa(r.Hi))
-			}
-		}
-		parts = append(parts, "Status"+strings.Join(ss, "Or"))
-	}
-	parts = append(parts, c.Codes...)
-	if len(parts) > 3 {
-		parts = append(parts[:2], "More")
-	}
-	name := "classify" + strings.Join(parts, "Or")
-	// A classifier that also reads a result says which.
-	if c.Result >= 0 {
-		if n, ok := types.Unalias(derefType(c.ResultType)).(*types.Named); ok {
-			name += n.Obj().Name()
-		} else {
-			name += "Result"
+	name := "classify" + camel(c.Circuits[0])
+	for _, o := range f.Classifiers {
+		if o != c && slices.Contains(o.Circuits, c.Circuits[0]) {
+			return name + c.method
 		}
 	}
 	return name
-}
-
-// derefType returns what t points to, or t.
-func derefType(t types.Type) types.Type {
-	if p, ok := types.Unalias(t).(*types.Pointer); ok {
-		return p.Elem()
-	}
-	return t
 }
 
 // initialisms are written in upper case in generated names.

@@ -11,8 +11,8 @@
 //     use;
 //  4. each wrapper, in the model's order: its type, its two constructors,
 //     the assertion that it implements the interface, then its methods in
-//     the interface's method order, each followed by the first method's
-//     use of a generated classifier.
+//     the interface's method order;
+//  5. the generated classifiers, in the order of first use.
 package render
 
 import (
@@ -50,18 +50,16 @@ func File(f *model.File) ([]byte, error) {
 			}
 		})
 	}
-	rendered := map[*model.Classifier]bool{}
 	for _, w := range f.Wrappers {
 		wrapper(out, w)
 		for _, m := range w.Methods {
 			out.Line()
 			method(out, w, m)
-			if c := m.Classify; c != nil && c.Func == nil && !rendered[c] {
-				rendered[c] = true
-				out.Line()
-				classifier(out, f, c)
-			}
 		}
+	}
+	for _, c := range f.Classifiers {
+		out.Line()
+		classifier(out, f, c)
 	}
 	var buf bytes.Buffer
 	if err := out.Render(&buf); err != nil {
