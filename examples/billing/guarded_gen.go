@@ -18,10 +18,8 @@ import (
 const _ = circuit.SupportPackageIsVersion1
 
 var (
-	policyBillingAPICharge   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIHealth   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIInvoices = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIRefund   = circuit.Policy{FailureThreshold: 5, FailureRate: 0.5, MinCalls: 20, Window: time.Minute, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
+	policyBillingAPI       = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
+	policyBillingAPIRefund = circuit.Policy{FailureThreshold: 5, FailureRate: 0.5, MinCalls: 20, Window: time.Minute, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 )
 
 // GuardedBillingAPI is a BillingAPI that runs every call of a guarded method
@@ -47,9 +45,9 @@ type GuardedBillingAPI struct {
 func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAPI {
 	return NewGuardedBillingAPIWithCircuits(
 		next,
-		b.Circuit("billing-api:charge", policyBillingAPICharge),
-		b.Circuit("billing-api:health", policyBillingAPIHealth),
-		b.Circuit("billing-api:invoices", policyBillingAPIInvoices),
+		b.Circuit("billing-api:charge", policyBillingAPI),
+		b.Circuit("billing-api:health", policyBillingAPI),
+		b.Circuit("billing-api:invoices", policyBillingAPI),
 		b.Circuit("billing-api:refund", policyBillingAPIRefund),
 	)
 }

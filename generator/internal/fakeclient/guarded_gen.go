@@ -20,9 +20,8 @@ import (
 const _ = circuit.SupportPackageIsVersion1
 
 var (
-	policySvcRPC  = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
-	policySvc     = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
-	policySvcPost = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	policyClient = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	policySvc    = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 )
 
 // GuardedClient is a Client that runs every call of a guarded method through a
@@ -47,9 +46,9 @@ type GuardedClient struct {
 func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
 	return NewGuardedClientWithCircuits(
 		next,
-		b.Circuit("svc-rpc", policySvcRPC),
+		b.Circuit("svc-rpc", policyClient),
 		b.Circuit("svc", policySvc),
-		b.Circuit("svc-post", policySvcPost),
+		b.Circuit("svc-post", policyClient),
 	)
 }
 

@@ -21,8 +21,8 @@ type File struct {
 	PkgPath, PkgName string
 	// Imports are the packages the file may use, by import path.
 	Imports []Import
-	// Policies are the file's package-level policies, in the order of
-	// first use.
+	// Policies are the file's package-level policies, one for each
+	// distinct policy, in the order of first use.
 	Policies []*Policy
 	// Wrappers are the guarded interfaces, in a stable order.
 	Wrappers []*Wrapper
@@ -55,8 +55,6 @@ type Policy struct {
 	Var string
 	// Value is the policy.
 	Value circuit.Policy
-	// circuit is the first circuit using it.
-	circuit *Circuit
 }
 
 // Wrapper is one guarded interface and its wrapper.
