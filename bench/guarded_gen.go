@@ -72,10 +72,10 @@ var _ Backend = (*GuardedBackend)(nil)
 // Count calls next.Count through circuit bench-count.
 func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchCount.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Count(ctx, id)
-		return classifyBackend(err), err
+	err := g.benchCount.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Count(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
 }
@@ -83,10 +83,10 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 // Cycle calls next.Cycle through circuit bench-cycle.
 func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchCycle.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Cycle(ctx, id)
-		return classifyBackend(err), err
+	err := g.benchCycle.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Cycle(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
 }
@@ -94,10 +94,10 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 // Get calls next.Get through circuit bench-closed.
 func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchClosed.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Get(ctx, id)
-		return classifyBackend(err), err
+	err := g.benchClosed.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Get(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
 }
@@ -105,10 +105,10 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 // Trip calls next.Trip through circuit bench-trip.
 func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchTrip.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Trip(ctx, id)
-		return classifyBackend(err), err
+	err := g.benchTrip.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Trip(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
 }

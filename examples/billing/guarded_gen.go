@@ -71,10 +71,10 @@ var _ BillingAPI = (*GuardedBillingAPI)(nil)
 // Charge calls next.Charge through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.charge.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Charge(ctx, req)
-		return classifyBillingAPI(err), err
+	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Charge(ctx, req)
+		return classifyBillingAPI(callErr), callErr
 	})
 	return r0, err
 }
@@ -87,10 +87,10 @@ func (g *GuardedBillingAPI) Close() error {
 // Health calls next.Health through circuit billing-api:health.
 func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
 	var r0 *http.Response
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Health(ctx)
-		return classifyBillingAPIHealth(r0, err), err
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Health(ctx)
+		return classifyBillingAPIHealth(r0, callErr), callErr
 	})
 	return r0, err
 }
@@ -98,10 +98,10 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 // Invoices calls next.Invoices through circuit billing-api:invoices.
 func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
 	var r0 []Invoice
-	err := g.invoices.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Invoices(ctx, customerID, opts...)
-		return classifyBillingAPI(err), err
+	err := g.invoices.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
+		return classifyBillingAPI(callErr), callErr
 	})
 	return r0, err
 }
@@ -109,10 +109,10 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 // Refund calls next.Refund through circuit billing-api:refund.
 func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.refund.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Refund(ctx, receiptID, amount)
-		return classifyBillingAPI(err), err
+	err := g.refund.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Refund(ctx, receiptID, amount)
+		return classifyBillingAPI(callErr), callErr
 	})
 	return r0, err
 }

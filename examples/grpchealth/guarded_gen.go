@@ -62,10 +62,10 @@ var _ grpc_health_v1.HealthClient = (*GuardedHealthClient)(nil)
 // Check calls next.Check through circuit health.
 func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthCheckResponse, error) {
 	var r0 *grpc_health_v1.HealthCheckResponse
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Check(ctx, in, opts...)
-		return classifyHealth(err), err
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Check(ctx, in, opts...)
+		return classifyHealth(callErr), callErr
 	})
 	return r0, err
 }
@@ -73,10 +73,10 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 // List calls next.List through circuit health.
 func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.HealthListRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthListResponse, error) {
 	var r0 *grpc_health_v1.HealthListResponse
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.List(ctx, in, opts...)
-		return classifyHealth(err), err
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.List(ctx, in, opts...)
+		return classifyHealth(callErr), callErr
 	})
 	return r0, err
 }
@@ -84,10 +84,10 @@ func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.Healt
 // Watch calls next.Watch through circuit health.
 func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse], error) {
 	var r0 grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Watch(ctx, in, opts...)
-		return classifyHealth(err), err
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Watch(ctx, in, opts...)
+		return classifyHealth(callErr), callErr
 	})
 	return r0, err
 }

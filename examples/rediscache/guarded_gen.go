@@ -65,10 +65,10 @@ func (g *GuardedCache) Close() error {
 // Get calls next.Get through circuit cache.
 func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	var r0 *redis.StringCmd
-	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Get(ctx, key)
-		err := r0.Err()
-		return classifyCache(err), err
+		callErr := r0.Err()
+		return classifyCache(callErr), callErr
 	})
 	if r0 == nil {
 		// rejected: next was not called
@@ -83,10 +83,10 @@ func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 // Set calls next.Set through circuit cache.
 func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd {
 	var r0 *redis.StatusCmd
-	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Set(ctx, key, value, expiration)
-		err := r0.Err()
-		return classifyCache(err), err
+		callErr := r0.Err()
+		return classifyCache(callErr), callErr
 	})
 	if r0 == nil {
 		// rejected: next was not called

@@ -65,9 +65,9 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	var ran bool
 	err := g.httpTransport.Run(p0.Context(), func(context.Context) (circuit.Outcome, error) {
 		ran = true
-		var err error
-		r0, err = g.next.RoundTrip(p0)
-		return classifyHTTPTransport(r0, err), err
+		var callErr error
+		r0, callErr = g.next.RoundTrip(p0)
+		return classifyHTTPTransport(r0, callErr), callErr
 	})
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()

@@ -69,10 +69,10 @@ func (g *GuardedSender) Close() error {
 // Quota calls next.Quota through circuit mail-api:quota.
 func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	var r0 int
-	err := g.mailAPIQuota.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Quota(ctx)
-		return classifySender(err), err
+	err := g.mailAPIQuota.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Quota(ctx)
+		return classifySender(callErr), callErr
 	})
 	return r0, err
 }
@@ -80,10 +80,10 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 // Send calls next.Send through circuit mail-api.
 func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
 	var r0 *mailsdk.Receipt
-	err := g.mailAPI.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Send(ctx, msg)
-		return classifySender(err), err
+	err := g.mailAPI.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Send(ctx, msg)
+		return classifySender(callErr), callErr
 	})
 	return r0, err
 }

@@ -68,7 +68,7 @@ var _ Client = (*GuardedClient)(nil)
 
 // Call calls next.Call through circuit svc-rpc.
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
-	return g.svcRPC.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	return g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		err := g.next.Call(ctx, method)
 		return classifySvcRPC(err), err
 	})
@@ -77,10 +77,10 @@ func (g *GuardedClient) Call(ctx context.Context, method string) error {
 // Get calls next.Get through circuit svc.
 func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
 	var r0 *http.Response
-	err := g.svc.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Get(ctx, path)
-		return classifySvc(r0, err), err
+	err := g.svc.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Get(ctx, path)
+		return classifySvc(r0, callErr), callErr
 	})
 	return r0, err
 }
@@ -92,7 +92,7 @@ func (g *GuardedClient) Name() string {
 
 // Post calls next.Post through circuit svc-post.
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
-	return g.svcPost.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	return g.svcPost.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		err := g.next.Post(ctx, body)
 		return classifySvcPost(err), err
 	})

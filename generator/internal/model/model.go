@@ -114,9 +114,10 @@ type Method struct {
 	// Carrier marks a method whose only result carries its error: its
 	// Err() method reports it, and SetErr(error) sets it on rejection.
 	Carrier bool
-	// Err is the local holding the call's error; Ran, set when the
-	// request's body needs closing on rejection, records that next ran.
-	Err, Ran string
+	// Err is the local holding the guarded call's error, and CallErr the
+	// one inside the circuit holding next's; Ran, set when the request's
+	// body needs closing on rejection, records that next ran.
+	Err, CallErr, Ran string
 }
 
 // Var is a parameter or result: its name in the generated code, the name

@@ -286,6 +286,7 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 		return
 	}
 	m.Err = s.add("err")
+	m.CallErr = s.add("callErr")
 	if m.Ctx < 0 && m.Request >= 0 {
 		m.Ran = s.add("ran")
 	}

@@ -59,29 +59,29 @@ func method(f *jen.File, w *model.Wrapper, m *model.Method) {
 }
 
 // guardedBody renders the body of a guarded method: call next inside the
-// method's circuit, classify the result.
+// method's circuit, classify the result. The function the circuit runs
+// declares nothing the method declares: it ignores the context it is
+// given, the method's own, and holds next's error in CallErr.
 func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 	ctx := jen.Qual("context", "Background").Call()
-	opParam := jen.Qual("context", "Context")
 	switch {
 	case m.Ctx >= 0:
-		name := m.Params[m.Ctx].Name
-		ctx = jen.Id(name)
-		opParam = jen.Id(name).Qual("context", "Context")
+		ctx = jen.Id(m.Params[m.Ctx].Name)
 	case m.Request >= 0:
 		ctx = jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
 	}
-	errID := jen.Id(m.Err)
-	classifyArgs := []jen.Code{errID}
-	if c := m.Classify; c.Result >= 0 {
-		classifyArgs = []jen.Code{jen.Id(m.Results[c.Result].Name), errID}
+	classify := func(errName string) jen.Code {
+		args := []jen.Code{jen.Id(errName)}
+		if c := m.Classify; c.Result >= 0 {
+			args = []jen.Code{jen.Id(m.Results[c.Result].Name), jen.Id(errName)}
+		}
+		return jen.Return(classifier.Clone().Call(args...), jen.Id(errName))
 	}
-	classify := classifier.Call(classifyArgs...)
 	run := func(body ...jen.Code) *jen.Statement {
-		op := jen.Func().Params(opParam).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
+		op := jen.Func().Params(jen.Qual("context", "Context")).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
 		return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(ctx, op)
 	}
-	ret := jen.Return(classify, jen.Id(m.Err))
+	errID := jen.Id(m.Err)
 	if m.Carrier {
 		r := jen.Id(m.Results[0].Name)
 		elem := typeCode(types.Unalias(m.Results[0].Type).(*types.Pointer).Elem())
@@ -89,8 +89,8 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 			jen.Var().Add(r).Add(typeCode(m.Results[0].Type)),
 			jen.Id(m.Err).Op(":=").Add(run(
 				jen.Add(r).Op("=").Add(call),
-				jen.Id(m.Err).Op(":=").Add(r).Dot("Err").Call(),
-				ret,
+				jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
+				classify(m.CallErr),
 			)),
 			jen.If(jen.Add(r).Op("==").Nil()).Block(
 				jen.Comment("rejected: next was not called"),
@@ -102,7 +102,8 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 	}
 	locals := m.Results[:len(m.Results)-1]
 	if len(locals) == 0 && m.Ran == "" {
-		return []jen.Code{jen.Return(run(jen.Id(m.Err).Op(":=").Add(call), ret))}
+		// No local outside the circuit: next's error is err.
+		return []jen.Code{jen.Return(run(jen.Id(m.Err).Op(":=").Add(call), classify(m.Err)))}
 	}
 	var body, inner []jen.Code
 	lhs := make([]jen.Code, 0, len(m.Results))
@@ -112,13 +113,17 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 		lhs = append(lhs, jen.Id(r.Name))
 		out = append(out, jen.Id(r.Name))
 	}
-	lhs = append(lhs, jen.Id(m.Err))
 	out = append(out, jen.Id(m.Err))
 	if m.Ran != "" {
 		body = append(body, jen.Var().Id(m.Ran).Bool())
 		inner = append(inner, jen.Id(m.Ran).Op("=").True())
 	}
-	inner = append(inner, jen.Var().Id(m.Err).Error(), jen.List(lhs...).Op("=").Add(call), ret)
+	if len(locals) == 0 {
+		inner = append(inner, jen.Id(m.CallErr).Op(":=").Add(call))
+	} else {
+		inner = append(inner, jen.Var().Id(m.CallErr).Error(), jen.List(append(lhs, jen.Id(m.CallErr))...).Op("=").Add(call))
+	}
+	inner = append(inner, classify(m.CallErr))
 	body = append(body, jen.Id(m.Err).Op(":=").Add(run(inner...)))
 	if m.Ran != "" {
 		// Like http.RoundTripper and http.Client.Do, close the request's
