@@ -78,8 +78,12 @@ func Generate(cfg Config) ([]Output, error) {
 		return nil, err
 	}
 	targets := r.targets()
-	if err := r.prog.TypeCheck(r.namedPackages(targets)); err != nil {
+	paths, idents := r.named(targets)
+	if err := r.prog.TypeCheck(paths, idents); err != nil {
 		return nil, err
+	}
+	for _, pkg := range r.prog.Roots {
+		r.loadErrors(pkg)
 	}
 	build := model.NewRun(r.prog, &r.errs)
 	files := make([]*model.File, len(targets))

@@ -50,7 +50,7 @@ func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
 	}
 	path, name := source[:i], source[i+1:]
 	prog := load.New(dir, tags)
-	if err := prog.TypeCheck([]string{path}); err != nil {
+	if err := prog.TypeCheck([]string{path}, nil); err != nil {
 		return nil, err
 	}
 	pkg := prog.Pkg(path)

@@ -19,14 +19,12 @@ func (r *run) targets() []model.Target {
 	sawManifest := false
 	m := r.manifest
 	for _, pkg := range r.prog.Roots {
-		if len(pkg.GoFiles) == 0 || pkg.Types == nil {
-			r.loadErrors(pkg, false)
+		if len(pkg.GoFiles) == 0 {
 			if len(pkg.Errors) == 0 {
 				r.errs.Add(diag.File(""), "%s: no Go files", pkg.ID)
 			}
 			continue
 		}
-		r.loadErrors(pkg, true)
 		pdir := pkg.Dir()
 		t := model.Target{Pkg: pkg, Out: filepath.Join(pdir, DefaultOutput)}
 		t.Specs = spec.ReadDirectives(r.prog.Fset, pkg.Syntax, pdir, &r.errs)
@@ -82,38 +80,36 @@ func (r *run) applyOut(targets []model.Target) {
 	}
 }
 
-// loadErrors records a root package's list and parse errors. Type errors
-// are expected while a guarded client is missing (skipTypeErrors); they
-// are reported only when a guarded signature is broken (see the model).
-func (r *run) loadErrors(pkg *load.Package, skipTypeErrors bool) {
+// loadErrors records a target package's list, parse and import errors.
+// Type errors are expected while a guarded client is missing; they are
+// reported only when a guarded signature is broken (see the model).
+func (r *run) loadErrors(pkg *load.Package) {
 	for _, e := range pkg.Errors {
-		if pkg.Ours[e.Pos.Filename] {
-			continue // a previous output of ours, stale or broken: replaced
+		if !e.Type {
+			r.errs.Add(e.Pos, "%s", e.Msg)
 		}
-		if skipTypeErrors && (e.Type || e.Build) {
-			continue
-		}
-		r.errs.Add(e.Pos, "%s", e.Msg)
 	}
 }
 
-// namedPackages returns the import paths the specs of targets name: the
-// packages a manifest lists, and those of the errors and classifiers
-// their options name.
-func (r *run) namedPackages(targets []model.Target) []string {
-	var paths []string
+// named returns the import paths the specs of targets name (the
+// packages a manifest lists, and those of the errors and classifiers their
+// options name), and the identifiers of the target packages they name.
+func (r *run) named(targets []model.Target) (paths, idents []string) {
 	for _, t := range targets {
 		for _, s := range t.Specs {
 			if s.PkgPath != "" {
 				paths = append(paths, s.PkgPath)
+			} else {
+				idents = append(idents, s.Name)
 			}
 			for _, n := range s.Names() {
-				qual := strings.TrimPrefix(n.Val, "*")
-				i := strings.LastIndex(qual, ".")
+				name := strings.TrimPrefix(n.Val, "*")
+				i := strings.LastIndex(name, ".")
 				if i <= 0 {
+					idents = append(idents, name)
 					continue
 				}
-				qual = qual[:i]
+				qual := name[:i]
 				if path := r.prog.ImportedAs(qual, s.File); path != "" {
 					qual = path
 				}
@@ -121,5 +117,5 @@ func (r *run) namedPackages(targets []model.Target) []string {
 			}
 		}
 	}
-	return paths
+	return paths, idents
 }
