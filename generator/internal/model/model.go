@@ -55,6 +55,17 @@ type Policy struct {
 	Var string
 	// Value is the policy.
 	Value circuit.Policy
+	// Fields are the fields its literal sets, in the schema's order: every
+	// field that is not zero, but MinCalls and Window without FailureRate,
+	// which do nothing then.
+	Fields []PolicyField
+}
+
+// PolicyField is one field of a policy literal: its name and its value, an
+// int, a float64 or a time.Duration.
+type PolicyField struct {
+	Name  string
+	Value any
 }
 
 // Wrapper is one guarded interface and its wrapper.

@@ -141,7 +141,7 @@ func namePolicies(f *File, pkg *scope) map[*Circuit]*Policy {
 			c := m.Field.Circuit
 			p := byValue[c.Policy]
 			if p == nil {
-				p = &Policy{Value: c.Policy}
+				p = &Policy{Value: c.Policy, Fields: literalFields(c.Policy)}
 				byValue[c.Policy] = p
 				f.Policies = append(f.Policies, p)
 				users = append(users, nil)

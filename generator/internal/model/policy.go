@@ -59,7 +59,7 @@ func differences(a, b circuit.Policy) (string, string) {
 	var as, bs []string
 	fields, names := spec.PolicyKeys()
 	for i, f := range fields {
-		va, vb := FieldValue(a, f), FieldValue(b, f)
+		va, vb := fieldValue(a, f), fieldValue(b, f)
 		if va != vb {
 			as = append(as, fmt.Sprintf("%s=%v", names[i], va))
 			bs = append(bs, fmt.Sprintf("%s=%v", names[i], vb))
@@ -68,8 +68,23 @@ func differences(a, b circuit.Policy) (string, string) {
 	return strings.Join(as, " "), strings.Join(bs, " ")
 }
 
-// FieldValue returns the value of the circuit.Policy field named field.
-func FieldValue(p circuit.Policy, field string) any {
+// literalFields returns the fields a literal of p sets.
+func literalFields(p circuit.Policy) []PolicyField {
+	var out []PolicyField
+	fields, _ := spec.PolicyKeys()
+	for _, f := range fields {
+		if p.FailureRate == 0 && (f == "MinCalls" || f == "Window") {
+			continue
+		}
+		if v := reflect.ValueOf(p).FieldByName(f); v.IsValid() && !v.IsZero() {
+			out = append(out, PolicyField{Name: f, Value: v.Interface()})
+		}
+	}
+	return out
+}
+
+// fieldValue returns the value of the circuit.Policy field named field.
+func fieldValue(p circuit.Policy, field string) any {
 	f := reflect.ValueOf(p).FieldByName(field)
 	if !f.IsValid() {
 		return nil

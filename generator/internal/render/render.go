@@ -25,8 +25,6 @@ import (
 
 	"github.com/circuitgen/circuitgen/generator/internal/load"
 	"github.com/circuitgen/circuitgen/generator/internal/model"
-	"github.com/circuitgen/circuitgen/generator/internal/spec"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 const circuitPath = model.CircuitPath
@@ -46,7 +44,7 @@ func File(f *model.File) ([]byte, error) {
 	if len(f.Policies) > 0 {
 		out.Var().DefsFunc(func(g *jen.Group) {
 			for _, p := range f.Policies {
-				g.Id(p.Var).Op("=").Add(policy(p.Value))
+				g.Id(p.Var).Op("=").Add(policy(p))
 			}
 		})
 	}
@@ -79,33 +77,18 @@ func versionMarker(f *jen.File) {
 	f.Const().Id("_").Op("=").Qual(circuitPath, fmt.Sprintf("SupportPackageIsVersion%d", RuntimeVersion))
 }
 
-// policy renders a policy: every field that is not zero, but MinCalls and
-// Window without FailureRate, which do nothing then.
-func policy(p circuit.Policy) jen.Code {
-	var values []jen.Code
-	fields, _ := spec.PolicyKeys()
-	for _, field := range fields {
-		if p.FailureRate == 0 && (field == "MinCalls" || field == "Window") {
-			continue
-		}
+// policy renders a policy literal.
+func policy(p *model.Policy) jen.Code {
+	values := make([]jen.Code, 0, len(p.Fields))
+	for _, f := range p.Fields {
 		var v jen.Code
-		switch x := model.FieldValue(p, field).(type) {
-		case int:
-			if x != 0 {
-				v = jen.Lit(x)
-			}
-		case float64:
-			if x != 0 {
-				v = jen.Lit(x)
-			}
+		switch x := f.Value.(type) {
 		case time.Duration:
-			if x != 0 {
-				v = duration(x)
-			}
+			v = duration(x)
+		default:
+			v = jen.Lit(x)
 		}
-		if v != nil {
-			values = append(values, jen.Id(field).Op(":").Add(v))
-		}
+		values = append(values, jen.Id(f.Name).Op(":").Add(v))
 	}
 	return jen.Qual(circuitPath, "Policy").Values(values...)
 }
