@@ -44,7 +44,7 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 		b.errs.Add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", s.Name, m.Name)
 		return nil
 	}
-	if len(c.Statuses) > 0 && !m.Carrier {
+	if len(c.Statuses) > 0 && m.Shape != Carrier {
 		for i, r := range m.Results[:len(m.Results)-1] {
 			if k := statusKind(r.Type); k != NoStatus {
 				c.Result, c.ResultType, c.ResultKind = i, r.Type, k
@@ -85,12 +85,12 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 	case !outcome || !last || sig.Variadic() || sig.TypeParams() != nil || params.Len() > 2:
 	case params.Len() == 1:
 		return c
-	case !m.Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
+	case m.Shape != Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
 		c.Result = 0
 		return c
 	}
 	want := "func(error) circuit.Outcome"
-	if !m.Carrier && len(m.Results) > 1 {
+	if m.Shape != Carrier && len(m.Results) > 1 {
 		want += " or func(" + types.TypeString(m.Results[0].Type, b.qualifier) + ", error) circuit.Outcome"
 	}
 	b.errs.Add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)

@@ -82,7 +82,7 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 			b.errs.Add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", s.Name, m.Name, types.TypeString(m.Results[0].Type, b.qualifier))
 			return false
 		}
-		m.Carrier = true
+		m.Shape = Carrier
 	default:
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result with Err() error (mark it skip to pass it through)", s.Name, m.Name)
 		return false

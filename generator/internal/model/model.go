@@ -122,14 +122,26 @@ type Method struct {
 	// Request is, when there is no Ctx, the index of a *net/http.Request
 	// parameter whose Context is passed to the breaker, or -1.
 	Request int
-	// Carrier marks a method whose only result carries its error: its
-	// Err() method reports it, and SetErr(error) sets it on rejection.
-	Carrier bool
+	// Shape is how the method reports its error.
+	Shape Shape
 	// Err is the local holding the guarded call's error, and CallErr the
 	// one inside the circuit holding next's; Ran, set when the request's
 	// body needs closing on rejection, records that next ran.
 	Err, CallErr, Ran string
 }
+
+// Shape is how a guarded method reports its error. Each shape is checked
+// in model/method.go (errorResult) and rendered in render/method.go
+// (guardedBody); a new one is a constant here and a case in each.
+type Shape int
+
+const (
+	// ErrorLast is a method whose last result is error.
+	ErrorLast Shape = iota
+	// Carrier is a method whose only result carries its error: its Err()
+	// method reports it, and SetErr(error) sets it on rejection.
+	Carrier
+)
 
 // Var is a parameter or result: its name in the generated code, the name
 // it was declared with, and its type.

@@ -291,7 +291,7 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 		m.Ran = s.add("ran")
 	}
 	results := len(m.Results) - 1
-	if m.Carrier {
+	if m.Shape == Carrier {
 		results = 1
 	}
 	for i := range results {

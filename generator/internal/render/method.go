@@ -63,6 +63,24 @@ func method(f *jen.File, w *model.Wrapper, m *model.Method) {
 // declares nothing the method declares: it ignores the context it is
 // given, the method's own, and holds next's error in CallErr.
 func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
+	g := guard{m: m, call: call, classifier: classifier}
+	switch m.Shape {
+	case model.Carrier:
+		return g.carrier()
+	default:
+		return g.errorLast()
+	}
+}
+
+// guard renders the parts of a guarded method's body.
+type guard struct {
+	m                *model.Method
+	call, classifier *jen.Statement
+}
+
+// run renders the call of the method's circuit with a function of body.
+func (g guard) run(body ...jen.Code) *jen.Statement {
+	m := g.m
 	ctx := jen.Qual("context", "Background").Call()
 	switch {
 	case m.Ctx >= 0:
@@ -70,40 +88,48 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 	case m.Request >= 0:
 		ctx = jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
 	}
-	classify := func(errName string) jen.Code {
-		args := []jen.Code{jen.Id(errName)}
-		if c := m.Classify; c.Result >= 0 {
-			args = []jen.Code{jen.Id(m.Results[c.Result].Name), jen.Id(errName)}
-		}
-		return jen.Return(classifier.Clone().Call(args...), jen.Id(errName))
+	op := jen.Func().Params(jen.Qual("context", "Context")).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
+	return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(ctx, op)
+}
+
+// classify renders the return of the outcome of next's error errName.
+func (g guard) classify(errName string) jen.Code {
+	args := []jen.Code{jen.Id(errName)}
+	if c := g.m.Classify; c.Result >= 0 {
+		args = []jen.Code{jen.Id(g.m.Results[c.Result].Name), jen.Id(errName)}
 	}
-	run := func(body ...jen.Code) *jen.Statement {
-		op := jen.Func().Params(jen.Qual("context", "Context")).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
-		return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(ctx, op)
-	}
+	return jen.Return(g.classifier.Clone().Call(args...), jen.Id(errName))
+}
+
+// carrier renders the body of a method whose result carries its error.
+func (g guard) carrier() []jen.Code {
+	m := g.m
+	r := jen.Id(m.Results[0].Name)
 	errID := jen.Id(m.Err)
-	if m.Carrier {
-		r := jen.Id(m.Results[0].Name)
-		elem := typeCode(types.Unalias(m.Results[0].Type).(*types.Pointer).Elem())
-		return []jen.Code{
-			jen.Var().Add(r).Add(typeCode(m.Results[0].Type)),
-			jen.Id(m.Err).Op(":=").Add(run(
-				jen.Add(r).Op("=").Add(call),
-				jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
-				classify(m.CallErr),
-			)),
-			jen.If(jen.Add(r).Op("==").Nil()).Block(
-				jen.Comment("rejected: next was not called"),
-				jen.Add(r).Op("=").New(elem),
-			),
-			jen.If(errID.Clone().Op("!=").Nil()).Block(jen.Add(r).Dot("SetErr").Call(errID)),
-			jen.Return(r),
-		}
+	elem := typeCode(types.Unalias(m.Results[0].Type).(*types.Pointer).Elem())
+	return []jen.Code{
+		jen.Var().Add(r).Add(typeCode(m.Results[0].Type)),
+		jen.Id(m.Err).Op(":=").Add(g.run(
+			jen.Add(r).Op("=").Add(g.call),
+			jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
+			g.classify(m.CallErr),
+		)),
+		jen.If(jen.Add(r).Op("==").Nil()).Block(
+			jen.Comment("rejected: next was not called"),
+			jen.Add(r).Op("=").New(elem),
+		),
+		jen.If(errID.Clone().Op("!=").Nil()).Block(jen.Add(r).Dot("SetErr").Call(errID)),
+		jen.Return(r),
 	}
+}
+
+// errorLast renders the body of a method that returns error last.
+func (g guard) errorLast() []jen.Code {
+	m := g.m
 	locals := m.Results[:len(m.Results)-1]
 	if len(locals) == 0 && m.Ran == "" {
 		// No local outside the circuit: next's error is err.
-		return []jen.Code{jen.Return(run(jen.Id(m.Err).Op(":=").Add(call), classify(m.Err)))}
+		return []jen.Code{jen.Return(g.run(jen.Id(m.Err).Op(":=").Add(g.call), g.classify(m.Err)))}
 	}
 	var body, inner []jen.Code
 	lhs := make([]jen.Code, 0, len(m.Results))
@@ -119,12 +145,12 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 		inner = append(inner, jen.Id(m.Ran).Op("=").True())
 	}
 	if len(locals) == 0 {
-		inner = append(inner, jen.Id(m.CallErr).Op(":=").Add(call))
+		inner = append(inner, jen.Id(m.CallErr).Op(":=").Add(g.call))
 	} else {
-		inner = append(inner, jen.Var().Id(m.CallErr).Error(), jen.List(append(lhs, jen.Id(m.CallErr))...).Op("=").Add(call))
+		inner = append(inner, jen.Var().Id(m.CallErr).Error(), jen.List(append(lhs, jen.Id(m.CallErr))...).Op("=").Add(g.call))
 	}
-	inner = append(inner, classify(m.CallErr))
-	body = append(body, jen.Id(m.Err).Op(":=").Add(run(inner...)))
+	inner = append(inner, g.classify(m.CallErr))
+	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(inner...)))
 	if m.Ran != "" {
 		// Like http.RoundTripper and http.Client.Do, close the request's
 		// body even when the call was rejected and next never saw it.

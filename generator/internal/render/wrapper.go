@@ -99,7 +99,7 @@ func usage(w *model.Wrapper) []string {
 	}
 	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(args, ", "))
 	var results []string
-	if first.Carrier {
+	if first.Shape == model.Carrier {
 		call += ".Err()"
 	} else {
 		for range len(first.Results) - 1 {
