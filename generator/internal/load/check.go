@@ -48,23 +48,9 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 			p.failed[path] = "malformed import path"
 		}
 	}
-	slices.Sort(need)
-	exports := map[string]string{}
-	if len(need) > 0 {
-		listed, err := p.list([]string{"-export", "-json=ImportPath,Export,Error"}, need)
-		if err != nil {
-			return err
-		}
-		for _, lp := range listed {
-			switch {
-			case lp.Error != nil:
-				p.failed[lp.ImportPath] = lp.Error.Err
-			case lp.Export == "":
-				p.failed[lp.ImportPath] = "no export data for " + lp.ImportPath
-			default:
-				exports[lp.ImportPath] = lp.Export
-			}
-		}
+	exports, err := p.exports(need)
+	if err != nil {
+		return err
 	}
 	imp := &importer{p: p, exports: exports, roots: map[string]*types.Package{}}
 	imp.gc = goimporter.ForCompiler(p.Fset, "gc", imp.lookup).(types.ImporterFrom)
@@ -79,6 +65,32 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 		}
 	}
 	return nil
+}
+
+// exports lists the packages at paths with one go list -export run and
+// returns the file of each one's export data; it records those that
+// failed.
+func (p *Program) exports(paths []string) (map[string]string, error) {
+	exports := map[string]string{}
+	if len(paths) == 0 {
+		return exports, nil
+	}
+	slices.Sort(paths)
+	listed, err := p.list([]string{"-export", "-json=ImportPath,Export,Error"}, paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, lp := range listed {
+		switch {
+		case lp.Error != nil:
+			p.failed[lp.ImportPath] = lp.Error.Err
+		case lp.Export == "":
+			p.failed[lp.ImportPath] = "no export data for " + lp.ImportPath
+		default:
+			exports[lp.ImportPath] = lp.Export
+		}
+	}
+	return exports, nil
 }
 
 // check type-checks the target package r.
