@@ -12,7 +12,6 @@ import (
 
 	"github.com/circuitgen/circuitgen/generator/internal/diag"
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 // scope is the identifiers declared in one Go scope, within its enclosing
@@ -121,48 +120,6 @@ func name(f *File, home *types.Package) {
 			nameMethod(w, m, pkg)
 		}
 	}
-}
-
-// namePolicies makes one package-level variable for each distinct policy
-// of f's circuits, in the order of first use, and returns each circuit's.
-// A variable is named after the circuit using it (policyBillingAPICharge);
-// one several circuits share is policyDefault when it is
-// circuit.DefaultPolicy, otherwise named after the interface of the first.
-func namePolicies(f *File, pkg *scope) map[*Circuit]*Policy {
-	byValue := map[circuit.Policy]*Policy{}
-	of := map[*Circuit]*Policy{}
-	var users [][]*Circuit
-	var ifaces []string
-	for _, w := range f.Wrappers {
-		for _, m := range w.Methods {
-			if m.Skip || of[m.Field.Circuit] != nil {
-				continue
-			}
-			c := m.Field.Circuit
-			p := byValue[c.Policy]
-			if p == nil {
-				p = &Policy{Value: c.Policy, Fields: literalFields(c.Policy)}
-				byValue[c.Policy] = p
-				f.Policies = append(f.Policies, p)
-				users = append(users, nil)
-				ifaces = append(ifaces, w.Interface)
-			}
-			i := slices.Index(f.Policies, p)
-			users[i] = append(users[i], c)
-			of[c] = p
-		}
-	}
-	for i, p := range f.Policies {
-		base := "policy" + upperFirst(ifaces[i])
-		switch {
-		case len(users[i]) == 1:
-			base = "policy" + camel(users[i][0].Name)
-		case p.Value == circuit.DefaultPolicy:
-			base = "policyDefault"
-		}
-		p.Var = pkg.add(base)
-	}
-	return of
 }
 
 // nameImports gives every package the file may use a name: its own, or
