@@ -5,21 +5,22 @@ GO ?= go
 
 all: check test
 
-# Regenerates every guarded client in the repository.
+# Regenerates every guarded client in the repository (every module of go.work).
 generate:
-	$(GO) generate ./...
+	$(GO) generate $$(bash .ci/packages)
 
-# Fails on unformatted files, vet findings, stale generated files and
-# packages that do not build or vet on another platform.
+# Fails on unformatted files, vet findings, untidy modules, stale generated
+# files and packages that do not build or vet on another platform.
 check: cross
 	@files=$$(git ls-files '*.go' | grep -v '^testdata/golden/stale/'); \
 	out=$$(gofmt -l $$files) || exit 1; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet $$(bash .ci/packages)
+	bash .ci/tidy
 	bash .ci/stale
 
-# Cross-compiles and vets every package, test files included, for
-# darwin/arm64, darwin/amd64, windows/amd64 and linux/arm64.
+# Vets every package, test files included, for darwin and windows (which
+# type-checks it against its dependencies compiled for them).
 cross:
 	GO=$(GO) bash .ci/cross
 
@@ -40,7 +41,7 @@ bench:
 # Runs every fuzz target for FUZZTIME each (default 30s).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
+	@for pkg in $$(bash .ci/packages); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \

@@ -10,7 +10,7 @@ import (
 	"errors"
 )
 
-//go:generate go run github.com/circuitgen/circuitgen/cmd/circuitgen
+//go:generate go tool circuitgen
 
 // ErrDown is the failure every guarded method counts.
 var ErrDown = errors.New("backend down")

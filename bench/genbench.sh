@@ -104,7 +104,7 @@ mkdir -p "$MOD/repo"
 } >"$MOD/repo/repo.go"
 
 # cmds: go-redis's Cmdable through a manifest.
-REDIS=$(awk '$1 == "github.com/redis/go-redis/v9" {print $2}' "$ROOT/go.mod")
+REDIS=$(awk '$1 == "github.com/redis/go-redis/v9" {print $2}' "$ROOT/runtime/redisstore/go.mod")
 (cd "$MOD" && go mod edit -require="github.com/redis/go-redis/v9@$REDIS")
 mkdir -p "$MOD/cmds"
 printf 'package cmds\n\nimport "github.com/redis/go-redis/v9"\n\n// Cmdable is the command set of go-redis.\ntype Cmdable interface{ redis.Cmdable }\n' >"$MOD/cmds/cmdable.go"

@@ -115,7 +115,7 @@ func compareGolden(t *testing.T, golden string, got []byte) {
 // TestCommittedOutputIsFresh checks the generated client the behaviour
 // tests drive, as circuitgen -check does in CI.
 func TestCommittedOutputIsFresh(t *testing.T) {
-	dir, err := filepath.Abs("internal/fakeclient")
+	dir, err := filepath.Abs("../testdata/fakeclient")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +129,6 @@ func TestCommittedOutputIsFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	if stale {
-		t.Errorf("internal/fakeclient is stale: run go generate ./generator/internal/fakeclient\n%s", diff.String())
+		t.Errorf("testdata/fakeclient is stale: run go generate in testdata/fakeclient\n%s", diff.String())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/tools/go/analysis/passes/shadow"
 )
 
 // TestGoldenDeclaresNoNameTwice checks that no identifier a golden output
@@ -124,12 +126,12 @@ func redeclared(n ast.Node, outer []string, report func(*ast.Ident)) {
 }
 
 // shadowVet runs go vet's shadow analyzer, strict, on dirs seen from dir,
-// with files replaced as overlay says.
+// with files replaced as overlay says. The analyzer's command is built from
+// the module this package requires (its Analyzer below).
 func shadowVet(t *testing.T, dir string, overlay map[string]string, dirs []string) {
 	t.Helper()
-	tool := filepath.Join(t.TempDir(), "shadow")
+	tool := filepath.Join(t.TempDir(), shadow.Analyzer.Name)
 	build := exec.Command("go", "build", "-o", tool, "golang.org/x/tools/go/analysis/passes/shadow/cmd/shadow")
-	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the shadow analyzer: %v\n%s", err, out)
 	}

@@ -12,6 +12,8 @@ import (
 // circuitctl.
 var toolModules = []string{
 	"github.com/circuitgen/circuitgen",
+	"github.com/circuitgen/circuitgen/cmd/circuitgen",
+	"github.com/circuitgen/circuitgen/generator",
 	"github.com/dave/jennifer",
 	"golang.org/x/mod",
 	"golang.org/x/sync",

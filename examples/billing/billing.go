@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-//go:generate go run github.com/circuitgen/circuitgen/cmd/circuitgen
+//go:generate go tool circuitgen
 
 // BillingAPI is the billing provider's API as the application uses it.
 //

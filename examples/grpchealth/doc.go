@@ -6,4 +6,4 @@
 // later are the caller's.
 package grpchealth
 
-//go:generate go run github.com/circuitgen/circuitgen/cmd/circuitgen -manifest circuitgen.yaml
+//go:generate go tool circuitgen -manifest circuitgen.yaml

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-//go:generate go run github.com/circuitgen/circuitgen/cmd/circuitgen
+//go:generate go tool circuitgen
 
 // Cache is the part of *redis.Client the application uses. Close passes
 // through unguarded: an open circuit never refuses to release a resource.

@@ -3,12 +3,12 @@
 package testenv
 
 import (
+	"bufio"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // StartRedis starts a redis-server of the test's own on a unix socket,
@@ -26,13 +26,26 @@ func StartRedis(t testing.TB) (*exec.Cmd, string) {
 	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
 		"--dir", dir, "--save", "", "--appendonly", "no")
 	Start(t, cmd)
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
-	defer c.Close()
-	for i := 0; c.Ping(t.Context()).Err() != nil; i++ {
+	for i := 0; !pongs(sock); i++ {
 		if i == 100 {
 			t.Fatal("redis-server did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cmd, sock
+}
+
+// pongs reports whether the server on unix socket sock answers a PING.
+func pongs(sock string) bool {
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && line == "+PONG\r\n"
 }

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 // settleTimeout bounds the writes that settle a call, which run detached
@@ -26,14 +29,15 @@ const maxConflicts = 1000
 // every Breaker on the same store shares them. It is safe for concurrent use.
 type Breaker struct {
 	store Store
-	// The optional interfaces of the store (StoreAs), nil when it has none.
-	binder     Binder
-	storeClock Clock
-	windows    WindowStore
-	sharer     WindowSharer
+	// The optional interfaces of the store, nil when it has none.
+	binder     driver.Binder
+	storeClock driver.Clock
+	windows    driver.WindowStore
+	sharer     driver.WindowSharer
 	clock      func() time.Time
-	observers  []Observer     // those that are not CallObservers
-	calls      []CallObserver // nil when there are none: the hot path checks
+	observers  []Observer      // those that are not CallObservers
+	calls      []CallObserver  // nil when there are none: the hot path checks
+	events     []EventObserver // those that hear Events too
 
 	refs  sync.Map  // circuit name → *ref
 	epoch time.Time // a monotonic reading, for rejections (reject.go)
@@ -42,12 +46,15 @@ type Breaker struct {
 // ref is a circuit of the store, its name validated and bound once.
 type ref struct {
 	name    string
-	store   BoundStore
+	store   driver.BoundStore
+	policy  atomic.Pointer[bound]     // the policy last validated for it
 	open    atomic.Pointer[rejection] // the latest rejection, for reuse
 	win     atomic.Pointer[window]    // the window last used (window.go)
-	wins    sync.Map                  // window span → *WindowCells, when the store keeps none
-	batches sync.Map                  // window span → *batch, for a WindowSharer (share.go)
+	wins    sync.Map                  // window span → *driver.WindowCells, when the store keeps none
+	batches sync.Map                  // window span → *batch, for a driver.WindowSharer (share.go)
 	batch   atomic.Pointer[batch]     // the batch last used
+
+	reported atomic.Pointer[time.Time] // when a StateError was last reported; nil never
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -82,16 +89,20 @@ func WithObserver(o Observer) Option {
 	return func(b *Breaker) { b.observers = append(b.observers, o) }
 }
 
-// New returns a Breaker over store. It does no I/O. It uses the optional
-// interfaces of store, or of a store it wraps, that StoreAs finds.
+// New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store, epoch: time.Now()}
-	b.binder, _ = StoreAs[Binder](store)
-	b.storeClock, _ = StoreAs[Clock](store)
-	b.windows, _ = StoreAs[WindowStore](store)
-	b.sharer, _ = StoreAs[WindowSharer](store)
+	b.binder, _ = StoreAs[driver.Binder](store)
+	b.storeClock, _ = StoreAs[driver.Clock](store)
+	b.windows, _ = StoreAs[driver.WindowStore](store)
+	b.sharer, _ = StoreAs[driver.WindowSharer](store)
 	for _, o := range opts {
 		o(b)
+	}
+	for _, o := range b.observers {
+		if e, ok := o.(EventObserver); ok {
+			b.events = append(b.events, e)
+		}
 	}
 	b.observers = slices.DeleteFunc(b.observers, func(o Observer) bool {
 		c, ok := o.(CallObserver)
@@ -100,7 +111,14 @@ func New(store Store, opts ...Option) *Breaker {
 		}
 		return ok
 	})
+	b.listen(store)
 	return b
+}
+
+// bound is a Policy that Validate accepted, and its rules.
+type bound struct {
+	policy Policy
+	rules  machine.Policy
 }
 
 // Run runs op through the named circuit under policy p.
@@ -112,27 +130,34 @@ func New(store Store, opts ...Option) *Breaker {
 // every lock, with ctx; its Outcome settles the circuit. A panic in op
 // settles as Ignored and continues.
 func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
-	r, err := b.bind(name, p)
+	r, rules, err := b.bind(name, p)
 	if err != nil {
 		return err
 	}
-	return b.run(ctx, r, p, op)
+	return b.run(ctx, r, rules, op)
 }
 
-// bind returns the named circuit's ref after validating name and p: the
-// configuration errors of Run, Allow and Circuit, before any I/O.
-func (b *Breaker) bind(name string, p Policy) (*ref, error) {
+// bind returns the named circuit's ref and the rules of p after validating
+// name and p: the configuration errors of Run, Allow and Circuit, before any
+// I/O. A circuit's policy is validated once, while callers keep passing the
+// same one.
+func (b *Breaker) bind(name string, p Policy) (*ref, machine.Policy, error) {
 	r, err := b.ref(name)
 	if err != nil {
-		return nil, err
+		return nil, machine.Policy{}, err
+	}
+	if v := r.policy.Load(); v != nil && v.policy == p {
+		return r, v.rules, nil
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, machine.Policy{}, err
 	}
-	return r, nil
+	v := &bound{policy: p, rules: p.rules()}
+	r.policy.Store(v)
+	return r, v.rules, nil
 }
 
-func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Context) (Outcome, error)) error {
+func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(context.Context) (Outcome, error)) error {
 	g, err := b.allow(ctx, r, p)
 	if err != nil {
 		return err
@@ -140,15 +165,16 @@ func (b *Breaker) run(ctx context.Context, r *ref, p Policy, op func(context.Con
 	settled := false
 	defer func() {
 		if !settled { // op panicked: settle, then let the panic go on
-			_ = b.settle(ctx, r, p, g, Ignored)
+			_ = b.settle(ctx, r, p, g, machine.Ignored)
 		}
 	}()
 	var start time.Time
 	if p.SlowCall > 0 {
 		start = b.start()
 	}
-	outcome, opErr := op(ctx)
+	o, opErr := op(ctx)
 	settled = true
+	outcome := machine.Outcome(o)
 	if p.SlowCall > 0 {
 		outcome = p.Classify(outcome, b.since(start))
 	}
@@ -170,16 +196,16 @@ func ranError(err, opErr error) error {
 
 // load loads the circuit's record and the store's time (zero when the
 // store leaves the clock to the Breaker).
-func (b *Breaker) load(ctx context.Context, r *ref) (*Record, time.Time, error) {
+func (b *Breaker) load(ctx context.Context, r *ref) (*driver.Record, time.Time, error) {
 	rec, now, err := r.store.Load(ctx)
 	if err != nil {
-		return nil, now, &StateError{Name: r.name, Op: "load", Err: err}
+		return nil, now, b.stateError(r, "load", err)
 	}
 	return rec, now, nil
 }
 
 // now returns the time for a decision: the injected clock, else the store's
-// time, else the store's Clock, else the local wall clock.
+// time, else the store's driver.Clock, else the local wall clock.
 func (b *Breaker) now(storeNow time.Time) time.Time {
 	switch {
 	case b.clock != nil:
@@ -209,42 +235,42 @@ func (b *Breaker) since(start time.Time) time.Duration {
 }
 
 // replace stores next over prev. It reports false on a conflict.
-func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *Record) (bool, error) {
+func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *driver.Record) (bool, error) {
 	err := r.store.Replace(ctx, prev, next)
 	switch {
 	case err == nil:
 		b.notify(ctx, prev, next)
 		return true, nil
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, driver.ErrConflict):
 		return false, nil
 	}
-	return false, &StateError{Name: r.name, Op: "replace", Err: err}
+	return false, b.stateError(r, "replace", err)
 }
 
 // allow admits a call, or says why not. name and policy are valid.
-func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
+func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.Grant, error) {
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil {
-			return Grant{}, err
+			return machine.Grant{}, err
 		}
 		rec, storeNow, err := b.load(ctx, r)
 		if err != nil {
-			return Grant{}, err
+			return machine.Grant{}, err
 		}
 		if rec != nil && rec.State == StateClosed {
-			// Admit's closed case, which needs no clock: the hot path.
-			return Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
+			// machine.Admit's closed case, which needs no clock: the hot path.
+			return machine.Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
 		}
 		local := storeNow.IsZero() && b.clock == nil
 		if local {
 			if e := r.rejected(rec, b.epoch); e != nil {
-				return Grant{}, b.rejection(ctx, e) // Admit's rejection, as decided for this record
+				return machine.Grant{}, b.rejection(ctx, e) // machine.Admit's rejection, as decided for this record
 			}
 		}
 		now := b.now(storeNow)
-		a := Admit(rec, r.name, p, now, newID)
+		a := machine.Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local))
+			return machine.Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local))
 		}
 		if a.Next == nil {
 			return a.Grant, nil
@@ -253,7 +279,7 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 			return a.Grant, err
 		}
 	}
-	return Grant{}, &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+	return machine.Grant{}, b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
 
 // settle records a call's outcome, already classified (Policy.Classify).
@@ -267,11 +293,11 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p Policy) (Grant, error) {
 // cancellation and bounded by settleTimeout. The first load writes nothing
 // and runs on the caller's context while it lasts, so that a call that
 // changes nothing (a success on a healthy circuit) costs nothing more.
-func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outcome) error {
+func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machine.Grant, o machine.Outcome) error {
 	for _, c := range b.calls {
-		c.ObserveOutcome(ctx, r.name, o)
+		c.ObserveOutcome(ctx, r.name, Outcome(o))
 	}
-	if o == Ignored && !g.Probe {
+	if o == machine.Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
 	detached := false
@@ -299,7 +325,7 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 		if err != nil {
 			return err
 		}
-		var w Counts
+		var w driver.Counts
 		var now time.Time
 		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
 			now = b.now(storeNow)
@@ -313,21 +339,21 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p Policy, g Grant, o Outco
 			}
 			counted = true
 		}
-		// Whether SettleWindow changes anything does not depend on the
+		// Whether machine.SettleWindow changes anything does not depend on the
 		// time, so the clock is read only when it does.
-		if SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
+		if machine.SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
 			return nil
 		}
 		detachOnce()
 		if now.IsZero() {
 			now = b.now(storeNow)
 		}
-		next := SettleWindow(rec, g, o, p, now, w)
+		next := machine.SettleWindow(rec, g, o, p, now, w)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
 	}
-	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+	return b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
 
 // detach returns a context with ctx's values that ctx's cancellation does
@@ -338,13 +364,13 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // current reports whether rec is the closed record that admitted g: a call
 // whose outcome the window counts.
-func current(rec *Record, g Grant) bool {
+func current(rec *driver.Record, g machine.Grant) bool {
 	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
 }
 
 // notify tells the observers of a committed change from prev to next, when
 // it is a transition.
-func (b *Breaker) notify(ctx context.Context, prev, next *Record) {
+func (b *Breaker) notify(ctx context.Context, prev, next *driver.Record) {
 	from := StateClosed
 	if prev != nil {
 		from = prev.State
@@ -380,7 +406,7 @@ func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) e
 	if err != nil {
 		return err
 	}
-	if d < MinCooldown || d > MaxCooldown {
+	if d < minCooldown || d > maxCooldown {
 		return &ConfigError{Field: "ForceOpen duration", Value: d.String(), Reason: "must be within 1s..24h"}
 	}
 	for range maxConflicts {
@@ -391,12 +417,12 @@ func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) e
 		if err != nil {
 			return err
 		}
-		next := Force(rec, name, b.now(storeNow), d, newID)
+		next := machine.Force(rec, name, b.now(storeNow), d, newID)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
 	}
-	return &StateError{Name: r.name, Op: "replace", Err: fmt.Errorf("gave up after %d concurrent changes", maxConflicts)}
+	return b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
 
 // newID returns 16 random bytes as 32 hex digits.

@@ -72,7 +72,7 @@ func TestForceOpen(t *testing.T) {
 	t.Run("bad input", func(t *testing.T) {
 		_, _, before := s.counts()
 		loads, _, _ := s.counts()
-		for _, d := range []time.Duration{0, 999 * time.Millisecond, circuit.MaxCooldown + 1} {
+		for _, d := range []time.Duration{0, 999 * time.Millisecond, (24 * time.Hour) + 1} {
 			var ce *circuit.ConfigError
 			if err := b.ForceOpen(ctx, testName, d); !errors.As(err, &ce) {
 				t.Errorf("ForceOpen(%v) = %v, want a *ConfigError", d, err)
@@ -191,5 +191,46 @@ func TestGrowingCooldown(t *testing.T) {
 	openCircuit(t, b, s, p)
 	if r := s.rec(testName); !r.OpenUntil.Equal(clock.Now().Add(p.Cooldown)) || r.Reopens != 0 {
 		t.Errorf("closing did not reset the cooldown: %s", fmtRecord(r))
+	}
+}
+
+// TestZeroPolicyIsDefault: a zero Policy, or one whose defaulted fields are
+// zero, runs as DefaultPolicy: five failures open the circuit for thirty
+// seconds.
+func TestZeroPolicyIsDefault(t *testing.T) {
+	for _, p := range []circuit.Policy{{}, {Cooldown: 30 * time.Second}, {FailureThreshold: 5}} {
+		b, s, clock := newBreaker(t)
+		boom := errors.New("boom")
+		for i := range 5 {
+			if r := s.rec(testName); r != nil && r.State != circuit.StateClosed {
+				t.Fatalf("%+v: open after %d failures, want 5", p, i)
+			}
+			if err := b.Run(t.Context(), testName, p, failing(boom)); !errors.Is(err, boom) {
+				t.Fatalf("%+v: failing call = %v", p, err)
+			}
+		}
+		r := s.rec(testName)
+		if r == nil || r.State != circuit.StateOpen || !r.OpenUntil.Equal(clock.Now().Add(circuit.DefaultPolicy.Cooldown)) {
+			t.Fatalf("%+v: after 5 failures %s, want open for DefaultPolicy.Cooldown", p, fmtRecord(r))
+		}
+	}
+}
+
+// TestPolicyRevalidated: a circuit called with another policy than the one
+// it last validated checks the new one, so a bad policy is never excused by
+// an earlier good one.
+func TestPolicyRevalidated(t *testing.T) {
+	b, _, _ := newBreaker(t)
+	if err := b.Run(t.Context(), testName, pol, succeed); err != nil {
+		t.Fatal(err)
+	}
+	bad := pol
+	bad.Cooldown = time.Millisecond
+	var ce *circuit.ConfigError
+	if err := b.Run(t.Context(), testName, bad, mustNotRun(t)); !errors.As(err, &ce) || ce.Field != "Cooldown" {
+		t.Fatalf("Run with a bad policy after a good one = %v, want a *ConfigError for Cooldown", err)
+	}
+	if err := b.Run(t.Context(), testName, pol, succeed); err != nil {
+		t.Fatalf("Run with the good policy again = %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 type op = func(context.Context) (circuit.Outcome, error)
@@ -355,7 +356,7 @@ func TestStaleCallsChangeNothing(t *testing.T) {
 		if err := old.Done(circuit.Failure); err != nil {
 			t.Fatal(err)
 		}
-		if r := s.rec(testName); !circuit.SameRevision(r, before) || r.Failures != 0 {
+		if r := s.rec(testName); !driver.SameRevision(r, before) || r.Failures != 0 {
 			t.Fatalf("a call from generation 1 changed %s into %s", fmtRecord(before), fmtRecord(r))
 		}
 	})
@@ -368,7 +369,7 @@ func TestStaleCallsChangeNothing(t *testing.T) {
 		if err := inFlight.Done(circuit.Success); err != nil {
 			t.Fatal(err)
 		}
-		if r := s.rec(testName); !circuit.SameRevision(r, before) {
+		if r := s.rec(testName); !driver.SameRevision(r, before) {
 			t.Fatalf("a closed-admitted success changed %s into %s", fmtRecord(before), fmtRecord(r))
 		}
 	})
@@ -405,7 +406,7 @@ func TestRunPanic(t *testing.T) {
 		if got := runRecovering(b, pol); got != (sentinel{"kaboom"}) {
 			t.Fatalf("recovered %v, want the operation's panic value", got)
 		}
-		if r := s.rec(testName); !circuit.SameRevision(r, before) || r.Failures != 1 {
+		if r := s.rec(testName); !driver.SameRevision(r, before) || r.Failures != 1 {
 			t.Fatalf("a panic changed %s into %s", fmtRecord(before), fmtRecord(r))
 		}
 	})
@@ -452,7 +453,7 @@ func TestConfigErrorBeforeAnyStoreCall(t *testing.T) {
 		{"URL as name", "https://billing.example.test", pol, "name"},
 		{"homoglyph name", "b\u0456lling", pol, "name"},
 		{"129-byte name", "a" + strings.Repeat("b", 128), pol, "name"},
-		{"zero policy", testName, circuit.Policy{}, "FailureThreshold"},
+		{"negative threshold", testName, circuit.Policy{FailureThreshold: -1}, "FailureThreshold"},
 		{"threshold too high", testName, circuit.Policy{FailureThreshold: 1001, Cooldown: time.Second, ProbeLease: time.Second}, "FailureThreshold"},
 		{"cooldown too short", testName, circuit.Policy{FailureThreshold: 1, Cooldown: time.Millisecond, ProbeLease: time.Second}, "Cooldown"},
 		{"lease too long", testName, circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: 2 * time.Hour}, "ProbeLease"},
@@ -514,7 +515,7 @@ func TestCorruptRecord(t *testing.T) {
 	s.set(func(s *memStore) { s.corrupt[testName] = true })
 
 	err := b.Run(t.Context(), testName, pol, mustNotRun(t))
-	if se := wantStateError(t, err, "load", false); !se.Corrupt() || !errors.Is(err, circuit.ErrCorrupt) {
+	if se := wantStateError(t, err, "load", false); !se.Corrupt() || !errors.Is(err, driver.ErrCorrupt) {
 		t.Fatalf("StateError %v: want Corrupt()", err)
 	}
 	if _, err := b.Snapshot(t.Context(), testName); err == nil {

@@ -3,6 +3,8 @@ package circuit
 import (
 	"errors"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // StatusUnreadable is the State of a Status whose record could not be read.
@@ -66,7 +68,7 @@ func Unreadable(err error) string {
 	if _, ok := errors.AsType[*ConfigError](err); ok {
 		return "invalid circuit name"
 	}
-	if errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, driver.ErrCorrupt) {
 		return "corrupt record"
 	}
 	return "state unreadable"

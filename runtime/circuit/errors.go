@@ -4,25 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // ErrOpen is matched by every *OpenError, for callers who use errors.Is the
 // way sony/gobreaker users match its ErrOpenState.
 var ErrOpen = errors.New("circuit open")
 
-// ErrConflict is what a Store's Replace returns when the stored record is no
-// longer the revision the caller loaded. The Breaker loads again and decides
-// again; it never reaches callers.
-var ErrConflict = errors.New("circuit record changed concurrently")
-
-// ErrCorrupt is wrapped by a Store's error when a record exists but cannot be
-// trusted: undecodable, of an unknown version, or inconsistent. It is never
-// reset silently; Breaker.Clear removes such a record.
-var ErrCorrupt = errors.New("corrupt circuit record")
-
 // retryAfterCap bounds RetryAfter even when a recorded deadline is far away
 // (a clock that stepped back): the longest cooldown plus the longest lease.
-const retryAfterCap = MaxCooldown + MaxProbeLease
+const retryAfterCap = maxCooldown + maxProbeLease
 
 // OpenError is returned, without running the operation, by a call to a circuit
 // that is open, or half-open with another caller's probe in flight. Calls
@@ -114,7 +106,7 @@ func (e *StateError) Unwrap() []error {
 
 // Corrupt reports whether the record exists but is corrupt; Breaker.Clear
 // removes it.
-func (e *StateError) Corrupt() bool { return errors.Is(e.Err, ErrCorrupt) }
+func (e *StateError) Corrupt() bool { return errors.Is(e.Err, driver.ErrCorrupt) }
 
 // ConfigError reports an invalid circuit name or policy. It is returned
 // before any I/O and before the operation runs.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 type statusErr struct{ code int }
@@ -143,20 +144,20 @@ func TestOpenErrorRetryAfterIsBounded(t *testing.T) {
 	// deadline is 34h away, more than any policy allows.
 	clock := newClock()
 	b := circuit.New(newMemStore(t, clock), circuit.WithClock(clock.Now))
-	p := circuit.Policy{FailureThreshold: 1, Cooldown: circuit.MaxCooldown, ProbeLease: time.Second}
+	p := circuit.Policy{FailureThreshold: 1, Cooldown: (24 * time.Hour), ProbeLease: time.Second}
 	_ = b.Run(t.Context(), testName, p, failing(errors.New("boom")))
 	clock.Set(t0.Add(-10 * time.Hour))
 	var oe *circuit.OpenError
 	if err := b.Run(t.Context(), testName, p, mustNotRun(t)); !errors.As(err, &oe) {
 		t.Fatalf("call = %v, want *OpenError", err)
 	}
-	if limit := circuit.MaxCooldown + circuit.MaxProbeLease; oe.RetryAfter() > limit || oe.RetryAfter() < circuit.MaxCooldown {
-		t.Errorf("RetryAfter() = %v, want within [%v, %v]", oe.RetryAfter(), circuit.MaxCooldown, limit)
+	if limit := (24 * time.Hour) + time.Hour; oe.RetryAfter() > limit || oe.RetryAfter() < (24*time.Hour) {
+		t.Errorf("RetryAfter() = %v, want within [%v, %v]", oe.RetryAfter(), (24 * time.Hour), limit)
 	}
 	if got, want := oe.RetryAfterSeconds(), int(oe.RetryAfter()/time.Second); got != want {
 		t.Errorf("RetryAfterSeconds() = %d, want %d", got, want)
 	}
-	if !oe.Until.Equal(t0.Add(circuit.MaxCooldown)) {
+	if !oe.Until.Equal(t0.Add((24 * time.Hour))) {
 		t.Errorf("Until = %v, want the recorded deadline", oe.Until)
 	}
 }
@@ -206,14 +207,14 @@ func TestStateError(t *testing.T) {
 			name:     "load failure before the call",
 			err:      &circuit.StateError{Name: testName, Op: "load", Err: storeErr},
 			reach:    []error{storeErr},
-			notReach: []error{callErr, circuit.ErrCorrupt, circuit.ErrOpen},
+			notReach: []error{callErr, driver.ErrCorrupt, circuit.ErrOpen},
 			wantMsg:  []string{testName, "load", "disk full"},
 		},
 		{
 			name:     "replace failure after the call, which returned an error",
 			err:      &circuit.StateError{Name: testName, Op: "replace", Err: storeErr, CallErr: callErr, Ran: true},
 			reach:    []error{storeErr, callErr},
-			notReach: []error{circuit.ErrCorrupt},
+			notReach: []error{driver.ErrCorrupt},
 			wantMsg:  []string{"replace", "disk full", "after the operation ran", "upstream 503"},
 		},
 		{
@@ -225,15 +226,15 @@ func TestStateError(t *testing.T) {
 		},
 		{
 			name:        "corrupt record",
-			err:         &circuit.StateError{Name: testName, Op: "load", Err: fmt.Errorf("decode %s.json: %w", circuit.Key(testName), circuit.ErrCorrupt)},
-			reach:       []error{circuit.ErrCorrupt},
+			err:         &circuit.StateError{Name: testName, Op: "load", Err: fmt.Errorf("decode %s.json: %w", circuit.Key(testName), driver.ErrCorrupt)},
+			reach:       []error{driver.ErrCorrupt},
 			wantCorrupt: true,
 			wantMsg:     []string{"corrupt circuit record"},
 		},
 		{
 			name:        "corrupt record joined with another error",
-			err:         &circuit.StateError{Name: testName, Op: "load", Err: errors.Join(io.ErrUnexpectedEOF, circuit.ErrCorrupt)},
-			reach:       []error{circuit.ErrCorrupt, io.ErrUnexpectedEOF},
+			err:         &circuit.StateError{Name: testName, Op: "load", Err: errors.Join(io.ErrUnexpectedEOF, driver.ErrCorrupt)},
+			reach:       []error{driver.ErrCorrupt, io.ErrUnexpectedEOF},
 			wantCorrupt: true,
 		},
 	}
@@ -297,8 +298,8 @@ func TestConfigError(t *testing.T) {
 		})
 	}
 	t.Run("from Validate", func(t *testing.T) {
-		err := circuit.Policy{FailureThreshold: 0, Cooldown: time.Second, ProbeLease: time.Second}.Validate()
-		if err == nil || err.Error() != `circuit: invalid FailureThreshold "0": must be within 1..1000` {
+		err := circuit.Policy{FailureThreshold: -1, Cooldown: time.Second, ProbeLease: time.Second}.Validate()
+		if err == nil || err.Error() != `circuit: invalid FailureThreshold "-1": must be within 1..1000` {
 			t.Errorf("Validate() error = %v", err)
 		}
 	})

@@ -1,6 +1,10 @@
 package circuit
 
-import "context"
+import (
+	"context"
+
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
+)
 
 // Circuit is a named circuit and its policy, validated and bound to the
 // store once: the prepared form of Breaker.Run for code that calls the same
@@ -9,15 +13,15 @@ type Circuit struct {
 	b    *Breaker
 	name string
 	r    *ref
-	p    Policy
+	p    machine.Policy
 	err  error
 }
 
 // Circuit returns the named circuit under policy p. An invalid name or
 // policy is reported, as a *ConfigError, by every call of the Circuit.
 func (b *Breaker) Circuit(name string, p Policy) *Circuit {
-	c := &Circuit{b: b, name: name, p: p}
-	c.r, c.err = b.bind(name, p)
+	c := &Circuit{b: b, name: name}
+	c.r, c.p, c.err = b.bind(name, p)
 	return c
 }
 

@@ -9,16 +9,23 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // t0 is the fixed start of every test clock.
 var t0 = time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
 
+// testName is the circuit of most tests.
+const testName = "billing-api"
+
+// pol is the policy of most tests: 3 failures, 30s cooldown, 10s lease.
+var pol = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
+
 // newClock returns a test clock at t0.
 func newClock() *testenv.Clock { return testenv.NewClock(t0) }
 
 // memStore is an in-memory circuit.Store for testing the Breaker's own logic:
-// a map under a mutex, compare-and-swap by circuit.SameRevision. It counts
+// a map under a mutex, compare-and-swap by driver.SameRevision. It counts
 // every call, can fail or conflict on demand, honours ctx like a real store's
 // round trip would, and checks that every record the Breaker writes is
 // consistent.
@@ -27,7 +34,7 @@ type memStore struct {
 	clock *testenv.Clock
 
 	mu       sync.Mutex
-	recs     map[string]*circuit.Record
+	recs     map[string]*driver.Record
 	loads    int
 	replaces int // Replace calls, successful or not
 	commits  int // successful Replaces
@@ -42,10 +49,10 @@ type memStore struct {
 }
 
 func newMemStore(t testing.TB, clock *testenv.Clock) *memStore {
-	return &memStore{t: t, clock: clock, recs: map[string]*circuit.Record{}, corrupt: map[string]bool{}}
+	return &memStore{t: t, clock: clock, recs: map[string]*driver.Record{}, corrupt: map[string]bool{}}
 }
 
-func (s *memStore) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+func (s *memStore) Load(ctx context.Context, name string) (*driver.Record, time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -56,7 +63,7 @@ func (s *memStore) Load(ctx context.Context, name string) (*circuit.Record, time
 		return nil, time.Time{}, s.loadErr
 	}
 	if s.corrupt[name] {
-		return nil, time.Time{}, fmt.Errorf("memstore: record %s: unknown field %q: %w", circuit.Key(name), "x", circuit.ErrCorrupt)
+		return nil, time.Time{}, fmt.Errorf("memstore: record %s: unknown field %q: %w", circuit.Key(name), "x", driver.ErrCorrupt)
 	}
 	// The stored record is shared, as the contract says: the race detector
 	// catches a Breaker that modifies it.
@@ -66,7 +73,7 @@ func (s *memStore) Load(ctx context.Context, name string) (*circuit.Record, time
 	return s.recs[name], s.clock.Now(), nil
 }
 
-func (s *memStore) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+func (s *memStore) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -85,10 +92,10 @@ func (s *memStore) Replace(ctx context.Context, name string, prev, next *circuit
 	}
 	if s.conflicts > 0 {
 		s.conflicts--
-		return fmt.Errorf("memstore: %w", circuit.ErrConflict)
+		return fmt.Errorf("memstore: %w", driver.ErrConflict)
 	}
-	if s.corrupt[name] || !circuit.SameRevision(s.recs[name], prev) {
-		return circuit.ErrConflict
+	if s.corrupt[name] || !driver.SameRevision(s.recs[name], prev) {
+		return driver.ErrConflict
 	}
 	if err := next.Check(); err != nil {
 		s.t.Errorf("Breaker wrote an inconsistent record %+v: %v", *next, err)
@@ -118,7 +125,7 @@ func (s *memStore) Delete(ctx context.Context, name string) error {
 }
 
 // rec returns a copy of the stored record, or nil.
-func (s *memStore) rec(name string) *circuit.Record {
+func (s *memStore) rec(name string) *driver.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.recs[name]
@@ -153,3 +160,26 @@ func (s *memStore) probe(name string) (string, bool) {
 	}
 	return r.ProbeToken, true
 }
+func fmtRecord(r *driver.Record) string {
+	if r == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("{%s %s failures=%d gen=%d inc=%s v=%d open_until=%s token=%q lease_until=%s updated=%s successes=%d reopens=%d forced=%t}",
+		r.Name, r.State, r.Failures, r.Generation, r.Incarnation, r.Version,
+		fmtTime(r.OpenUntil), r.ProbeToken, fmtTime(r.LeaseUntil), fmtTime(r.UpdatedAt), r.Successes, r.Reopens, r.Forced)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	return "t0+" + t.Sub(t0).String()
+}
+
+// ratePol opens on a failure rate of 50% over at least 4 calls in a minute,
+// and on 3 consecutive failures.
+var ratePol = circuit.Policy{FailureThreshold: 3, FailureRate: 0.5, MinCalls: 4, Window: time.Minute,
+	Cooldown: 30 * time.Second, MaxCooldown: 100 * time.Second, ProbeLease: 10 * time.Second, CloseAfter: 3}
+
+// rateOnlyPol is ratePol without the consecutive rule.
+var rateOnlyPol = func() circuit.Policy { p := ratePol; p.FailureThreshold = 0; return p }()

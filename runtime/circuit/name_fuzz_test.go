@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // nameGrammar is DESIGN.md's name rule, written independently of
@@ -41,7 +42,7 @@ func FuzzValidateName(f *testing.F) {
 			}
 			_ = err.Error() // must not panic
 		}
-		if err == nil && len(name) > circuit.MaxNameLen {
+		if err == nil && len(name) > driver.MaxNameLen {
 			t.Fatalf("accepted a %d-byte name", len(name))
 		}
 	})

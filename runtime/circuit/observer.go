@@ -2,8 +2,11 @@ package circuit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // Transition is a committed change of a circuit's state.
@@ -53,21 +56,42 @@ type ObserverFunc func(Transition)
 // ObserveTransition calls f(t).
 func (f ObserverFunc) ObserveTransition(t Transition) { f(t) }
 
-// SlogObserver returns an Observer that logs each transition to l: at Warn
-// when a circuit opens, at Info otherwise.
-func SlogObserver(l *slog.Logger) Observer {
-	return ObserverFunc(func(t Transition) {
-		level := slog.LevelInfo
-		if t.To == StateOpen {
-			level = slog.LevelWarn
-		}
-		l.LogAttrs(context.Background(), level, "circuit "+t.To.String(),
-			slog.String("circuit", t.Name),
-			slog.String("from", t.From.String()),
-			slog.String("to", t.To.String()),
-			slog.Uint64("generation", t.Generation),
-			slog.Int("failures", t.Failures),
-			slog.Time("at", t.At),
-		)
-	})
+// SlogObserver returns an EventObserver that logs to l: each transition, at
+// Warn when a circuit opens and at Info otherwise; each Event, at Error when
+// calls are refused (a StateError) or the store lost its state, and at Warn
+// for an unsafe store setting.
+func SlogObserver(l *slog.Logger) EventObserver { return slogObserver{l} }
+
+type slogObserver struct{ l *slog.Logger }
+
+func (o slogObserver) ObserveTransition(t Transition) {
+	level := slog.LevelInfo
+	if t.To == StateOpen {
+		level = slog.LevelWarn
+	}
+	o.l.LogAttrs(context.Background(), level, "circuit "+t.To.String(),
+		slog.String("circuit", t.Name),
+		slog.String("from", t.From.String()),
+		slog.String("to", t.To.String()),
+		slog.Uint64("generation", t.Generation),
+		slog.Int("failures", t.Failures),
+		slog.Time("at", t.At),
+	)
+}
+
+func (o slogObserver) ObserveEvent(e Event) {
+	level, msg := slog.LevelError, "circuit store error"
+	switch {
+	case errors.As(e.Err, new(*StateError)):
+		msg = "circuit state unavailable: calls refused"
+	case errors.Is(e.Err, driver.ErrLost):
+		msg = "circuit store lost its state: circuits probe before they admit calls"
+	case errors.Is(e.Err, driver.ErrUnsafe):
+		level, msg = slog.LevelWarn, "circuit store setting is unsafe"
+	}
+	attrs := []slog.Attr{slog.String("error", e.Err.Error()), slog.Time("at", e.At)}
+	if e.Name != "" {
+		attrs = append([]slog.Attr{slog.String("circuit", e.Name)}, attrs...)
+	}
+	o.l.LogAttrs(context.Background(), level, msg, attrs...)
 }

@@ -5,27 +5,30 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// Bounds of a Policy. MaxCooldown bounds both Policy.Cooldown and
-// Policy.MaxCooldown.
+// The bounds of a Policy's fields, as its field docs and Validate's
+// messages give them.
 const (
-	MinFailureThreshold = 1
-	MaxFailureThreshold = 1000
-	MinCooldown         = time.Second
-	MaxCooldown         = 24 * time.Hour
-	MinProbeLease       = time.Second
-	MaxProbeLease       = time.Hour
-	MinWindow           = time.Second
-	MaxWindow           = time.Hour
-	MinMinCalls         = 1
-	MaxMinCalls         = 1_000_000
-	MaxCloseAfter       = 100
+	minFailureThreshold = 1
+	maxFailureThreshold = driver.MaxFailures
+	minCooldown         = time.Second
+	maxCooldown         = 24 * time.Hour
+	minProbeLease       = time.Second
+	maxProbeLease       = time.Hour
+	minWindow           = time.Second
+	maxWindow           = time.Hour
+	minMinCalls         = 1
+	maxMinCalls         = 1_000_000
+	maxCloseAfter       = driver.MaxSuccesses + 1
 )
 
 // DefaultPolicy is the policy of a circuit whose directive, manifest or
 // caller sets nothing: five consecutive failures open it for thirty seconds,
-// and a half-open probe holds its claim for ten; every round-2 rule is off.
+// and a half-open probe holds its claim for ten; every other rule is off.
 // It is the one place the defaults live; the generator, its templates and
 // the README read them here.
 var DefaultPolicy = Policy{
@@ -39,12 +42,13 @@ var DefaultPolicy = Policy{
 // Either opening rule may be set, and either one opens the circuit: the
 // consecutive rule (FailureThreshold) and the rate rule (FailureRate over
 // Window, once MinCalls calls have completed in it). Zero means off unless
-// a field says otherwise. The zero Policy is invalid; start from
-// DefaultPolicy.
+// a field says otherwise: a zero Cooldown or ProbeLease is DefaultPolicy's,
+// and so is a zero FailureThreshold when FailureRate is zero too, so the
+// zero Policy is DefaultPolicy.
 type Policy struct {
 	// FailureThreshold is the number of consecutive failures, 1..1000, that
-	// opens a closed circuit. 0 turns the consecutive rule off; FailureRate
-	// is then required.
+	// opens a closed circuit. 0 turns the consecutive rule off when
+	// FailureRate is set, and is DefaultPolicy's threshold otherwise.
 	FailureThreshold int
 	// FailureRate, 0 < r <= 1, opens a closed circuit when, over the last
 	// Window, at least MinCalls calls completed (Success or Failure; an
@@ -65,7 +69,7 @@ type Policy struct {
 	// both rules and for a half-open probe. 0 means no call is slow.
 	SlowCall time.Duration
 	// Cooldown, 1s..24h, is how long an open circuit rejects calls before
-	// it admits one half-open probe.
+	// it admits one half-open probe; 0 is DefaultPolicy's.
 	Cooldown time.Duration
 	// MaxCooldown, Cooldown..24h, lets the cooldown grow: each time a
 	// half-open probe fails and reopens the circuit, the cooldown doubles,
@@ -74,7 +78,7 @@ type Policy struct {
 	MaxCooldown time.Duration
 	// ProbeLease, 1s..1h, bounds a half-open probe's claim: when a probe
 	// neither succeeds nor fails within it (it crashed, or hangs), the next
-	// caller claims a new probe.
+	// caller claims a new probe; 0 is DefaultPolicy's.
 	ProbeLease time.Duration
 	// CloseAfter, 0..100, is how many half-open probes must succeed in a
 	// row to close the circuit; the probes still run one at a time across
@@ -87,36 +91,37 @@ type Policy struct {
 // *ConfigError per field joined with errors.Join (errors.As finds the
 // first). It returns nil when p is valid.
 func (p Policy) Validate() error {
+	p = p.withDefaults()
 	var errs []error
 	bad := func(field, value, reason string) {
 		errs = append(errs, &ConfigError{Field: field, Value: value, Reason: reason})
 	}
 	rate := p.FailureRate != 0
-	if (p.FailureThreshold != 0 || !rate) && (p.FailureThreshold < MinFailureThreshold || p.FailureThreshold > MaxFailureThreshold) {
+	if (p.FailureThreshold != 0 || !rate) && (p.FailureThreshold < minFailureThreshold || p.FailureThreshold > maxFailureThreshold) {
 		bad("FailureThreshold", strconv.Itoa(p.FailureThreshold), "must be within 1..1000")
 	}
 	if rate && !(p.FailureRate > 0 && p.FailureRate <= 1) {
 		bad("FailureRate", strconv.FormatFloat(p.FailureRate, 'g', -1, 64), "must be within (0, 1]")
 	}
-	if (rate || p.MinCalls != 0) && (p.MinCalls < MinMinCalls || p.MinCalls > MaxMinCalls) {
+	if (rate || p.MinCalls != 0) && (p.MinCalls < minMinCalls || p.MinCalls > maxMinCalls) {
 		bad("MinCalls", strconv.Itoa(p.MinCalls), "must be within 1..1000000 (required with FailureRate)")
 	}
-	if (rate || p.Window != 0) && (p.Window < MinWindow || p.Window > MaxWindow) {
+	if (rate || p.Window != 0) && (p.Window < minWindow || p.Window > maxWindow) {
 		bad("Window", p.Window.String(), "must be within 1s..1h (required with FailureRate)")
 	}
 	if p.SlowCall < 0 {
 		bad("SlowCall", p.SlowCall.String(), "must not be negative (0 means off)")
 	}
-	if p.Cooldown < MinCooldown || p.Cooldown > MaxCooldown {
+	if p.Cooldown < minCooldown || p.Cooldown > maxCooldown {
 		bad("Cooldown", p.Cooldown.String(), "must be within 1s..24h")
 	}
-	if p.MaxCooldown != 0 && (p.MaxCooldown < p.Cooldown || p.MaxCooldown > MaxCooldown) {
+	if p.MaxCooldown != 0 && (p.MaxCooldown < p.Cooldown || p.MaxCooldown > maxCooldown) {
 		bad("MaxCooldown", p.MaxCooldown.String(), fmt.Sprintf("must be within Cooldown (%v)..24h, or 0 for a cooldown that never grows", p.Cooldown))
 	}
-	if p.ProbeLease < MinProbeLease || p.ProbeLease > MaxProbeLease {
+	if p.ProbeLease < minProbeLease || p.ProbeLease > maxProbeLease {
 		bad("ProbeLease", p.ProbeLease.String(), "must be within 1s..1h")
 	}
-	if p.CloseAfter < 0 || p.CloseAfter > MaxCloseAfter {
+	if p.CloseAfter < 0 || p.CloseAfter > maxCloseAfter {
 		bad("CloseAfter", strconv.Itoa(p.CloseAfter), "must be within 0..100 (0 and 1 both mean one)")
 	}
 	switch len(errs) {
@@ -128,34 +133,20 @@ func (p Policy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Classify returns the outcome a call that took d counts as: a Success
-// slower than SlowCall (when set) is a Failure; every other outcome is
-// itself.
-func (p Policy) Classify(o Outcome, d time.Duration) Outcome {
-	if o == Success && p.SlowCall > 0 && d > p.SlowCall {
-		return Failure
+// withDefaults returns p with DefaultPolicy's value in each zero field that
+// has a default.
+func (p Policy) withDefaults() Policy {
+	if p.FailureThreshold == 0 && p.FailureRate == 0 {
+		p.FailureThreshold = DefaultPolicy.FailureThreshold
 	}
-	return o
+	if p.Cooldown == 0 {
+		p.Cooldown = DefaultPolicy.Cooldown
+	}
+	if p.ProbeLease == 0 {
+		p.ProbeLease = DefaultPolicy.ProbeLease
+	}
+	return p
 }
 
-// Trips reports whether window counts w open the circuit under the rate
-// rule: FailureRate is set, w holds at least MinCalls calls, and
-// failures/calls >= FailureRate.
-func (p Policy) Trips(w Counts) bool {
-	return p.FailureRate > 0 && w.Calls >= uint64(max(p.MinCalls, 1)) &&
-		float64(w.Failures)/float64(w.Calls) >= p.FailureRate
-}
-
-// CooldownAfter returns the cooldown of a circuit that half-open probes
-// reopened reopens times since it last closed: Cooldown doubled reopens
-// times, at most MaxCooldown; always Cooldown when MaxCooldown is 0.
-func (p Policy) CooldownAfter(reopens int) time.Duration {
-	d := p.Cooldown
-	for range reopens {
-		if d >= p.MaxCooldown {
-			break
-		}
-		d *= 2
-	}
-	return max(p.Cooldown, min(d, p.MaxCooldown))
-}
+// rules returns the state machine's form of p, which Validate accepted.
+func (p Policy) rules() machine.Policy { return machine.Policy(p.withDefaults()) }

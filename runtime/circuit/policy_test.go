@@ -22,36 +22,37 @@ func TestValidateReportsEveryBadField(t *testing.T) {
 		fields []string
 	}{
 		{"valid", circuit.DefaultPolicy, nil},
-		{"threshold", circuit.Policy{FailureThreshold: 0, Cooldown: time.Second, ProbeLease: time.Second}, []string{"FailureThreshold"}},
-		{"all three", circuit.Policy{FailureThreshold: 1001, Cooldown: 25 * time.Hour, ProbeLease: 0}, []string{"FailureThreshold", "Cooldown", "ProbeLease"}},
-		{"zero", circuit.Policy{}, []string{"FailureThreshold", "Cooldown", "ProbeLease"}},
+		{"threshold", circuit.Policy{FailureThreshold: -1, Cooldown: time.Second, ProbeLease: time.Second}, []string{"FailureThreshold"}},
+		{"threshold zero: the default", circuit.Policy{FailureThreshold: 0, Cooldown: time.Second, ProbeLease: time.Second}, nil},
+		{"all three", circuit.Policy{FailureThreshold: 1001, Cooldown: 25 * time.Hour, ProbeLease: 2 * time.Hour}, []string{"FailureThreshold", "Cooldown", "ProbeLease"}},
+		{"zero: DefaultPolicy", circuit.Policy{}, nil},
 		{"rate only", rateOnly(0.5), nil},
 		{"rate and threshold", withRate(rateOnly(0), 1), nil},
-		{"rate zero below", withRate(rateOnly(0), 0), []string{"FailureThreshold"}},
+		{"rate zero and no threshold: the default threshold", withRate(rateOnly(0), 0), nil},
 		{"rate negative", withRate(rateOnly(0), -0.1), []string{"FailureRate"}},
 		{"rate above one", withRate(rateOnly(0), 1.01), []string{"FailureRate"}},
 		{"rate NaN", withRate(rateOnly(0), math.NaN()), []string{"FailureRate"}},
 		{"rate without min calls or window", circuit.Policy{FailureRate: 0.5, Cooldown: time.Second, ProbeLease: time.Second}, []string{"MinCalls", "Window"}},
 		{"min calls and window without rate are inert", circuit.Policy{FailureThreshold: 1, MinCalls: 5, Window: time.Minute, Cooldown: time.Second, ProbeLease: time.Second}, nil},
 		{"min calls and window out of bounds without rate", circuit.Policy{FailureThreshold: 1, MinCalls: -1, Window: 2 * time.Hour, Cooldown: time.Second, ProbeLease: time.Second}, []string{"MinCalls", "Window"}},
-		{"min calls too many", func() circuit.Policy { p := rateOnly(0.5); p.MinCalls = circuit.MaxMinCalls + 1; return p }(), []string{"MinCalls"}},
+		{"min calls too many", func() circuit.Policy { p := rateOnly(0.5); p.MinCalls = 1_000_000 + 1; return p }(), []string{"MinCalls"}},
 		{"window too short", func() circuit.Policy { p := rateOnly(0.5); p.Window = 999 * time.Millisecond; return p }(), []string{"Window"}},
 		{"window too long", func() circuit.Policy { p := rateOnly(0.5); p.Window = time.Hour + 1; return p }(), []string{"Window"}},
 		{"window bounds", func() circuit.Policy {
 			p := rateOnly(0.5)
 			p.Window = time.Hour
-			p.MinCalls = circuit.MaxMinCalls
+			p.MinCalls = 1_000_000
 			return p
 		}(), nil},
 		{"slow call negative", func() circuit.Policy { p := circuit.DefaultPolicy; p.SlowCall = -1; return p }(), []string{"SlowCall"}},
 		{"slow call", func() circuit.Policy { p := circuit.DefaultPolicy; p.SlowCall = time.Millisecond; return p }(), nil},
 		{"max cooldown below cooldown", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = p.Cooldown - 1; return p }(), []string{"MaxCooldown"}},
 		{"max cooldown equal to cooldown", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = p.Cooldown; return p }(), nil},
-		{"max cooldown at bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = circuit.MaxCooldown; return p }(), nil},
-		{"max cooldown above bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = circuit.MaxCooldown + 1; return p }(), []string{"MaxCooldown"}},
+		{"max cooldown at bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = (24 * time.Hour); return p }(), nil},
+		{"max cooldown above bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = (24 * time.Hour) + 1; return p }(), []string{"MaxCooldown"}},
 		{"close after negative", func() circuit.Policy { p := circuit.DefaultPolicy; p.CloseAfter = -1; return p }(), []string{"CloseAfter"}},
-		{"close after bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.CloseAfter = circuit.MaxCloseAfter; return p }(), nil},
-		{"close after above bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.CloseAfter = circuit.MaxCloseAfter + 1; return p }(), []string{"CloseAfter"}},
+		{"close after bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.CloseAfter = 100; return p }(), nil},
+		{"close after above bound", func() circuit.Policy { p := circuit.DefaultPolicy; p.CloseAfter = 100 + 1; return p }(), []string{"CloseAfter"}},
 		{"every new field", circuit.Policy{FailureThreshold: 0, FailureRate: 2, MinCalls: 0, Window: 0, SlowCall: -1, Cooldown: time.Minute, MaxCooldown: time.Second, ProbeLease: time.Second, CloseAfter: 101},
 			[]string{"FailureRate", "MinCalls", "Window", "SlowCall", "MaxCooldown", "CloseAfter"}},
 	}

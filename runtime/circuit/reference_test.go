@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // refModel is the reference model of one circuit: a deliberately simple and
@@ -113,7 +114,7 @@ func (m *refModel) call(now time.Time, took time.Duration, o circuit.Outcome) re
 			return refResult{ran: true, probe: true}
 		case circuit.Failure:
 			m.failures = min(m.failures+1, 1000)
-			m.reopens = min(m.reopens+1, circuit.MaxReopens)
+			m.reopens = min(m.reopens+1, driver.MaxReopens)
 		}
 		m.state, m.successes, m.openUntil = circuit.StateOpen, 0, end.Add(m.cooldown())
 		return refResult{ran: true, probe: true}

@@ -1,6 +1,11 @@
 package circuit
 
-import "time"
+import (
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
+)
 
 // Rejecting a call must cost no more than the call an in-memory breaker
 // would make, so the Breaker remembers its latest rejection of each circuit:
@@ -8,7 +13,7 @@ import "time"
 // the process's monotonic clock. While the store still returns that same
 // record (records are immutable: a change is a new one) and the deadline
 // has not come, the rejection stands without reading the store's clock or
-// calling Admit again. Calls rejected within the same millisecond share one
+// deciding again. Calls rejected within the same millisecond share one
 // OpenError.
 //
 // This holds only for stores whose processes share the local clock (Load
@@ -18,8 +23,8 @@ import "time"
 
 // rejection is a circuit's latest rejection.
 type rejection struct {
-	rec      *Record       // the record it was decided for
-	deadline time.Duration // when rec's deadline falls, since the Breaker's epoch
+	rec      *driver.Record // the record it was decided for
+	deadline time.Duration  // when rec's deadline falls, since the Breaker's epoch
 	err      *OpenError
 }
 
@@ -32,7 +37,7 @@ func retryAfter(left time.Duration) time.Duration {
 
 // rejected returns the OpenError that still stands for rec, or nil when
 // the call must be decided afresh.
-func (r *ref) rejected(rec *Record, epoch time.Time) *OpenError {
+func (r *ref) rejected(rec *driver.Record, epoch time.Time) *OpenError {
 	j := r.open.Load()
 	if j == nil || j.rec != rec {
 		return nil
@@ -50,9 +55,9 @@ func (r *ref) rejected(rec *Record, epoch time.Time) *OpenError {
 	return j.err
 }
 
-// reject returns the OpenError for a call to r rejected at now by Admit's
+// reject returns the OpenError for a call to r rejected at now by the state machine's
 // decision a for record rec, and remembers it when local is set.
-func (r *ref) reject(rec *Record, a Admission, now, epoch time.Time, local bool) *OpenError {
+func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Time, local bool) *OpenError {
 	left := a.Until.Sub(now)
 	if j := r.open.Load(); j != nil && j.rec == rec && j.err.retryAfter == retryAfter(left) {
 		return j.err

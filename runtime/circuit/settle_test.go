@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // lockedStore is a memStore whose writes wait for a lock another writer
@@ -17,7 +18,7 @@ type lockedStore struct {
 	release chan struct{}
 }
 
-func (s *lockedStore) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+func (s *lockedStore) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
 	select {
 	case <-s.release:
 	case <-ctx.Done():

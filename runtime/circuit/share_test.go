@@ -9,15 +9,16 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // sharedStore is a memStore that keeps shared window counts as a server
-// would (circuit.WindowSharer), one flush at a time, and can hold a flush
+// would (driver.WindowSharer), one flush at a time, and can hold a flush
 // on its way (hold) to let others overtake it.
 type sharedStore struct {
 	*memStore
 	mu       sync.Mutex
-	counts   map[int64]circuit.Counts // by bucket, one epoch: the tests' circuits keep theirs
+	counts   map[int64]driver.Counts // by bucket, one epoch: the tests' circuits keep theirs
 	flushes  int
 	inFlight int
 	maxIn    int           // the most flushes in flight at once
@@ -26,18 +27,18 @@ type sharedStore struct {
 	held     chan struct{} // closed when that flush is waiting
 }
 
-func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []circuit.BucketCounts) (circuit.Counts, error) {
+func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []driver.BucketCounts) (driver.Counts, error) {
 	s.mu.Lock()
 	if err := s.fail; err != nil {
 		s.fail = nil
 		s.mu.Unlock()
-		return circuit.Counts{}, err
+		return driver.Counts{}, err
 	}
 	s.flushes++
 	s.inFlight++
 	s.maxIn = max(s.maxIn, s.inFlight)
 	if s.counts == nil {
-		s.counts = map[int64]circuit.Counts{}
+		s.counts = map[int64]driver.Counts{}
 	}
 	for _, c := range add {
 		n := s.counts[c.Bucket]
@@ -45,7 +46,7 @@ func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Durat
 		n.Failures += c.Failures
 		s.counts[c.Bucket] = n
 	}
-	var sum circuit.Counts
+	var sum driver.Counts
 	for bk, n := range s.counts {
 		if bk > b-circuit.WindowBuckets && bk <= b {
 			sum.Calls += n.Calls
@@ -65,7 +66,7 @@ func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Durat
 		select {
 		case <-hold:
 		case <-ctx.Done():
-			return circuit.Counts{}, ctx.Err()
+			return driver.Counts{}, ctx.Err()
 		}
 	}
 	return sum, nil
@@ -90,7 +91,7 @@ func TestOneFlushInFlight(t *testing.T) {
 	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil { // creates the record; flushes
 		t.Fatal(err)
 	}
-	clock.Advance(circuit.FlushEvery)
+	clock.Advance(driver.FlushEvery)
 	release := make(chan struct{})
 	held := make(chan struct{})
 	s.mu.Lock()
@@ -99,7 +100,7 @@ func TestOneFlushInFlight(t *testing.T) {
 	slow := make(chan error, 1)
 	go func() { slow <- b.Run(ctx, "billing-api", sharedPolicy, succeed) }()
 	<-held
-	for range 2 * circuit.FlushBatch { // enough to flush twice over
+	for range 2 * driver.FlushBatch { // enough to flush twice over
 		if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestOneFlushInFlight(t *testing.T) {
 func TestFailedFlushKeepsCounts(t *testing.T) {
 	b, s, clock := newShared(t)
 	ctx := t.Context()
-	for range circuit.FlushBatch { // the first flushes at once; 99 wait
+	for range driver.FlushBatch { // the first flushes at once; 99 wait
 		if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); !errors.Is(err, down) {
 		t.Fatalf("Run whose flush failed = %v, want %v", err, down)
 	}
-	clock.Advance(circuit.FlushEvery)
+	clock.Advance(driver.FlushEvery)
 	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 	for _, n := range s.counts {
 		calls += n.Calls
 	}
-	if want := uint64(circuit.FlushBatch + 2); calls != want {
+	if want := uint64(driver.FlushBatch + 2); calls != want {
 		t.Errorf("server counts %d calls, want %d: a failed flush's counts are sent again", calls, want)
 	}
 }
@@ -159,7 +160,7 @@ func TestSharedWindowCallAllocs(t *testing.T) {
 	if err := c.Run(ctx, op); err != nil { // creates the record; flushes
 		t.Fatal(err)
 	}
-	allocs := testing.AllocsPerRun(circuit.FlushBatch/2-2, func() {
+	allocs := testing.AllocsPerRun(driver.FlushBatch/2-2, func() {
 		if err := c.Run(ctx, op); err != nil {
 			t.Fatal(err)
 		}

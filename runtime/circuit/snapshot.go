@@ -43,7 +43,7 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	}
 	rec, _, err := r.store.Load(ctx)
 	if err != nil {
-		return Snapshot{}, &StateError{Name: name, Op: "load", Err: err}
+		return Snapshot{}, b.stateError(r, "load", err)
 	}
 	if rec == nil {
 		return Snapshot{Name: name, State: StateClosed}, nil
@@ -63,7 +63,7 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 		return err
 	}
 	if err := r.store.Delete(ctx); err != nil {
-		return &StateError{Name: name, Op: "delete", Err: err}
+		return b.stateError(r, "delete", err)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 // Ticket is an admitted call in the two-step form, for code that cannot wrap
@@ -13,8 +15,8 @@ type Ticket struct {
 	b      *Breaker
 	ctx    context.Context
 	ref    *ref
-	policy Policy
-	grant  Grant
+	policy machine.Policy
+	grant  machine.Grant
 	start  time.Time   // when the call was admitted, for Policy.SlowCall
 	done   atomic.Bool // set by the first Done; Done may race with itself
 }
@@ -23,16 +25,16 @@ type Ticket struct {
 // same errors as Run does before the operation. Every Ticket must be settled
 // with Done; an unsettled probe holds its claim until its lease expires.
 func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
-	r, err := b.bind(name, p)
+	r, rules, err := b.bind(name, p)
 	if err != nil {
 		return nil, err
 	}
-	g, err := b.allow(ctx, r, p)
+	g, err := b.allow(ctx, r, rules)
 	if err != nil {
 		return nil, err
 	}
-	t := &Ticket{b: b, ctx: ctx, ref: r, policy: p, grant: g}
-	if p.SlowCall > 0 {
+	t := &Ticket{b: b, ctx: ctx, ref: r, policy: rules, grant: g}
+	if rules.SlowCall > 0 {
 		t.start = b.start()
 	}
 	return t, nil
@@ -49,10 +51,11 @@ func (t *Ticket) Done(o Outcome) error {
 	if !t.done.CompareAndSwap(false, true) {
 		return nil
 	}
+	outcome := machine.Outcome(o)
 	if t.policy.SlowCall > 0 {
-		o = t.policy.Classify(o, t.b.since(t.start))
+		outcome = t.policy.Classify(outcome, t.b.since(t.start))
 	}
-	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, o); err != nil {
+	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome); err != nil {
 		return ranError(err, nil)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // capStore is a memStore with the optional interfaces Clock, Binder and
@@ -19,29 +20,29 @@ type capStore struct {
 
 	mu    sync.Mutex
 	binds map[string]int
-	cells map[time.Duration]*circuit.WindowCells
+	cells map[time.Duration]*driver.WindowCells
 }
 
 func newCapStore(t *testing.T) *capStore {
 	s := newMemStore(t, newClock())
 	s.set(func(s *memStore) { s.noClock = true }) // the Breaker reads the Clock
-	return &capStore{memStore: s, clock: s.clock, binds: map[string]int{}, cells: map[time.Duration]*circuit.WindowCells{}}
+	return &capStore{memStore: s, clock: s.clock, binds: map[string]int{}, cells: map[time.Duration]*driver.WindowCells{}}
 }
 
 func (s *capStore) Now() time.Time { return s.clock.Now() }
 
-func (s *capStore) Bind(name string) circuit.BoundStore {
+func (s *capStore) Bind(name string) driver.BoundStore {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.binds[name]++
 	return bound{s, name}
 }
 
-func (s *capStore) WindowCells(name string, w time.Duration) (*circuit.WindowCells, error) {
+func (s *capStore) WindowCells(name string, w time.Duration) (*driver.WindowCells, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cells[w] == nil {
-		s.cells[w] = new(circuit.WindowCells)
+		s.cells[w] = new(driver.WindowCells)
 	}
 	return s.cells[w], nil
 }
@@ -52,11 +53,11 @@ type bound struct {
 	name string
 }
 
-func (b bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
+func (b bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	return b.s.Load(ctx, b.name)
 }
 
-func (b bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
+func (b bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	return b.s.Replace(ctx, b.name, prev, next)
 }
 
@@ -92,7 +93,7 @@ func TestStoreAs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, ok := circuit.StoreAs[circuit.Clock](tt.store)
+			c, ok := circuit.StoreAs[driver.Clock](tt.store)
 			if ok != !tt.want.IsZero() {
 				t.Fatalf("StoreAs[Clock] found one: %t, want %t", ok, !tt.want.IsZero())
 			}
@@ -101,7 +102,7 @@ func TestStoreAs(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := circuit.StoreAs[circuit.WindowSharer](wrapper{inner}); ok {
+	if _, ok := circuit.StoreAs[driver.WindowSharer](wrapper{inner}); ok {
 		t.Error("StoreAs[WindowSharer] found one in a store that is none")
 	}
 }

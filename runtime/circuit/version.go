@@ -1,10 +1,8 @@
 package circuit
 
-// SupportPackageIsVersion1 is referenced by every file circuitgen
-// generates (const _ = circuit.SupportPackageIsVersion1), so that a file
-// generated for a runtime that supports generated files of version 1 fails
-// to compile, naming this constant, against a runtime that does not. A
-// runtime that changes what generated code relies on adds
-// SupportPackageIsVersion2 and, once it no longer supports version 1
-// files, removes this one.
+// SupportPackageIsVersion1 is referenced by every file circuitgen generates
+// for this package's first version of the generated-code contract. A
+// generated file for a version this package does not support fails to
+// compile at that reference; the comment beside it in the file says to
+// update github.com/circuitgen/circuitgen or to run the matching circuitgen.
 const SupportPackageIsVersion1 = true

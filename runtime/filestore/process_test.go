@@ -22,7 +22,8 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
+	"github.com/circuitgen/circuitgen/runtime/internal/storeprocess"
 )
 
 // Environment of a helper process.
@@ -44,7 +45,7 @@ var helperBase = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // processConfig shares a state directory between the processes of
 // TestProcesses.
-var processConfig = storetest.ProcessConfig{
+var processConfig = storeprocess.ProcessConfig{
 	Env: func(t *testing.T) []string {
 		return []string{envDir + "=" + filepath.Join(t.TempDir(), "state")}
 	},
@@ -59,7 +60,7 @@ var processConfig = storetest.ProcessConfig{
 
 // TestProcesses runs storetest's multi-process checks: processes racing
 // for one half-open probe, and a probe killed mid-call.
-func TestProcesses(t *testing.T) { storetest.Processes(t, processConfig) }
+func TestProcesses(t *testing.T) { storeprocess.Processes(t, processConfig) }
 
 // TestHelperProcess is not a test: it is the body of the helper processes
 // of TestWriterKilledAtEachStep (envRole "writer") and of TestProcesses.
@@ -73,7 +74,7 @@ func TestHelperProcess(t *testing.T) {
 		os.Exit(0)
 	}
 	if os.Getenv(envRole) != "writer" {
-		storetest.HelperProcess(t, processConfig)
+		storeprocess.HelperProcess(t, processConfig)
 		return
 	}
 	if err := helperWriter(); err != nil {
@@ -237,7 +238,7 @@ func TestWriterKilledAtEachStep(t *testing.T) {
 // so that the store under test learns of the change as it learns of every
 // change: a store trusts its decoded copy while no writer reports a change.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Config{
+	drivertest.Run(t, drivertest.Config{
 		Open: func(t *testing.T) circuit.Store {
 			s, err := Open(filepath.Join(t.TempDir(), "state"))
 			if err != nil {

@@ -286,7 +286,7 @@ func TestMiddlewarePanicsOnBadConfig(t *testing.T) {
 	}{
 		{name: "bad name", circuit: "https://example.com", policy: policy},
 		{name: "empty name", circuit: "", policy: policy},
-		{name: "zero policy", circuit: "ok", policy: circuit.Policy{}},
+		{name: "negative threshold", circuit: "ok", policy: circuit.Policy{FailureThreshold: -1}},
 		{name: "short cooldown", circuit: "ok", policy: circuit.Policy{FailureThreshold: 1, Cooldown: time.Millisecond, ProbeLease: time.Second}},
 	}
 	for _, tt := range tests {

@@ -17,11 +17,12 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 	"github.com/circuitgen/circuitgen/runtime/otelcircuit"
 	"github.com/circuitgen/circuitgen/runtime/prommetrics"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 func succeed(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }

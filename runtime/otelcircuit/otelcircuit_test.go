@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/filestore"
-	"github.com/circuitgen/circuitgen/runtime/otelcircuit"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
+	"github.com/circuitgen/circuitgen/runtime/otelcircuit"
 )
 
 var policy = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: time.Minute}

@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
-	"github.com/redis/go-redis/v9"
 )
 
 // newClusterClient returns a client of the test cluster, closed when the
@@ -53,7 +54,7 @@ func clusterPrefix(t testing.TB, c *redis.ClusterClient) string {
 func TestClusterConformance(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			storetest.Run(t, storetest.Config{
+			drivertest.Run(t, drivertest.Config{
 				Open: func(t *testing.T) circuit.Store {
 					c := newClusterClient(t)
 					if cached {
@@ -148,7 +149,7 @@ func newTLSClient(t testing.TB) *redis.Client {
 func TestTLSConformance(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			storetest.Run(t, storetest.Config{
+			drivertest.Run(t, drivertest.Config{
 				Open: func(t *testing.T) circuit.Store {
 					c := newTLSClient(t)
 					if cached {

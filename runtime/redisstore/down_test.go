@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
-	"github.com/redis/go-redis/v9"
 )
 
 // throwawayRedis starts a redis-server of its own on a unix socket, for a
@@ -33,7 +34,7 @@ func throwawayRedis(t *testing.T) (*exec.Cmd, *redis.Client) {
 // TestServerStopped stops the Redis server (kills it, or freezes it so that
 // commands time out) while a call runs: its settlement fails with a
 // StateError (after the operation ran), and every later call fails closed
-// with a StateError without running (storetest.Outage).
+// with a StateError without running (drivertest.Outage).
 func TestServerStopped(t *testing.T) {
 	tests := []struct {
 		name string
@@ -59,5 +60,5 @@ func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 		t.Fatalf("Run with the server up: %v", err)
 	}
 
-	storetest.Outage(t, b, name, t.Context, func() { stop(server) })
+	drivertest.Outage(t, b, name, t.Context, func() { stop(server) })
 }

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // newClient returns a client of url, closed when the test ends.

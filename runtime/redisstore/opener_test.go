@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // envOpener gives an opener process the cluster's addresses (separated by

@@ -7,8 +7,8 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/internal/storeprocess"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // envPrefix names, for the processes of TestProcesses, the key prefix of
@@ -19,8 +19,8 @@ const (
 )
 
 // processConfig is the shared store, with copies or without.
-func processConfig(cache string) storetest.ProcessConfig {
-	cfg := storetest.ProcessConfig{
+func processConfig(cache string) storeprocess.ProcessConfig {
+	cfg := storeprocess.ProcessConfig{
 		Env: func(t *testing.T) []string {
 			return []string{envPrefix + "=" + testPrefix(t, newClient(t, testenv.RedisURL(t))), envCache + "=" + cache}
 		},
@@ -44,11 +44,11 @@ func processConfig(cache string) storetest.ProcessConfig {
 // without: processes racing for one half-open probe, and a probe killed
 // mid-call.
 func TestProcesses(t *testing.T) {
-	t.Run("CacheOff", func(t *testing.T) { storetest.Processes(t, processConfig("off")) })
-	t.Run("CacheOn", func(t *testing.T) { storetest.Processes(t, processConfig("on")) })
+	t.Run("CacheOff", func(t *testing.T) { storeprocess.Processes(t, processConfig("off")) })
+	t.Run("CacheOn", func(t *testing.T) { storeprocess.Processes(t, processConfig("on")) })
 }
 
 // TestHelperProcess is the body of TestProcesses's helper processes.
 func TestHelperProcess(t *testing.T) {
-	storetest.HelperProcess(t, processConfig(os.Getenv(envCache)))
+	storeprocess.HelperProcess(t, processConfig(os.Getenv(envCache)))
 }

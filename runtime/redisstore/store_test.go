@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestConformance runs the storetest suite on a store without copies and
@@ -22,7 +23,7 @@ import (
 func TestConformance(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			storetest.Run(t, storetest.Config{
+			drivertest.Run(t, drivertest.Config{
 				Open: func(t *testing.T) circuit.Store {
 					c := newClient(t, testenv.RedisURL(t))
 					if cached {

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // clusterNodeTimeout is the --cluster-node-timeout of the tests' own

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestCloseIsPrompt checks that closing a cached store does not wait out

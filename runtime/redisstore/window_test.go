@@ -12,7 +12,7 @@ import (
 )
 
 // TestWindowKeyExpires checks that a window's key on the server expires
-// within two windows of its last flush (storetest.Run checks the counts).
+// within two windows of its last flush (drivertest.Run checks the counts).
 func TestWindowKeyExpires(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	s := redisstore.New(c, testPrefix(t, c))

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestFlushNotBroadcast checks that a window flush sends no invalidation

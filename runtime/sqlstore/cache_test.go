@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestCachedConformance runs the storetest suite on PostgreSQL with local
@@ -20,7 +21,7 @@ import (
 // sees it once the trigger's notification arrives.
 func TestCachedConformance(t *testing.T) {
 	dbs := map[circuit.Store]*sql.DB{}
-	storetest.Run(t, storetest.Config{
+	drivertest.Run(t, drivertest.Config{
 		Open: func(t *testing.T) circuit.Store {
 			s, db := cachedPostgres.newStore(t)
 			dbs[s] = db

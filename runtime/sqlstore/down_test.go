@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // TestServerDown points the store at a PostgreSQL socket where no server
@@ -87,7 +87,7 @@ func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
 
 	// The server stops while an operation runs: its settlement (a failure
 	// to count) meets the outage after the operation ran.
-	storetest.Outage(t, b, name, bounded, func() { stop(srv, t) })
+	drivertest.Outage(t, b, name, bounded, func() { stop(srv, t) })
 	if _, err := b.Snapshot(bounded(), name); err == nil {
 		t.Fatal("Snapshot with the server stopped succeeded")
 	}

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/circuitgen/circuitgen/internal/testenv"
-	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
+
+	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
 // backend is a database the store is tested on.

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestNoTriggerRefused checks that NewCached refuses a database whose

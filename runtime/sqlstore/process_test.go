@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
+	"github.com/circuitgen/circuitgen/runtime/internal/storeprocess"
 )
 
 // The environment that names, for the processes of TestProcesses, the
@@ -17,8 +17,8 @@ const (
 )
 
 // processConfig shares a fresh database of backend b.
-func processConfig(b backend) storetest.ProcessConfig {
-	cfg := storetest.ProcessConfig{
+func processConfig(b backend) storeprocess.ProcessConfig {
+	cfg := storeprocess.ProcessConfig{
 		Env: func(t *testing.T) []string {
 			return []string{envBackend + "=" + b.name, envDSN + "=" + b.create(t)}
 		},
@@ -46,11 +46,11 @@ func openShared(t *testing.T) circuit.Store {
 // processes racing for one half-open probe, and a probe killed mid-call.
 func TestProcesses(t *testing.T) {
 	for _, b := range append(backends, cachedPostgres) {
-		t.Run(b.name, func(t *testing.T) { storetest.Processes(t, processConfig(b)) })
+		t.Run(b.name, func(t *testing.T) { storeprocess.Processes(t, processConfig(b)) })
 	}
 }
 
 // TestHelperProcess is the body of TestProcesses's helper processes.
 func TestHelperProcess(t *testing.T) {
-	storetest.HelperProcess(t, storetest.ProcessConfig{Open: openShared})
+	storeprocess.HelperProcess(t, storeprocess.ProcessConfig{Open: openShared})
 }

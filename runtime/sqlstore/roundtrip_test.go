@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
-	"github.com/jackc/pgx/v5"
 )
 
 // tracer is a pgx tracer that counts statements sent to PostgreSQL.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
-	"github.com/circuitgen/circuitgen/runtime/storetest"
 )
 
 // dbs remembers each store's database, for the Corrupt hook.
@@ -21,7 +21,7 @@ var dbs = map[circuit.Store]*sql.DB{}
 func TestConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			storetest.Run(t, storetest.Config{
+			drivertest.Run(t, drivertest.Config{
 				Open: func(t *testing.T) circuit.Store {
 					s, db := b.newStore(t)
 					dbs[s] = db

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestWindowFlushRoundTrips checks that the rate rule's counts cost one

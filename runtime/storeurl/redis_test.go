@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
-	"github.com/redis/go-redis/v9"
 )
 
 // startRedis starts a redis-server of the test's own on a unix socket and

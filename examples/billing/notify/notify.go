@@ -4,7 +4,7 @@
 // annotated.
 package notify
 
-//go:generate go run github.com/circuitgen/circuitgen/cmd/circuitgen -manifest circuitgen.yaml
+//go:generate go tool circuitgen -manifest circuitgen.yaml
 
 import (
 	"context"

@@ -13,11 +13,11 @@ import (
 )
 
 // policy applies the policy options of o to circuit.DefaultPolicy and
-// checks the result with circuit.Policy.Validate, reporting each bad field
+// checks the result with spec.Validate (circuit.Policy.Validate), reporting each bad field
 // at the option that set it (or at where, for a default).
 func (b *builder) policy(o *spec.Options, where token.Position) (circuit.Policy, bool) {
 	p := o.Policy.Apply(circuit.DefaultPolicy)
-	err := p.Validate()
+	err := spec.Validate(p)
 	if err == nil {
 		return p, true
 	}

@@ -239,7 +239,7 @@ func badAlone(k *key, o *Options) *circuit.ConfigError {
 	}
 	var first *circuit.ConfigError
 	for _, p := range contexts {
-		ce := FieldError(alone.Policy.Apply(p).Validate(), k.Field)
+		ce := FieldError(Validate(alone.Policy.Apply(p)), k.Field)
 		if ce == nil {
 			return nil
 		}
@@ -258,6 +258,18 @@ func durationOf(p *PolicyOptions) (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Validate is p.Validate, except that a threshold of 0 without a rate is
+// an error: in a directive or manifest it means to turn the consecutive
+// rule off, which needs the rate rule, not the runtime's default
+// threshold.
+func Validate(p circuit.Policy) error {
+	err := p.Validate()
+	if p.FailureThreshold == 0 && p.FailureRate == 0 {
+		err = errors.Join(&circuit.ConfigError{Field: "FailureThreshold", Value: "0", Reason: "must be within 1..1000"}, err)
+	}
+	return err
 }
 
 // FieldError returns the *circuit.ConfigError err holds for the

@@ -1,0 +1,34 @@
+module github.com/circuitgen/circuitgen/bench
+
+go 1.26.0
+
+tool github.com/circuitgen/circuitgen/cmd/circuitgen
+
+require (
+	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen/runtime/redisstore v0.0.0-00010101000000-000000000000
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/gofrs/flock v0.13.2
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/sony/gobreaker/v2 v2.4.0
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/circuitgen/circuitgen/cmd/circuitgen v0.0.0-00010101000000-000000000000 // indirect
+	github.com/circuitgen/circuitgen/generator v0.0.0-00010101000000-000000000000 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
+
+replace (
+	github.com/circuitgen/circuitgen => ..
+	github.com/circuitgen/circuitgen/cmd/circuitgen => ../cmd/circuitgen
+	github.com/circuitgen/circuitgen/generator => ../generator
+	github.com/circuitgen/circuitgen/runtime/redisstore => ../runtime/redisstore
+)

@@ -1,0 +1,84 @@
+package driver_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+)
+
+func TestWindowCells(t *testing.T) {
+	const e1, e2 = 7<<32 | 1, 7<<32 | 2 // generations 1 and 2 of one incarnation
+	t.Run("counts the last ten buckets of its epoch", func(t *testing.T) {
+		var c driver.WindowCells
+		for b := int64(100); b < 120; b++ {
+			c.Add(e1, b, b%2 == 0)
+		}
+		if got, want := c.Counts(e1, 119), (driver.Counts{Calls: 10, Failures: 5}); got != want {
+			t.Errorf("Counts(119) = %+v, want %+v", got, want)
+		}
+		if got, want := c.Counts(e1, 125), (driver.Counts{Calls: 4, Failures: 2}); got != want {
+			t.Errorf("Counts(125) = %+v, want %+v (buckets 116..119)", got, want)
+		}
+		if got := c.Counts(e1, 200); got != (driver.Counts{}) {
+			t.Errorf("Counts(200) = %+v, want empty", got)
+		}
+		if got := c.Counts(e2, 119); got != (driver.Counts{}) {
+			t.Errorf("Counts of another epoch = %+v, want empty", got)
+		}
+	})
+	t.Run("a new epoch empties the window; the old one no longer counts", func(t *testing.T) {
+		var c driver.WindowCells
+		c.Add(e1, 5, true)
+		c.Add(e1, 5, true)
+		c.Add(e2, 6, false)
+		c.Add(e1, 6, true) // a straggler of the old epoch
+		if got, want := c.Counts(e2, 6), (driver.Counts{Calls: 1}); got != want {
+			t.Errorf("Counts = %+v, want %+v", got, want)
+		}
+	})
+	t.Run("a call for a bucket already replaced is dropped", func(t *testing.T) {
+		var c driver.WindowCells
+		c.Add(e1, 20, false)
+		c.Add(e1, 10, true) // same cell, ten buckets earlier: late
+		if got, want := c.Counts(e1, 20), (driver.Counts{Calls: 1}); got != want {
+			t.Errorf("Counts = %+v, want %+v", got, want)
+		}
+	})
+	t.Run("concurrent adds are all counted", func(t *testing.T) {
+		var c driver.WindowCells
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 1000 {
+					c.Add(e1, 7, (g+i)%4 == 0)
+				}
+			})
+		}
+		wg.Wait()
+		if got, want := c.Counts(e1, 7), (driver.Counts{Calls: 8000, Failures: 2000}); got != want {
+			t.Errorf("Counts = %+v, want %+v", got, want)
+		}
+	})
+}
+
+func TestBucket(t *testing.T) {
+	w := 10 * time.Second // buckets of one second
+	tests := []struct {
+		t    time.Time
+		want int64
+	}{
+		{time.Unix(0, 0), 0},
+		{time.Unix(0, 999_999_999), 0},
+		{time.Unix(1, 0), 1},
+		{time.Unix(100, 5), 100},
+		{time.Unix(-1, 0), -1},
+		{time.Unix(0, -1), -1},
+	}
+	for _, tt := range tests {
+		if got := driver.Bucket(tt.t, w); got != tt.want {
+			t.Errorf("Bucket(%v) = %d, want %d", tt.t.UnixNano(), got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+// Package machine is the circuit breaker's state machine: pure functions of
+// a circuit's record, a policy, an outcome and a time, with no I/O. The
+// Breaker of runtime/circuit is the I/O around them; stores' tests use them
+// as their model.
+package machine
+
+import (
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+)
+
+// Grant identifies an admitted call: which record, generation and, for a
+// half-open probe, which claim it was admitted under. Settle applies a call's
+// outcome only while the record still matches its Grant.
+type Grant struct {
+	// Incarnation and Generation are the record's at admission.
+	Incarnation string
+	Generation  uint64
+	// Probe is true for the half-open probe; Token is its claim.
+	Probe bool
+	Token string
+}
+
+// Admission is what Admit decided.
+type Admission struct {
+	// Next is the record to store before the call runs, or nil when nothing
+	// changes (a closed circuit, or a rejection).
+	Next *driver.Record
+	// Admitted reports whether the call may run; Grant identifies it.
+	Admitted bool
+	Grant    Grant
+	// For a rejection: the state that rejected the call and when it may
+	// admit again (the end of the cooldown, or of the probe's lease), and
+	// whether an operator forced the circuit open.
+	State  driver.State
+	Until  time.Time
+	Forced bool
+}
+
+// Admit decides whether a call to the circuit whose record is rec (nil when
+// none exists) may run at now under policy p. fresh returns a new random
+// 32-hex-digit id; Admit calls it only when it creates a record or claims a
+// probe.
+//
+//   - no record: the call is admitted and a closed record is created, so
+//     that every later call has an incarnation to be fenced by;
+//   - closed: admitted, nothing changes;
+//   - open before OpenUntil: rejected until OpenUntil;
+//   - open at or after OpenUntil: this call claims the half-open probe with a
+//     fresh token, leased until now+ProbeLease;
+//   - half_open with a live lease: rejected until LeaseUntil;
+//   - half_open with an expired lease: this call claims the probe anew;
+//   - half_open between two probes of a CloseAfter run (no claim): this
+//     call claims the next probe.
+func Admit(rec *driver.Record, name string, p Policy, now time.Time, fresh func() string) Admission {
+	if rec == nil {
+		next := &driver.Record{Name: name, State: driver.StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+		return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: next.Incarnation, Generation: 1}}
+	}
+	switch rec.State {
+	case driver.StateClosed:
+		return Admission{Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}}
+	case driver.StateOpen:
+		if now.Before(rec.OpenUntil) {
+			return Admission{State: driver.StateOpen, Until: rec.OpenUntil, Forced: rec.Forced}
+		}
+	case driver.StateHalfOpen:
+		if now.Before(rec.LeaseUntil) {
+			return Admission{State: driver.StateHalfOpen, Until: rec.LeaseUntil}
+		}
+	}
+	next := successor(rec, now)
+	next.State = driver.StateHalfOpen
+	next.ProbeToken = fresh()
+	next.LeaseUntil = now.Add(p.ProbeLease)
+	return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation, Probe: true, Token: next.ProbeToken}}
+}
+
+// Settle is SettleWindow with an empty window: the rules that need no
+// window counts.
+func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *driver.Record {
+	return SettleWindow(rec, g, o, p, now, driver.Counts{})
+}
+
+// SettleWindow applies outcome o of the call admitted with g to rec at now
+// under policy p, and returns the record to store, or nil when nothing
+// changes. w is the circuit's window counts as of this call, this call
+// included (see Counts); only a closed-admitted Failure reads it. o is the
+// outcome after Policy.Classify.
+//
+// Nothing changes for a stale call: the record was cleared (rec is nil or
+// another incarnation), the circuit closed again since (another generation),
+// the probe's claim was taken over (another token), or a call admitted while
+// closed completes while the circuit is open or half-open.
+//
+// A closed-admitted call: Failure counts, and opens the circuit until
+// now+Cooldown when it is the FailureThreshold-th consecutive one, or when w
+// trips the rate rule (Policy.Trips); Success resets the count; Ignored
+// changes nothing. With FailureThreshold 0 a Failure that does not trip the
+// rate rule changes nothing either.
+//
+// The probe: Success adds to the run of probe successes, and the
+// CloseAfter-th in a row closes the circuit with a zero count, a new
+// generation and the cooldown reset; before that the circuit stays half-open
+// with no probe in flight, for the next caller to claim. Failure counts and
+// reopens it for a cooldown doubled once more (Policy.CooldownAfter);
+// Ignored reopens it for the current cooldown without counting, since
+// health was not shown. Either ends the run of successes.
+//
+// Whether SettleWindow returns nil does not depend on now: now only dates
+// the record it returns.
+func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time, w driver.Counts) *driver.Record {
+	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
+		return nil
+	}
+	if g.Probe {
+		if rec.State != driver.StateHalfOpen || rec.ProbeToken != g.Token {
+			return nil
+		}
+		next := successor(rec, now)
+		switch o {
+		case Success:
+			next.Successes++
+			if next.Successes < p.CloseAfter {
+				return next // half-open, awaiting the next probe
+			}
+			next.State = driver.StateClosed
+			next.Failures = 0
+			next.Successes = 0
+			next.Reopens = 0
+			next.Generation++
+			next.OpenUntil = time.Time{}
+			return next
+		case Failure:
+			next.Failures = min(next.Failures+1, driver.MaxFailures)
+			next.Reopens = min(next.Reopens+1, driver.MaxReopens)
+		}
+		next.State = driver.StateOpen
+		next.Successes = 0
+		next.OpenUntil = now.Add(p.CooldownAfter(next.Reopens))
+		return next
+	}
+	if rec.State != driver.StateClosed {
+		return nil
+	}
+	switch o {
+	case Success:
+		if rec.Failures == 0 {
+			return nil
+		}
+		next := successor(rec, now)
+		next.Failures = 0
+		return next
+	case Failure:
+		consecutive := p.FailureThreshold > 0
+		if !consecutive && !p.Trips(w) {
+			return nil
+		}
+		next := successor(rec, now)
+		if consecutive {
+			next.Failures = min(next.Failures+1, driver.MaxFailures)
+		}
+		if consecutive && next.Failures >= p.FailureThreshold || p.Trips(w) {
+			next.State = driver.StateOpen
+			next.OpenUntil = now.Add(p.CooldownAfter(next.Reopens))
+		}
+		return next
+	}
+	return nil
+}
+
+// Force returns the record that holds the circuit open, forced, until
+// now+d, over rec (nil when none exists: a record is created, as Admit
+// creates one). A probe in flight loses its claim, and calls admitted
+// before settle against an open circuit, so none of them changes it; when
+// d ends, the next call claims a half-open probe as after any cooldown.
+func Force(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
+	var next *driver.Record
+	if rec == nil {
+		next = &driver.Record{Name: name, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+	} else {
+		next = successor(rec, now)
+	}
+	next.State = driver.StateOpen
+	next.Successes = 0
+	next.OpenUntil = now.Add(d)
+	next.Forced = true
+	return next
+}
+
+// successor returns a copy of r with the next version, no probe claim, not
+// forced, and now as its update time.
+func successor(r *driver.Record, now time.Time) *driver.Record {
+	next := *r
+	next.Version++
+	next.ProbeToken = ""
+	next.LeaseUntil = time.Time{}
+	next.Forced = false
+	next.UpdatedAt = now
+	return &next
+}

@@ -1,0 +1,39 @@
+// Package fakeclient is an annotated client whose generated guarded client
+// the behaviour tests drive.
+package fakeclient
+
+//go:generate go tool circuitgen
+
+import (
+	"context"
+	"net/http"
+)
+
+// ConnError is a failed connection.
+type ConnError struct{ Addr string }
+
+func (e *ConnError) Error() string { return "connect " + e.Addr + ": refused" }
+
+// StatusError is an error that carries an HTTP status.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return http.StatusText(e.Code) }
+
+// StatusCode returns the status.
+func (e *StatusError) StatusCode() int { return e.Code }
+
+// Client is a remote service.
+//
+//circuitgen:guard circuit=svc threshold=2 cooldown=1m errors=*ConnError,context.DeadlineExceeded statuses=502-504
+type Client interface {
+	// Get returns a response whose status counts.
+	Get(ctx context.Context, path string) (*http.Response, error)
+	// Post counts only connection errors.
+	//circuitgen:circuit svc-post threshold=1 errors=*ConnError
+	Post(ctx context.Context, body []byte) error
+	// Call counts gRPC statuses, Unknown among them.
+	//circuitgen:circuit svc-rpc threshold=1 codes=Unknown,Unavailable
+	Call(ctx context.Context, method string) error
+	//circuitgen:skip
+	Name() string
+}
