@@ -147,7 +147,7 @@ func (s *Store) bind(name string) *bound {
 	if b, ok := s.bound.Load(name); ok {
 		return b.(*bound)
 	}
-	b := &bound{s: s, name: name, key: s.Key(name), last: lost.NewLast()}
+	b := &bound{s: s, name: name, key: s.Key(name), last: new(lost.Last)}
 	if s.cache != nil {
 		b.entry = s.cache.Entry(b.key)
 	}
@@ -181,7 +181,7 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
 		r = b.s.cache.Begin(b.entry)
 	}
-	begin := b.last.Clock()
+	seen := b.last.Begin()
 	rec, now, exists, err := b.s.loadKey(ctx, b.key)
 	switch {
 	case err != nil:
@@ -189,7 +189,7 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 		if !b.seen.Load() {
 			b.seen.Store(true)
 		}
-		if rec != nil && rec.State == driver.StateClosed && b.last.Older(rec, begin) {
+		if rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
 			rec, now, err = b.lost(ctx, now, rec)
 		} else {
 			b.last.Saw(rec)

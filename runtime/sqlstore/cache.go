@@ -359,7 +359,7 @@ type bound struct {
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
 func (s *Store) Bind(name string) driver.BoundStore {
-	b := &bound{s: s, name: name, last: lost.NewLast()}
+	b := &bound{s: s, name: name, last: new(lost.Last)}
 	if s.cache != nil {
 		b.entry = s.cache.Entry(name)
 	}
@@ -378,9 +378,9 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
 		r = b.s.cache.Begin(b.entry)
 	}
-	begin := b.last.Clock()
+	seen := b.last.Begin()
 	rec, now, err := b.s.Load(ctx, b.name)
-	if err == nil && rec != nil && rec.State == driver.StateClosed && b.last.Older(rec, begin) {
+	if err == nil && rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
 		rec, now, err = b.rolledBack(ctx, now, rec)
 	} else if err == nil {
 		b.last.Saw(rec)

@@ -16,26 +16,25 @@ import (
 // Last remembers the latest revision of one circuit's record that a
 // process saw. It is safe for concurrent use.
 type Last struct {
-	p      atomic.Pointer[revision]
-	origin time.Time
+	p atomic.Pointer[revision]
 }
 
-// revision is a record's revision, and when the read or write that saw it
-// returned (Clock).
+// revision is a record's revision.
 type revision struct {
 	incarnation string
 	version     uint64
-	at          int64
 }
 
-// NewLast returns a Last that has seen nothing.
-func NewLast() *Last { return &Last{origin: time.Now()} }
+// Seen is what a Last held when a read began.
+type Seen struct{ r *revision }
 
-// Clock reads the monotonic clock of Saw and Older: a read's begin.
-func (l *Last) Clock() int64 { return int64(time.Since(l.origin)) }
+// Begin returns what l holds now, for a read that begins: the read's
+// record is judged against it (Older), not against what other reads see
+// while it is in flight.
+func (l *Last) Begin() Seen { return Seen{l.p.Load()} }
 
-// Saw records rec, read or written by an operation that returned now: a
-// revision of the record the server held.
+// Saw records rec, read from or written to the server: a revision of the
+// record the server held.
 func (l *Last) Saw(rec *driver.Record) {
 	if rec == nil {
 		return
@@ -44,17 +43,15 @@ func (l *Last) Saw(rec *driver.Record) {
 	if cur != nil && cur.incarnation == rec.Incarnation && cur.version >= rec.Version {
 		return
 	}
-	l.p.Store(&revision{rec.Incarnation, rec.Version, l.Clock()})
+	l.p.Store(&revision{rec.Incarnation, rec.Version})
 }
 
-// Older reports whether rec, read by a read that began at begin (Clock), is
-// older than a revision of the same incarnation seen before that read
-// began: versions only grow within an incarnation, so the server's record
-// was rolled back. A read that began before the newer revision was seen
-// may return an older one, and is not judged.
-func (l *Last) Older(rec *driver.Record, begin int64) bool {
-	cur := l.p.Load()
-	return rec != nil && cur != nil && cur.at < begin && cur.incarnation == rec.Incarnation && rec.Version < cur.version
+// Older reports whether rec, read by a read that began when l held s, is
+// older than the revision of the same incarnation seen before it began:
+// versions only grow within an incarnation, so the server's record was
+// rolled back.
+func Older(rec *driver.Record, s Seen) bool {
+	return rec != nil && s.r != nil && s.r.incarnation == rec.Incarnation && rec.Version < s.r.version
 }
 
 // Unknown returns the record that stands for the named circuit when its
