@@ -163,7 +163,7 @@ func TestTLSConformance(t *testing.T) {
 }
 
 // TestTLSUntrusted connects to the TLS server without trusting its CA:
-// every call fails closed with a StateError.
+// New refuses it, with the certificate's verification error.
 func TestTLSUntrusted(t *testing.T) {
 	opt, err := redis.ParseURL(testenv.Env(t, "CIRCUITGEN_REDIS_TLS_URL", "start_redis_tls"))
 	if err != nil {
@@ -171,14 +171,14 @@ func TestTLSUntrusted(t *testing.T) {
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
-	b := circuit.New(open(t, c))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	ran := false
-	err = b.Run(ctx, "billing-api", policy, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Success, nil })
-	var se *circuit.StateError
+	s, err := redisstore.New(ctx, c)
 	var ce *tls.CertificateVerificationError
-	if ran || !errors.As(err, &se) || !errors.As(err, &ce) {
-		t.Fatalf("Run against an untrusted certificate = %v (ran %v), want a StateError wrapping a certificate verification error", err, ran)
+	if err == nil {
+		_ = s.Close()
+	}
+	if !errors.As(err, &ce) {
+		t.Fatalf("New against an untrusted certificate = %v, want an error wrapping a certificate verification error", err)
 	}
 }
