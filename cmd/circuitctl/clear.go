@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 const clearUsage = "usage: circuitctl clear [-store URL] [-yes] [-timeout D] NAME"
@@ -19,7 +18,7 @@ const clearUsage = "usage: circuitctl clear [-store URL] [-yes] [-timeout D] NAM
 func runClear(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("clear", clearUsage, "Removes the circuit's record, even a corrupt one: it starts afresh, closed.", stderr)
 	yes := c.fs.Bool("yes", false, "clear without asking")
-	return c.run(args, true, nil, func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int {
+	return c.run(args, true, nil, func(ctx context.Context, st opened, b *circuit.Breaker, names []string) int {
 		name := names[0]
 		snap, err := b.Snapshot(ctx, name)
 		var se *circuit.StateError

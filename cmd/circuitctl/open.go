@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 const openUsage = "usage: circuitctl open [-store URL] -for D [-yes] [-timeout D] NAME"
@@ -28,7 +27,7 @@ func runOpen(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
-	return c.run(args, true, checkFor, func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int {
+	return c.run(args, true, checkFor, func(ctx context.Context, st opened, b *circuit.Breaker, names []string) int {
 		name := names[0]
 		if !*yes && !confirm(stderr, "open", name, fmt.Sprintf("force circuit %s open in %s for %v? [y/N] ", name, st, *d)) {
 			return 1

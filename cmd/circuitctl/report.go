@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 // stateReport is what `circuitctl state -json` prints.
@@ -27,7 +26,7 @@ type stateReport struct {
 
 // readReport reads the named circuits of st, or every circuit with a
 // record when names is empty, and returns the report and the errors met.
-func readReport(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) (stateReport, []error) {
+func readReport(ctx context.Context, st opened, b *circuit.Breaker, names []string) (stateReport, []error) {
 	var errs []error
 	if len(names) == 0 {
 		var err error
@@ -36,7 +35,7 @@ func readReport(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, nam
 	}
 	states, serrs := readStates(ctx, b, names)
 	errs = append(errs, serrs...)
-	return stateReport{Store: st.String(), Circuits: states, Errors: texts(errs)}, errs
+	return stateReport{Store: st.where, Circuits: states, Errors: texts(errs)}, errs
 }
 
 // readStates reads the named circuits with b.Snapshot, which never changes

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 	"golang.org/x/term"
 )
 
@@ -32,7 +31,7 @@ const clearScreen = "\x1b[H\x1b[2J"
 // every time (its countdowns move); otherwise it prints the table again, or
 // one line of JSON, each time the circuits change. Errors of a reading are
 // shown with it (in the JSON report's errors) and the watch goes on. Exit status 0 when interrupted.
-func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+func watchStates(st opened, b *circuit.Breaker, names []string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	tty := !asJSON && isTerminal(stdout)

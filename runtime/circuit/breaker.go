@@ -92,10 +92,10 @@ func WithObserver(o Observer) Option {
 // New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store, epoch: time.Now()}
-	b.binder, _ = StoreAs[driver.Binder](store)
-	b.storeClock, _ = StoreAs[driver.Clock](store)
-	b.windows, _ = StoreAs[driver.WindowStore](store)
-	b.sharer, _ = StoreAs[driver.WindowSharer](store)
+	b.binder, _ = store.(driver.Binder)
+	b.storeClock, _ = store.(driver.Clock)
+	b.windows, _ = store.(driver.WindowStore)
+	b.sharer, _ = store.(driver.WindowSharer)
 	for _, o := range opts {
 		o(b)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ type Store struct {
 	cache  *copies.Cache // nil without local copies
 	stop   func()        // ends the invalidation goroutine
 	done   chan struct{} // closed when it has ended
+	owned  io.Closer     // the client, when the store owns it (WithOwnedClient)
 
 	bound sync.Map // circuit name → *bound
 
@@ -51,6 +53,7 @@ type config struct {
 	prefix string
 	copies bool
 	bound  time.Duration
+	owned  bool
 }
 
 // WithPrefix puts the records under prefix instead of DefaultPrefix. The
@@ -74,6 +77,10 @@ func WithCopies(stallBound time.Duration) Option {
 	}
 }
 
+// WithOwnedClient makes the store own the client given to New: its Close
+// closes the client too, for code that made the client only for the store.
+func WithOwnedClient() Option { return func(c *config) { c.owned = true } }
+
 // New returns a store that keeps each circuit's record at the prefix
 // (DefaultPrefix unless WithPrefix) + driver.Key(name) through client, a
 // *redis.Client, *redis.ClusterClient or *redis.Ring. It asks every
@@ -90,6 +97,9 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 		o(&cfg)
 	}
 	s := &Store{client: client, prefix: cfg.prefix}
+	if cfg.owned {
+		s.owned = client
+	}
 	findings, err := checkSettings(ctx, client)
 	if err != nil {
 		return nil, err
@@ -104,12 +114,15 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 }
 
 // Close stops a cached store's invalidation connections and drops its
-// copies; the store reads the server on every Load from then on. It does not
-// close the client. Close on an uncached store does nothing.
+// copies; the store reads the server on every Load from then on. It closes
+// the client only when the store owns it (WithOwnedClient).
 func (s *Store) Close() error {
 	if s.cache != nil {
 		s.stop()
 		<-s.done
+	}
+	if s.owned != nil {
+		return s.owned.Close()
 	}
 	return nil
 }

@@ -143,8 +143,8 @@ func listenConfig(ctx context.Context, db *sql.DB) (*pgx.ConnConfig, error) {
 }
 
 // Close stops a cached store's listening connection, drops its copies and
-// deletes its heartbeat row. It does not close the *sql.DB. Close on an
-// uncached store does nothing.
+// deletes its heartbeat row. It closes the *sql.DB only when the store owns
+// it (WithOwnedDB).
 func (s *Store) Close() error {
 	if s.cache != nil {
 		s.stop()
@@ -152,6 +152,9 @@ func (s *Store) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, _ = s.db.ExecContext(ctx, "DELETE FROM circuits WHERE name = $1", beatPrefix+s.beat)
+	}
+	if s.owned {
+		return s.db.Close()
 	}
 	return nil
 }

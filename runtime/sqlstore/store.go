@@ -23,6 +23,7 @@ type Store struct {
 	stop  func()        // ends the listening goroutine
 	done  chan struct{} // closed when it has ended
 	beat  string        // the heartbeat row's name after beatPrefix
+	owned bool          // Close closes db (WithOwnedDB)
 
 	reportMu sync.Mutex
 	reports  []func(error) // Notify's
@@ -40,7 +41,12 @@ type Option func(*config)
 type config struct {
 	copies bool
 	bound  time.Duration
+	owned  bool
 }
+
+// WithOwnedDB makes the store own the *sql.DB given to New: its Close closes
+// it too, for code that opened the database only for the store.
+func WithOwnedDB() Option { return func(c *config) { c.owned = true } }
 
 // New returns a store on db, whose dialect is d (see DialectOf). It creates
 // nothing: call Migrate once, at deployment or in setup. Without options it
@@ -54,7 +60,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, er
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s := &Store{db: db, dialect: d}
+	s := &Store{db: db, dialect: d, owned: cfg.owned}
 	if cfg.copies {
 		if err := s.startCopies(ctx, cfg.bound); err != nil {
 			return nil, err

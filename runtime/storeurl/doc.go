@@ -17,12 +17,9 @@
 // round trip to Redis (go-redis's ContextTimeoutEnabled). SQLite, on one
 // host, keeps no copies.
 //
-// A Breaker over the opened store (circuit.New(s)) is a Breaker over the
-// store it wraps: the wrapper adds listing and closing, and its Unwrap
-// method lets the Breaker use the store's own clock, bound circuits and
-// shared window counts (circuit.StoreAs).
-//
-// Opening checks that the store is there and reachable, and creates and
-// changes nothing: a mistyped directory or database file is reported, not
-// created. The URL's password never appears in errors or in String.
+// Open returns the store itself (a *filestore.Store, *redisstore.Store or
+// *sqlstore.Store), which circuit.New takes as it is. Opening checks that
+// the store is there and reachable, and creates and changes nothing: a
+// mistyped directory or database file is reported, not created. The URL's
+// password never appears in errors; Redact hides it in messages.
 package storeurl

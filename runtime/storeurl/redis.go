@@ -12,7 +12,7 @@ import (
 // openRedis opens redis://, rediss:// or unix:// in go-redis's URL syntax,
 // with the key prefix in the query parameter prefix and local copies
 // unless cache=off. Context deadlines bound every round trip.
-func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
+func openRedis(ctx context.Context, u *url.URL) (Store, error) {
 	q := u.Query()
 	prefix := redisstore.DefaultPrefix
 	if q.Has("prefix") {
@@ -35,7 +35,7 @@ func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	opts := []redisstore.Option{redisstore.WithPrefix(prefix)}
+	opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithOwnedClient()}
 	if cached {
 		opts = append(opts, redisstore.WithCopies(0))
 	}
@@ -44,8 +44,5 @@ func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
 		_ = c.Close()
 		return nil, err
 	}
-	return &Store{Store: rs, names: rs.Names, close: func() error {
-		_ = rs.Close()
-		return c.Close()
-	}}, nil
+	return rs, nil
 }
