@@ -220,8 +220,8 @@ func TestRegisterState(t *testing.T) {
 				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=half_open} 1",
 				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=open} 0",
 				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=closed} 0",
-				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=half_open} 0",
-				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=open} 1",
+				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=half_open} 1",
+				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=open} 0",
 				"circuitgen.circuit.state{circuit.name=search,circuit.state=closed} 1",
 				"circuitgen.circuit.state{circuit.name=search,circuit.state=half_open} 0",
 				"circuitgen.circuit.state{circuit.name=search,circuit.state=open} 0",
@@ -272,10 +272,14 @@ func TestRegisterState(t *testing.T) {
 		})
 	}
 
-	// Collecting never changes a circuit: the open one stays open although
-	// its cooldown has ended, and no probe is claimed.
+	// The open circuit's cooldown is over: it reads half-open, ready to
+	// probe. Collecting never changes a circuit: no probe was claimed, and
+	// the next call is the probe.
 	snap, err := b.Snapshot(ctx, "payment-gateway")
-	if err != nil || snap.State != circuit.StateOpen {
-		t.Errorf("after collecting, payment-gateway is %v (%v), want open", snap.State, err)
+	if err != nil || snap.State != circuit.StateHalfOpen || snap.Probing {
+		t.Errorf("after collecting, payment-gateway is %+v (%v), want half-open, ready to probe", snap, err)
+	}
+	if tk, err := b.Allow(ctx, "payment-gateway", policy); err != nil || !tk.Probe() {
+		t.Errorf("the call after collecting = %v, %v; want the probe", tk, err)
 	}
 }

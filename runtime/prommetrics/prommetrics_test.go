@@ -128,8 +128,8 @@ circuitgen_circuit_state{circuit="email-svc",state="closed"} 0
 circuitgen_circuit_state{circuit="email-svc",state="half_open"} 1
 circuitgen_circuit_state{circuit="email-svc",state="open"} 0
 circuitgen_circuit_state{circuit="payment-gateway",state="closed"} 0
-circuitgen_circuit_state{circuit="payment-gateway",state="half_open"} 0
-circuitgen_circuit_state{circuit="payment-gateway",state="open"} 1
+circuitgen_circuit_state{circuit="payment-gateway",state="half_open"} 1
+circuitgen_circuit_state{circuit="payment-gateway",state="open"} 0
 circuitgen_circuit_state{circuit="search",state="closed"} 1
 circuitgen_circuit_state{circuit="search",state="half_open"} 0
 circuitgen_circuit_state{circuit="search",state="open"} 0
@@ -175,11 +175,15 @@ circuitgen_circuit_state_error{circuit="billing-api"} 0
 		})
 	}
 
-	// Scraping never changes a circuit: the open one stays open although
-	// its cooldown has ended, and no probe is claimed.
+	// The open circuit's cooldown is over: it reads half-open, ready to
+	// probe. Scraping never changes a circuit: no probe was claimed, and
+	// the next call is the probe.
 	snap, err := b.Snapshot(context.Background(), "payment-gateway")
-	if err != nil || snap.State != circuit.StateOpen {
-		t.Errorf("after scraping, payment-gateway is %v (%v), want open", snap.State, err)
+	if err != nil || snap.State != circuit.StateHalfOpen || snap.Probing {
+		t.Errorf("after scraping, payment-gateway is %+v (%v), want half-open, ready to probe", snap, err)
+	}
+	if tk, err := b.Allow(context.Background(), "payment-gateway", policy); err != nil || !tk.Probe() {
+		t.Errorf("the call after scraping = %v, %v; want the probe", tk, err)
 	}
 }
 
