@@ -162,23 +162,27 @@ func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(con
 	if err != nil {
 		return err
 	}
+	// The call is timed only when something reads the time: the slow-call
+	// rule, or a CallObserver.
+	timed := p.SlowCall > 0 || b.calls != nil
+	var start time.Time
+	if timed {
+		start = b.start()
+	}
 	settled := false
 	defer func() {
 		if !settled { // op panicked: settle, then let the panic go on
-			_ = b.settle(ctx, r, p, g, machine.Ignored)
+			_ = b.settle(ctx, r, p, g, machine.Ignored, b.took(timed, start))
 		}
 	}()
-	var start time.Time
-	if p.SlowCall > 0 {
-		start = b.start()
-	}
 	o, opErr := op(ctx)
 	settled = true
+	d := b.took(timed, start)
 	outcome := machine.Outcome(o)
 	if p.SlowCall > 0 {
-		outcome = p.Classify(outcome, b.since(start))
+		outcome = p.Classify(outcome, d)
 	}
-	if err := b.settle(ctx, r, p, g, outcome); err != nil {
+	if err := b.settle(ctx, r, p, g, outcome, d); err != nil {
 		return ranError(err, opErr)
 	}
 	return opErr
@@ -234,6 +238,15 @@ func (b *Breaker) since(start time.Time) time.Duration {
 	return time.Since(start)
 }
 
+// took is how long a call that started at start took, when it was timed;
+// 0 otherwise.
+func (b *Breaker) took(timed bool, start time.Time) time.Duration {
+	if !timed {
+		return 0
+	}
+	return b.since(start)
+}
+
 // replace stores next over prev. It reports false on a conflict.
 func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *driver.Record) (bool, error) {
 	err := r.store.Replace(ctx, prev, next)
@@ -282,7 +295,8 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 	return machine.Grant{}, b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
 
-// settle records a call's outcome, already classified (Policy.Classify).
+// settle records a call's outcome, already classified (Policy.Classify);
+// d is how long the call took, for the CallObservers.
 // A closed-admitted call of a current record is counted in the window of
 // the rate rule, once, before the decision that may open the circuit.
 //
@@ -293,9 +307,9 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 // cancellation and bounded by settleTimeout. The first load writes nothing
 // and runs on the caller's context while it lasts, so that a call that
 // changes nothing (a success on a healthy circuit) costs nothing more.
-func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machine.Grant, o machine.Outcome) error {
+func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machine.Grant, o machine.Outcome, d time.Duration) error {
 	for _, c := range b.calls {
-		c.ObserveOutcome(ctx, r.name, Outcome(o))
+		c.ObserveOutcome(ctx, r.name, Outcome(o), d)
 	}
 	if o == machine.Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing

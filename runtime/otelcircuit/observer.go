@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"go.opentelemetry.io/otel/attribute"
@@ -108,7 +109,7 @@ func (o *Observer) counts(name string) *counts {
 }
 
 // ObserveOutcome counts a completed call.
-func (o *Observer) ObserveOutcome(_ context.Context, name string, out circuit.Outcome) {
+func (o *Observer) ObserveOutcome(_ context.Context, name string, out circuit.Outcome, _ time.Duration) {
 	if int(out) < len(outcomes) {
 		o.counts(name).outcome[out].Add(1)
 	}
