@@ -1,7 +1,7 @@
 package otelcircuit_test
 
 // The cost of observing a Breaker's calls, on the calls that dominate
-// traffic, over the file store: no observer, prommetrics.Transitions, and
+// traffic, over the file store: no observer, prommetrics.Observer, and
 // otelcircuit.Observer with the OTel SDK's meter provider, each a
 // sub-benchmark of the same binary, for the ratios:
 //
@@ -35,7 +35,7 @@ var observers = []struct {
 }{
 	{"none", func(*testing.B) []circuit.Option { return nil }},
 	{"prometheus", func(*testing.B) []circuit.Option {
-		return []circuit.Option{circuit.WithObserver(prommetrics.NewTransitions())}
+		return []circuit.Option{circuit.WithObserver(prommetrics.NewObserver())}
 	}},
 	{"otel", func(b *testing.B) []circuit.Option {
 		obs, err := otelcircuit.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
