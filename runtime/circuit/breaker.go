@@ -54,7 +54,7 @@ type ref struct {
 	batches sync.Map                  // window span → *batch, for a driver.WindowSharer (share.go)
 	batch   atomic.Pointer[batch]     // the batch last used
 
-	reported atomic.Pointer[time.Time] // when a StateError was last reported; nil never
+	reported atomic.Pointer[time.Duration] // when a StateError was last reported (Breaker.start); nil never
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -165,7 +165,7 @@ func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(con
 	// The call is timed only when something reads the time: the slow-call
 	// rule, or a CallObserver.
 	timed := p.SlowCall > 0 || b.calls != nil
-	var start time.Time
+	var start time.Duration
 	if timed {
 		start = b.start()
 	}
@@ -222,29 +222,24 @@ func (b *Breaker) now(storeNow time.Time) time.Time {
 	return time.Now()
 }
 
-// start and since measure how long an operation took, for Policy.SlowCall:
-// on the injected clock when there is one, else on the monotonic clock.
-func (b *Breaker) start() time.Time {
+// start returns a reading for took, which measures how long an operation
+// took (for Policy.SlowCall and the CallObservers): the injected clock's
+// time in nanoseconds when there is one, else the time since the Breaker's
+// epoch on the monotonic clock, which reads no wall clock.
+func (b *Breaker) start() time.Duration {
 	if b.clock != nil {
-		return b.clock()
+		return time.Duration(b.clock().UnixNano())
 	}
-	return time.Now()
+	return time.Since(b.epoch)
 }
 
-func (b *Breaker) since(start time.Time) time.Duration {
-	if b.clock != nil {
-		return b.clock().Sub(start)
-	}
-	return time.Since(start)
-}
-
-// took is how long a call that started at start took, when it was timed;
-// 0 otherwise.
-func (b *Breaker) took(timed bool, start time.Time) time.Duration {
+// took is how long a call that started at the reading start took, when it
+// was timed; 0 otherwise.
+func (b *Breaker) took(timed bool, start time.Duration) time.Duration {
 	if !timed {
 		return 0
 	}
-	return b.since(start)
+	return b.start() - start
 }
 
 // replace stores next over prev. It reports false on a conflict.

@@ -17,9 +17,9 @@ type Ticket struct {
 	ref    *ref
 	policy machine.Policy
 	grant  machine.Grant
-	start  time.Time   // when the call was admitted, for Policy.SlowCall and the CallObservers
-	timed  bool        // whether start is set
-	done   atomic.Bool // set by the first Done; Done may race with itself
+	start  time.Duration // when the call was admitted (Breaker.start), for Policy.SlowCall and the CallObservers
+	timed  bool          // whether start is set
+	done   atomic.Bool   // set by the first Done; Done may race with itself
 }
 
 // Allow admits one call to the named circuit under policy p, or returns the
