@@ -3,6 +3,8 @@ package httpguard_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -106,4 +108,19 @@ func (f *fixture) corrupt(t *testing.T, name string) {
 	if err := os.WriteFile(filepath.Join(f.dir, circuit.Key(name)+".json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// send sends req with c and returns the response and its whole body.
+func send(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

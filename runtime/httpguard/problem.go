@@ -25,14 +25,17 @@ const (
 // ProblemContentType is the media type of an RFC 9457 problem document.
 const ProblemContentType = "application/problem+json"
 
-// Problem is the RFC 9457 problem document this package writes, with two
+// Problem is the RFC 9457 problem document this package writes, with
 // extension members. Clients may decode responses into it.
 type Problem struct {
-	// Type is TypeCircuitOpen or TypeCircuitUnavailable.
+	// Type is TypeCircuitOpen or TypeCircuitUnavailable; for AdminHandler's
+	// refusals also TypeCircuitUnknown, or "about:blank" when the status
+	// says it all (the title is then the status's text).
 	Type string `json:"type"`
 	// Title is a short, fixed summary of the problem type.
 	Title string `json:"title"`
-	// Status is the HTTP status code, 503.
+	// Status is the HTTP status code: 503 for TypeCircuitOpen and
+	// TypeCircuitUnavailable.
 	Status int `json:"status"`
 	// Detail explains this occurrence to a person.
 	Detail string `json:"detail"`

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -27,16 +26,11 @@ func serveError(t *testing.T, err error) (*http.Response, []byte) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	resp, gerr := srv.Client().Get(srv.URL)
-	if gerr != nil {
-		t.Fatal(gerr)
-	}
-	defer resp.Body.Close()
-	body, rerr := io.ReadAll(resp.Body)
+	req, rerr := http.NewRequest(http.MethodGet, srv.URL, nil)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	return resp, body
+	return send(t, srv.Client(), req)
 }
 
 func TestWriteError(t *testing.T) {
