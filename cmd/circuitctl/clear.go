@@ -28,7 +28,7 @@ func runClear(args []string, stdout, stderr io.Writer) int {
 		case err != nil:
 			return c.fail(err)
 		case !snap.Exists:
-			return c.fail(fmt.Errorf("circuit %s has no record in %s: nothing to clear", name, st))
+			return c.fail(fmt.Errorf("circuit %s has never been seen in %s (no record): nothing to clear", name, st))
 		}
 		if !*yes && !confirm(stderr, "clear", name, fmt.Sprintf("clear circuit %s in %s? [y/N] ", name, st)) {
 			return 1

@@ -85,11 +85,7 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 		if c.Recorded {
 			gen = fmt.Sprint(c.Generation)
 		}
-		state := c.State
-		if c.Forced {
-			state += " (forced)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.Name), state, c.Failures, gen,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.Name), stateLabel(c), c.Failures, gen,
 			when(c.OpenUntil, now), when(c.LeaseUntil, now), when(c.UpdatedAt, now))
 	}
 	return tw.Flush()
