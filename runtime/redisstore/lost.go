@@ -10,9 +10,10 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/lost"
 )
 
-// A circuit's key, once written, is never absent again: a Clear leaves a
-// tombstone. So a process that has found the key (or written it) and then
-// finds no key at all knows the record was lost: the server restarted
+// A circuit's key, once written, is absent again only when a Clear's
+// tombstone expires, a day later. So a process that last found (or wrote)
+// a record, not a tombstone, and then finds no key at all knows the record
+// was lost: the server restarted
 // without persistence, was flushed, or evicted it. And versions only grow
 // within an incarnation, so a closed record older than one the process saw
 // means the dataset was rolled back (restored from a backup). Either way

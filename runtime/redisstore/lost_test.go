@@ -185,3 +185,41 @@ func (srv *server) do(t *testing.T, args ...any) {
 		t.Fatal(err)
 	}
 }
+
+// TestExpiredTombstoneNotLost: a Clear's tombstone expires (a day later); a
+// process that last found the tombstone, and then no key, was told of a
+// Clear, not of a loss: the circuit is closed and nothing is reported.
+func TestExpiredTombstoneNotLost(t *testing.T) {
+	srv := startServer(t, true)
+	c := unixClient(t, srv.sock)
+	s := open(t, c)
+	ev := &events{}
+	b := circuit.New(s, circuit.WithObserver(ev))
+	const name = "billing-api"
+	ctx := t.Context()
+	if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Clear(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil { // reads the tombstone, writes a record
+		t.Fatal(err)
+	}
+	if err := b.Clear(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Snapshot(ctx, name); err != nil { // this process last found the tombstone
+		t.Fatal(err)
+	}
+	srv.do(t, "DEL", s.Key(name)) // what the tombstone's expiry does
+	var ran int
+	for range 3 {
+		if err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) { ran++; return circuit.Success, nil }); err != nil {
+			t.Fatalf("a call after the tombstone expired = %v", err)
+		}
+	}
+	if ran != 3 || ev.has(driver.ErrLost) {
+		t.Errorf("after the tombstone expired: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+	}
+}

@@ -149,7 +149,7 @@ type bound struct {
 	name  string
 	key   string
 	entry *copies.Entry // nil without a cache
-	seen  atomic.Bool   // this process found the key, or wrote it (lost.go)
+	seen  atomic.Bool   // this process last found or wrote a record, not a Clear's tombstone (lost.go)
 	last  *lost.Last    // the latest revision this process saw (lost.go)
 }
 
@@ -199,8 +199,8 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	switch {
 	case err != nil:
 	case exists:
-		if !b.seen.Load() {
-			b.seen.Store(true)
+		if seenNow := rec != nil; b.seen.Load() != seenNow {
+			b.seen.Store(seenNow) // a tombstone: the next absence is its expiry, not a loss
 		}
 		if rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
 			rec, now, err = b.lost(ctx, now, rec)
@@ -358,6 +358,7 @@ func (b *bound) Delete(ctx context.Context) error {
 	if err := b.s.run(ctx, deleteScript, b.key, tombstoneTTL).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)
 	}
+	b.seen.Store(false)
 	return nil
 }
 
