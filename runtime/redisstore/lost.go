@@ -13,8 +13,10 @@ import (
 // A circuit's key, once written, is absent again only when a Clear's
 // tombstone expires, a day later. So a process that last found (or wrote)
 // a record, not a tombstone, and then finds no key at all knows the record
-// was lost: the server restarted
-// without persistence, was flushed, or evicted it. And versions only grow
+// was lost: the server restarted without persistence, was flushed, or
+// evicted it. (A process idle on a circuit for a day across another's
+// Clear takes the tombstone's expiry for a loss: the circuit then probes
+// once before it admits calls.) And versions only grow
 // within an incarnation, so a closed record older than one the process saw
 // means the dataset was rolled back (restored from a backup). Either way
 // the process does not know what the record said, and treats the circuit
