@@ -15,7 +15,7 @@ import (
 // How a process finds, checks, creates and repairs the change index file.
 //
 // A process uses its mapping without looking at the file until recheck has
-// passed since it last checked it: a timer then marks the mapping due, and
+// passed since it last checked it: a ticker then marks the mapping due, and
 // the next call that uses it checks it, with one lstat, before going on;
 // every write and every read of a record file checks it too. The check: the
 // index file is still the one mapped (same device and inode, whole) and its
@@ -28,7 +28,7 @@ import (
 // dropped (mapping.trust), and the mapping kept. So a removed, replaced,
 // restored or truncated index, or a state directory removed or moved aside
 // and made anew, is seen by readers within recheck of their last check (and
-// the timer's delay), by writers at once.
+// the ticker's delay), by writers at once.
 //
 // A missing index is created by the first writer; a damaged one (truncated,
 // of another size or format, a FIFO, a symlink) is replaced by the first
@@ -137,28 +137,52 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 
 func (s *Store) indexPath() string { return filepath.Join(s.dir, indexName) }
 
-// arm makes sure the store's timer marks the mapping due within recheck of
-// now, the time of a check: a pending timer was armed at an earlier check
-// and fires sooner. The caller holds s.mu.
+// The recheck's ticker runs while the store is used: every recheck it
+// marks the mapping due, as long as a check made it fresh again since the
+// last tick; a tick that finds it still due (no call checked it: the store
+// is idle) stops the ticker, and the next check starts another. A busy
+// store so never sets a timer from a call (setting one can wake the
+// runtime's network poller with a write), and an idle one is not woken up.
+
+// arm starts the store's ticker after a check, unless one runs. The caller
+// holds s.mu.
 func (s *Store) arm() {
-	if !s.armed.CompareAndSwap(false, true) {
-		return
-	}
-	if s.tick == nil {
-		s.tick = time.AfterFunc(recheck, s.due)
-	} else {
-		s.tick.Reset(recheck)
+	if s.armed.CompareAndSwap(false, true) {
+		go s.ticks(time.NewTicker(recheck))
 	}
 }
 
-// due marks the mapping due for its check: the next call that uses it
-// checks the file first. The timer is disarmed first, so that a check
-// racing with due either arms it again or is marked due itself.
-func (s *Store) due() {
-	s.armed.Store(false)
-	if m := s.m.Load(); m != nil {
-		if t := m.trust.Load(); t&trustState == trustFresh {
-			m.trust.CompareAndSwap(t, t&^trustState|trustDue)
+// ticks marks the mapping due at every tick of t while the store is used.
+func (s *Store) ticks(t *time.Ticker) {
+	defer t.Stop()
+	for range t.C {
+		if !s.due() {
+			return
+		}
+	}
+}
+
+// due marks the mapping due for its check (the next call that uses it
+// checks the file first), and reports whether a check made it fresh since
+// the last tick. When none did, the ticker is disarmed, unless a check
+// made it fresh meanwhile: a check racing with due either starts another
+// ticker or keeps this one.
+func (s *Store) due() bool {
+	for {
+		m := s.m.Load()
+		var t uint64
+		if m != nil {
+			t = m.trust.Load()
+		}
+		if t&trustState == trustFresh {
+			if m.trust.CompareAndSwap(t, t&^trustState|trustDue) {
+				return true
+			}
+			continue
+		}
+		s.armed.Store(false)
+		if m = s.m.Load(); m == nil || m.trust.Load()&trustState != trustFresh || !s.armed.CompareAndSwap(false, true) {
+			return false // idle, or a check started another ticker
 		}
 	}
 }

@@ -105,7 +105,7 @@ type nFaultLog struct {
 }
 
 // nStale excuses the admissions a fault allows: until a process checks the
-// change index again (within recheck of its last check, and its timer's
+// change index again (within recheck of its last check, and its ticker's
 // delay), it may use a copy of a record read before the fault. So a call
 // that starts before until may contradict an interval begun (heard) at or
 // after after whose owner decided, at the latest, at before (0: any time;

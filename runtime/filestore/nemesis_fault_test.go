@@ -420,7 +420,7 @@ func (n *nemesis) rollBackIndex() {
 	})
 }
 
-// staleSlack is how late a worker's timer may mark its mapping due, on a
+// staleSlack is how late a worker's ticker may mark its mapping due, on a
 // loaded machine, beyond recheck.
 const staleSlack = 500 * time.Millisecond
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,5 +178,104 @@ func TestChangeTimeMovedUnderWriter(t *testing.T) {
 	}
 	if got, _, err := s.Load(ctx, "ledger"); err != nil || got == nil || got.Version != cur.Version+1 {
 		t.Fatalf("after the write: %+v, %v; want version %d", got, err, cur.Version+1)
+	}
+}
+
+func init() {
+	// quietcalls: calls "ledger" from two goroutines, with a deadline, for 1.5s (past a
+	// recheck, so that the copies the first write's change time moved are
+	// read again), then says the read and write system calls of the process
+	// (/proc/self/io) across 3.5s more of calls, and across 3.5s of an empty
+	// loop of the same shape.
+	helperScripts["quietcalls"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		b := circuit.New(s)
+		// A deadline, as a service's calls have: a timer pending later than
+		// the recheck's.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		loop := func(d time.Duration, call bool) error {
+			var wg sync.WaitGroup
+			errs := make(chan error, 2)
+			end := time.Now().Add(d)
+			for range 2 {
+				wg.Go(func() {
+					for time.Now().Before(end) {
+						for range 1000 {
+							if !call {
+								continue
+							}
+							if err := b.Run(ctx, "ledger", p3, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			return <-errs
+		}
+		if err := loop(1500*time.Millisecond, true); err != nil {
+			return err
+		}
+		io0, err := procIO()
+		if err != nil {
+			return err
+		}
+		if err := loop(3500*time.Millisecond, true); err != nil {
+			return err
+		}
+		io1, _ := procIO()
+		_ = loop(3500*time.Millisecond, false)
+		io2, _ := procIO()
+		say("calls %d %d empty %d %d", io1[0]-io0[0], io1[1]-io0[1], io2[0]-io1[0], io2[1]-io1[1])
+		return nil
+	}
+}
+
+// procIO returns the syscr and syscw counters of /proc/self/io.
+func procIO() ([2]int64, error) {
+	var c [2]int64
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return c, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			c[0], _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			c[1], _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return c, nil
+}
+
+// TestRecheckMakesNoReadOrWrite: a process calling a closed circuit for
+// 3.5s, its mapping of the index checked three times or more, makes no more
+// read or write system calls than an empty loop (the reading of the
+// counters itself aside): the recheck is one lstat, and its timer, set
+// again from its own tick while calls go on, never wakes the runtime's
+// poller with a write.
+func TestRecheckMakesNoReadOrWrite(t *testing.T) {
+	if _, err := os.Stat("/proc/self/io"); err != nil {
+		t.Skipf("no /proc/self/io: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "state")
+	failN(t.Context(), circuit.New(openDir(t, dir)), "ledger", 1)
+	sc := startScript(t, "quietcalls", dir, "", nil, "")
+	var r, w, er, ew int64
+	if _, err := fmt.Sscanf(sc.expect(t, "calls "), "calls %d %d empty %d %d", &r, &w, &er, &ew); err != nil {
+		t.Fatal(err)
+	}
+	sc.wait(t)
+	t.Logf("reads and writes across 3.5s of calls: %d, %d; of an empty loop: %d, %d", r, w, er, ew)
+	if r > max(er, 2) || w > ew {
+		t.Fatalf("3.5s of calls on a closed circuit made %d reads and %d writes, an empty loop %d and %d", r, w, er, ew)
 	}
 }

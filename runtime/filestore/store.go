@@ -24,8 +24,7 @@ type Store struct {
 
 	mu          sync.Mutex                 // serializes finding and checking the index
 	m           atomic.Pointer[mapping]    // the mapped index, if any
-	tick        *time.Timer                // marks the mapping due for its check (arm; under mu)
-	armed       atomic.Bool                // tick is pending
+	armed       atomic.Bool                // the recheck's ticker runs (arm, due)
 	last        int64                      // the anchor this process validated for this boot (under mu)
 	lastSet     bool                       //
 	wall        func() time.Time           // the wall clock, for anchoring the boot clock
