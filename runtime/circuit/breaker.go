@@ -417,7 +417,7 @@ func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) e
 		if err != nil {
 			return err
 		}
-		next := machine.Force(rec, name, b.now(storeNow), d, newID)
+		next := machine.ForceOpen(rec, name, b.now(storeNow), d, newID)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
