@@ -16,15 +16,18 @@ type Snapshot struct {
 	Failures int
 	// Generation is the record's generation; 0 when there is no record.
 	Generation uint64
-	// OpenUntil is the end of the cooldown, LeaseUntil the end of the current
-	// probe's lease; zero when not set.
+	// OpenUntil is the end of the cooldown, or of an operator's hold when
+	// Forced; LeaseUntil the end of the current probe's lease; zero when not
+	// set.
 	OpenUntil, LeaseUntil time.Time
 	// UpdatedAt is when the record last changed; zero when there is none.
 	UpdatedAt time.Time
 	// Exists reports whether the store holds a record.
 	Exists bool
-	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (Breaker.ForceOpen).
+	// Forced reports that an operator holds the circuit in State, open
+	// (Breaker.ForceOpen) or closed (Breaker.ForceClosed), until OpenUntil.
+	// A hold that has ended stays here until the next call settles (closed)
+	// or claims a probe (open).
 	Forced bool
 	// Successes is the number of half-open probes that succeeded in a row
 	// so far (Policy.CloseAfter).

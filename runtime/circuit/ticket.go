@@ -17,13 +17,16 @@ type Ticket struct {
 	ref    *ref
 	policy machine.Policy
 	grant  machine.Grant
+	passed bool        // an observe-only circuit let the call pass unadmitted
 	start  time.Time   // when the call was admitted, for Policy.SlowCall
 	done   atomic.Bool // set by the first Done; Done may race with itself
 }
 
 // Allow admits one call to the named circuit under policy p, or returns the
 // same errors as Run does before the operation. Every Ticket must be settled
-// with Done; an unsettled probe holds its claim until its lease expires.
+// with Done; an unsettled probe holds its claim until its lease expires. An
+// observe-only circuit returns a Ticket for a call it would reject: the
+// call runs outside the circuit's state, and its Done changes nothing.
 func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
 	r, rules, err := b.bind(name, p)
 	if err != nil {
@@ -31,6 +34,9 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 	}
 	g, err := b.allow(ctx, r, rules)
 	if err != nil {
+		if passes(rules, err) {
+			return &Ticket{b: b, ctx: ctx, ref: r, policy: rules, passed: true}, nil
+		}
 		return nil, err
 	}
 	t := &Ticket{b: b, ctx: ctx, ref: r, policy: rules, grant: g}
@@ -48,14 +54,14 @@ func (t *Ticket) Probe() bool { return t.grant.Probe }
 // first call has an effect. A *StateError means the circuit could not
 // record it.
 func (t *Ticket) Done(o Outcome) error {
-	if !t.done.CompareAndSwap(false, true) {
+	if !t.done.CompareAndSwap(false, true) || t.passed {
 		return nil
 	}
 	outcome := machine.Outcome(o)
 	if t.policy.SlowCall > 0 {
 		outcome = t.policy.Classify(outcome, t.b.since(t.start))
 	}
-	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome); err != nil {
+	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome); err != nil && !t.policy.ObserveOnly {
 		return ranError(err, nil)
 	}
 	return nil
