@@ -46,7 +46,10 @@ func newPage(rep StatusReport, now time.Time) page {
 	counts := map[string]int{}
 	for _, c := range rep.Circuits {
 		kind, label := c.State, stateLabels[c.State]
-		if c.Forced {
+		switch {
+		case c.Forced && c.State == "closed":
+			kind, label = "held", "Forced closed"
+		case c.Forced:
 			kind, label = "forced", "Forced open"
 		}
 		counts[kind]++
@@ -59,11 +62,14 @@ func newPage(rep StatusReport, now time.Time) page {
 		p.Rows = append(p.Rows, r)
 	}
 	var parts []string
-	for _, s := range []string{"forced", "open", "half_open", circuit.StatusUnreadable, "closed"} {
+	for _, s := range []string{"forced", "open", "half_open", circuit.StatusUnreadable, "held", "closed"} {
 		if n := counts[s]; n > 0 {
 			label := stateLabels[s]
-			if s == "forced" {
+			switch s {
+			case "forced":
 				label = "forced open"
+			case "held":
+				label = "forced closed"
 			}
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(label)))
 		}
@@ -90,6 +96,8 @@ func note(c circuit.Status, now time.Time) string {
 		return c.Error
 	case !c.Recorded:
 		return "no record yet"
+	case c.Forced && c.State == "closed" && now.Before(c.OpenUntil):
+		return "held closed by an operator: every call runs, no failure counts; circuitctl clear ends it"
 	case c.Forced && now.Before(c.OpenUntil):
 		return "held open by an operator; circuitctl clear ends it"
 	case c.State == "open" && !now.Before(c.OpenUntil):
