@@ -112,7 +112,7 @@ func TestObserver(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)).Tracer("test")
 	var now time.Time
-	b, _, _ := newBreaker(t, &now, circuit.WithObserver(obs))
+	b, store, _ := newBreaker(t, &now, circuit.WithObserver(obs))
 
 	ctx, span := tracer.Start(t.Context(), "checkout")
 	run(t, ctx, b, "billing-api", circuit.Failure, 3) // closed → open
@@ -134,6 +134,12 @@ func TestObserver(t *testing.T) {
 		t.Fatal("a call to a forced circuit was not rejected")
 	}
 	span.End()
+	observing := circuit.New(store, circuit.WithClock(func() time.Time { return now }), circuit.WithObserver(obs), circuit.WithObserveOnly())
+	ctx, span = tracer.Start(t.Context(), "observe")
+	if n := run(t, ctx, observing, "ledger", circuit.Success, 2); n != 0 {
+		t.Fatal("an observe-only circuit rejected a call")
+	}
+	span.End()
 
 	got, err := collect(t, reader)
 	if err != nil {
@@ -145,6 +151,7 @@ func TestObserver(t *testing.T) {
 		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=success} 1",
 		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=failure} 3",
 		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=success} 2",
+		"circuitgen.circuit.observed_rejections{circuit.forced=true,circuit.name=ledger,circuit.state=open} 2",
 		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=billing-api,circuit.state=open} 2",
 		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=search,circuit.state=open} 1",
 		"circuitgen.circuit.rejections{circuit.forced=true,circuit.name=ledger,circuit.state=open} 1",
@@ -173,6 +180,8 @@ func TestObserver(t *testing.T) {
 		"checkout: circuit.transition circuit.name=billing-api circuit.from=half_open circuit.to=closed circuit.generation=2",
 		"refund: circuit.transition circuit.name=ledger circuit.from=closed circuit.to=open circuit.generation=1",
 		"refund: circuit.rejected circuit.name=ledger circuit.state=open circuit.forced=true circuit.retry_after_s=3600",
+		"observe: circuit.observed_rejection circuit.name=ledger circuit.state=open circuit.forced=true circuit.retry_after_s=3600",
+		"observe: circuit.observed_rejection circuit.name=ledger circuit.state=open circuit.forced=true circuit.retry_after_s=3600",
 	})
 }
 
