@@ -10,6 +10,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyBenchCount  = circuit.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Minute}
 	policyBenchCycle  = circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}
@@ -66,34 +72,21 @@ var _ Backend = (*GuardedBackend)(nil)
 // Count calls next.Count through circuit bench-count.
 func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchCount.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Count(ctx, id)
-		return classifyDown(err), err
+	err := g.benchCount.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Count(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
-}
-
-// classifyDown returns Failure for ErrDown; Ignored for any other error;
-// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
-// bench-trip use it.
-func classifyDown(err error) circuit.Outcome {
-	if err != nil {
-		if errors.Is(err, ErrDown) {
-			return circuit.Failure
-		}
-		return circuit.Ignored
-	}
-	return circuit.Success
 }
 
 // Cycle calls next.Cycle through circuit bench-cycle.
 func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchCycle.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Cycle(ctx, id)
-		return classifyDown(err), err
+	err := g.benchCycle.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Cycle(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
 }
@@ -101,10 +94,10 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 // Get calls next.Get through circuit bench-closed.
 func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchClosed.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Get(ctx, id)
-		return classifyDown(err), err
+	err := g.benchClosed.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Get(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
 }
@@ -112,10 +105,23 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 // Trip calls next.Trip through circuit bench-trip.
 func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchTrip.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Trip(ctx, id)
-		return classifyDown(err), err
+	err := g.benchTrip.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Trip(ctx, id)
+		return classifyBackend(callErr), callErr
 	})
 	return r0, err
+}
+
+// classifyBackend returns Failure for ErrDown; Ignored for any other error;
+// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
+// bench-trip use it.
+func classifyBackend(err error) circuit.Outcome {
+	if err != nil {
+		if errors.Is(err, ErrDown) {
+			return circuit.Failure
+		}
+		return circuit.Ignored
+	}
+	return circuit.Success
 }

@@ -11,9 +11,9 @@ type op struct {
 	line string
 }
 
-// Diff returns a unified diff, with three lines of context, that turns a
+// diff returns a unified diff, with three lines of context, that turns a
 // (named aName) into b (named bName); "" when they are equal.
-func Diff(aName, bName string, a, b []byte) string {
+func diff(aName, bName string, a, b []byte) string {
 	if string(a) == string(b) {
 		return ""
 	}

@@ -15,23 +15,9 @@ func TestDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Diff("x", "y", []byte(tt.a), []byte(tt.b)); got != tt.want {
+			if got := diff("x", "y", []byte(tt.a), []byte(tt.b)); got != tt.want {
 				t.Errorf("Diff:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestCamel(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"billing-api:charge", "BillingAPICharge"},
-		{"kv", "Kv"},
-		{"payment_gateway.refund", "PaymentGatewayRefund"},
-		{"http-url-id", "HTTPURLID"},
-	}
-	for _, tt := range tests {
-		if got := camel(tt.in); got != tt.want {
-			t.Errorf("camel(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }

@@ -47,6 +47,10 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("Generate: %v", err)
 				}
 				compareGolden(t, errFile, []byte(err.Error()+"\n"))
+				// An output golden beside errors.golden is never compared.
+				if outs, _ := filepath.Glob(filepath.Join(dir, "*.go.golden")); len(outs) > 0 {
+					t.Errorf("%s fails, so its output goldens %v are stale: remove them", c.Name(), outs)
+				}
 				return
 			}
 			if _, err := os.Stat(errFile); err == nil && !*update {
@@ -65,12 +69,13 @@ func TestGolden(t *testing.T) {
 			t.Skip("no golden output")
 		}
 		vetOverlay(t, "..", overlay, vetDirs)
+		shadowVet(t, "..", overlay, vetDirs)
 	})
 }
 
-// vetOverlay runs go vet on dirs, seen from dir, with files replaced as
-// overlay says, so that generated files need not be on disk.
-func vetOverlay(t *testing.T, dir string, overlay map[string]string, dirs []string) {
+// vetOverlay runs go vet, with flags, on dirs, seen from dir, with files
+// replaced as overlay says, so that generated files need not be on disk.
+func vetOverlay(t *testing.T, dir string, overlay map[string]string, dirs []string, flags ...string) {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"Replace": overlay})
 	if err != nil {
@@ -80,7 +85,8 @@ func vetOverlay(t *testing.T, dir string, overlay map[string]string, dirs []stri
 	if err := os.WriteFile(ov, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", append([]string{"vet", "-overlay=" + ov}, dirs...)...)
+	args := append(append([]string{"vet", "-overlay=" + ov}, flags...), dirs...)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the golden outputs: %v\n%s", err, out)
@@ -101,7 +107,7 @@ func compareGolden(t *testing.T, golden string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./generator -run TestGolden -update)", err)
 	}
-	if d := Diff(filepath.Base(golden), "got", want, got); d != "" {
+	if d := diff(filepath.Base(golden), "got", want, got); d != "" {
 		t.Errorf("output differs from %s:\n%s", golden, strings.TrimRight(d, "\n"))
 	}
 }

@@ -5,23 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-)
 
-// badOutput says what is wrong with the output file name s (a manifest's
-// output or -out), or returns "": it must be a .go file the package builds
-// with, not a test file.
-func badOutput(s string) string {
-	switch {
-	case filepath.Ext(s) != ".go":
-		return "must name a .go file"
-	case strings.HasSuffix(s, "_test.go"):
-		return "must not be a _test.go file"
-	case strings.HasPrefix(filepath.Base(s), "_") || strings.HasPrefix(filepath.Base(s), "."):
-		return "must not start with _ or ., which the go tool ignores"
-	}
-	return ""
-}
+	"github.com/circuitgen/circuitgen/generator/internal/diag"
+)
 
 // Write writes every output file, each atomically: a temporary file in the
 // same directory renamed over the old one. Unchanged files are left alone.
@@ -70,8 +56,8 @@ func Check(outs []Output, dir string, w io.Writer) (stale bool, err error) {
 		if err != nil && !os.IsNotExist(err) {
 			return false, fmt.Errorf("check %s: %w", o.Path, err)
 		}
-		name := filepath.ToSlash(relPath(dir, o.Path))
-		if d := Diff(name, name+" (generated)", old, o.Content); d != "" {
+		name := filepath.ToSlash(diag.RelPath(dir, o.Path))
+		if d := diff(name, name+" (generated)", old, o.Content); d != "" {
 			stale = true
 			if _, err := io.WriteString(w, d); err != nil {
 				return stale, fmt.Errorf("check: %w", err)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/circuitgen/circuitgen/generator/internal/model"
 )
 
 // The property test writes random guarded interfaces as packages inside the
@@ -332,10 +334,10 @@ type Base interface {
 	// must not clash with.
 	for _, c := range g.circuits {
 		if g.chance(0.1) {
-			fmt.Fprintf(&body, "\nvar policy%s = 1\n", camel(c))
+			fmt.Fprintf(&body, "\nvar policy%s = 1\n", model.Camel(c))
 		}
 		if g.chance(0.1) {
-			fmt.Fprintf(&body, "\nfunc classify%s() {}\n", camel(c))
+			fmt.Fprintf(&body, "\nfunc classify%s() {}\n", model.Camel(c))
 		}
 	}
 	// Package-level names like those of packages the wrapper imports but

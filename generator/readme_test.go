@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
 	"github.com/circuitgen/circuitgen/templates"
 )
 
@@ -27,7 +28,7 @@ func TestREADMEOptions(t *testing.T) {
 		t.Fatalf("%s has no option table between %q and %q", path, begin, end)
 	}
 	var table strings.Builder
-	if err := templates.Options.Execute(&table, Options()); err != nil {
+	if err := templates.Options.Execute(&table, spec.Docs()); err != nil {
 		t.Fatal(err)
 	}
 	table.WriteString("\n")
@@ -42,5 +43,5 @@ func TestREADMEOptions(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("the README's option table is stale (go test ./generator -run TestREADMEOptions -update):\n%s", Diff("README.md", "schema", []byte(got), []byte(table.String())))
+	t.Errorf("the README's option table is stale (go test ./generator -run TestREADMEOptions -update):\n%s", diff("README.md", "schema", []byte(got), []byte(table.String())))
 }

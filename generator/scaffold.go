@@ -3,17 +3,18 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"go/token"
 	"go/types"
 	"strings"
-	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/generator/internal/load"
+	"github.com/circuitgen/circuitgen/generator/internal/model"
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
 	"github.com/circuitgen/circuitgen/templates"
 )
 
-// ScaffoldData is what the manifest scaffold template renders.
-type ScaffoldData struct {
+// scaffold is what the manifest scaffold template (templates.Manifest)
+// renders.
+type scaffold struct {
 	// Source is the interface, as IMPORTPATH.Name.
 	Source string
 	// File and Output are the manifest's and the output's file names.
@@ -23,13 +24,13 @@ type ScaffoldData struct {
 	// GRPC marks a gRPC client: a method takes ...grpc.CallOption.
 	GRPC bool
 	// Methods are the interface's methods.
-	Methods []ScaffoldMethod
+	Methods []scaffoldMethod
 	// Options are the options of the schema, with their defaults.
-	Options []OptionDoc
+	Options []spec.OptionDoc
 }
 
-// ScaffoldMethod is one method in the scaffold.
-type ScaffoldMethod struct {
+// scaffoldMethod is one method in the scaffold.
+type scaffoldMethod struct {
 	// Name is the method's name; Signature its signature, as Go.
 	Name, Signature string
 	// Skip marks a method that cannot be guarded: it returns neither
@@ -40,57 +41,6 @@ type ScaffoldMethod struct {
 	Close bool
 }
 
-// OptionDoc documents one option of the schema.
-type OptionDoc struct {
-	// Name is the option's key; Value describes its value.
-	Name, Value string
-	// Doc says what it does.
-	Doc string
-	// Levels says where it may be given.
-	Levels string
-	// Policy marks an option of circuit.Policy; Default is its value in
-	// circuit.DefaultPolicy ("off" when zero).
-	Policy  bool
-	Default string
-	// Supported is false for an option circuitgen reads but cannot apply
-	// yet.
-	Supported bool
-}
-
-// Options documents every option of the schema, in order.
-func Options() []OptionDoc {
-	docs := make([]OptionDoc, len(schema))
-	for i, k := range schema {
-		d := OptionDoc{Name: k.Name, Value: k.Value, Doc: k.Doc, Policy: k.Field != "", Supported: k.Field == "" || k.set != nil}
-		var where []string
-		for _, l := range []level{atDefaults, atInterface, atMethod} {
-			if k.Levels&l != 0 {
-				where = append(where, map[level]string{atDefaults: "defaults", atInterface: "interface", atMethod: "method"}[l])
-			}
-		}
-		d.Levels = strings.Join(where, ", ")
-		if d.Policy {
-			d.Default = "off"
-			switch v := fieldValue(circuit.DefaultPolicy, k.Field).(type) {
-			case int:
-				if v != 0 {
-					d.Default = fmt.Sprint(v)
-				}
-			case float64:
-				if v != 0 {
-					d.Default = fmt.Sprint(v)
-				}
-			case time.Duration:
-				if v != 0 {
-					d.Default = v.String()
-				}
-			}
-		}
-		docs[i] = d
-	}
-	return docs
-}
-
 // Scaffold loads the interface source (IMPORTPATH.Name) from dir and
 // renders a manifest scaffold, named file, that lists every method.
 func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
@@ -99,13 +49,13 @@ func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
 		return nil, fmt.Errorf("source %q must be IMPORTPATH.Interface", source)
 	}
 	path, name := source[:i], source[i+1:]
-	l := newLoaded(token.NewFileSet(), nil)
-	if err := l.more(dir, []string{path}, tags); err != nil {
+	prog := load.New(dir, tags)
+	if err := prog.TypeCheck([]string{path}, nil); err != nil {
 		return nil, err
 	}
-	pkg := l.pkg(path)
+	pkg := prog.Pkg(path)
 	if pkg == nil {
-		return nil, fmt.Errorf("%s", l.missing(path))
+		return nil, fmt.Errorf("%s", prog.Missing(path))
 	}
 	obj, _ := pkg.Scope().Lookup(name).(*types.TypeName)
 	if obj == nil {
@@ -115,23 +65,20 @@ func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not an interface type", source)
 	}
-	data := ScaffoldData{
+	data := scaffold{
 		Source: source, File: file, Output: DefaultOutput,
-		Wrapper: "Guarded" + name, Circuit: kebab(name), Options: Options(),
+		Wrapper: "Guarded" + name, Circuit: kebab(name), Options: spec.Docs(),
 	}
 	for i := range iface.NumMethods() {
 		fn := iface.Method(i)
 		sig := fn.Type().(*types.Signature)
-		res := sig.Results()
-		guardable := res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) ||
-			res.Len() == 1 && carriesError(res.At(0).Type()) && settable(res.At(0).Type())
-		data.Methods = append(data.Methods, ScaffoldMethod{
+		data.Methods = append(data.Methods, scaffoldMethod{
 			Name:      fn.Name(),
 			Signature: fn.Name() + strings.TrimPrefix(types.TypeString(sig, (*types.Package).Name), "func"),
-			Skip:      !guardable,
+			Skip:      !model.IsGuardable(sig),
 			Close:     fn.Name() == "Close" && sig.Params().Len() == 0,
 		})
-		if p := sig.Params(); sig.Variadic() && isNamed(p.At(p.Len()-1).Type().(*types.Slice).Elem(), "google.golang.org/grpc", "CallOption") {
+		if p := sig.Params(); sig.Variadic() && model.IsNamed(p.At(p.Len()-1).Type().(*types.Slice).Elem(), "google.golang.org/grpc", "CallOption") {
 			data.GRPC = true
 		}
 	}

@@ -11,10 +11,10 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
-// Manifest renders a circuitgen.yaml scaffold. Its data is a
-// generator.ScaffoldData.
+// Manifest renders a circuitgen.yaml scaffold. Its data is the scaffold
+// generator.Scaffold builds (generator/scaffold.go).
 var Manifest = template.Must(template.New("manifest.yaml.tmpl").ParseFS(files, "manifest.yaml.tmpl"))
 
-// Options renders the README's table of options. Its data is a
-// []generator.OptionDoc.
+// Options renders the README's table of options. Its data is the
+// option schema's documentation (generator/internal/spec.Docs).
 var Options = template.Must(template.New("options.md.tmpl").ParseFS(files, "options.md.tmpl"))

@@ -8,9 +8,6 @@ require (
 	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000 // indirect
 	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
-	golang.org/x/mod v0.42.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

@@ -11,11 +11,15 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
-	policyBillingAPICharge   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIHealth   = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIInvoices = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
-	policyBillingAPIRefund   = circuit.Policy{FailureThreshold: 5, FailureRate: 0.5, MinCalls: 20, Window: time.Minute, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
+	policyBillingAPI       = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
+	policyBillingAPIRefund = circuit.Policy{FailureThreshold: 5, FailureRate: 0.5, MinCalls: 20, Window: time.Minute, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
 )
 
 // GuardedBillingAPI is a BillingAPI that runs every call of a guarded method
@@ -41,9 +45,9 @@ type GuardedBillingAPI struct {
 func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAPI {
 	return NewGuardedBillingAPIWithCircuits(
 		next,
-		b.Circuit("billing-api:charge", policyBillingAPICharge),
-		b.Circuit("billing-api:health", policyBillingAPIHealth),
-		b.Circuit("billing-api:invoices", policyBillingAPIInvoices),
+		b.Circuit("billing-api:charge", policyBillingAPI),
+		b.Circuit("billing-api:health", policyBillingAPI),
+		b.Circuit("billing-api:invoices", policyBillingAPI),
 		b.Circuit("billing-api:refund", policyBillingAPIRefund),
 	)
 }
@@ -67,19 +71,57 @@ var _ BillingAPI = (*GuardedBillingAPI)(nil)
 // Charge calls next.Charge through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.charge.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Charge(ctx, req)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
+	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Charge(ctx, req)
+		return classifyBillingAPI(callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyConnectionErrorOrDeadlineExceededOrStatus5xx returns Failure for
-// *ConnectionError, context.DeadlineExceeded, HTTP status 500-599; Ignored for
-// any other error; Success otherwise. Circuits billing-api:charge,
-// billing-api:invoices, billing-api:refund use it.
-func classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err error) circuit.Outcome {
+// Close calls next.Close directly: it is not guarded.
+func (g *GuardedBillingAPI) Close() error {
+	return g.next.Close()
+}
+
+// Health calls next.Health through circuit billing-api:health.
+func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
+	var r0 *http.Response
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Health(ctx)
+		return classifyBillingAPIHealth(r0, callErr), callErr
+	})
+	return r0, err
+}
+
+// Invoices calls next.Invoices through circuit billing-api:invoices.
+func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
+	var r0 []Invoice
+	err := g.invoices.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
+		return classifyBillingAPI(callErr), callErr
+	})
+	return r0, err
+}
+
+// Refund calls next.Refund through circuit billing-api:refund.
+func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
+	var r0 *Receipt
+	err := g.refund.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Refund(ctx, receiptID, amount)
+		return classifyBillingAPI(callErr), callErr
+	})
+	return r0, err
+}
+
+// classifyBillingAPI returns Failure for *ConnectionError,
+// context.DeadlineExceeded, HTTP status 500-599; Ignored for any other error;
+// Success otherwise. Circuits billing-api:charge, billing-api:invoices,
+// billing-api:refund use it.
+func classifyBillingAPI(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError
 		if errors.As(err, &target) {
@@ -96,27 +138,10 @@ func classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err error) circuit.Out
 	return circuit.Success
 }
 
-// Close calls next.Close directly: it is not guarded.
-func (g *GuardedBillingAPI) Close() error {
-	return g.next.Close()
-}
-
-// Health calls next.Health through circuit billing-api:health.
-func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
-	var r0 *http.Response
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Health(ctx)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(r0, err), err
-	})
-	return r0, err
-}
-
-// classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response returns
-// Failure for *ConnectionError, context.DeadlineExceeded, HTTP status 502-504;
-// Ignored for any other error; Success otherwise. Circuit billing-api:health
-// uses it.
-func classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(result *http.Response, err error) circuit.Outcome {
+// classifyBillingAPIHealth returns Failure for *ConnectionError,
+// context.DeadlineExceeded, HTTP status 502-504; Ignored for any other error;
+// Success otherwise. Circuit billing-api:health uses it.
+func classifyBillingAPIHealth(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnectionError
 		if errors.As(err, &target) {
@@ -136,26 +161,4 @@ func classifyConnectionErrorOrDeadlineExceededOrStatus502to504Response(result *h
 		}
 	}
 	return circuit.Success
-}
-
-// Invoices calls next.Invoices through circuit billing-api:invoices.
-func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
-	var r0 []Invoice
-	err := g.invoices.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Invoices(ctx, customerID, opts...)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
-	})
-	return r0, err
-}
-
-// Refund calls next.Refund through circuit billing-api:refund.
-func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
-	var r0 *Receipt
-	err := g.refund.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Refund(ctx, receiptID, amount)
-		return classifyConnectionErrorOrDeadlineExceededOrStatus5xx(err), err
-	})
-	return r0, err
 }

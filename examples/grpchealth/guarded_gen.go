@@ -13,6 +13,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyHealth = circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second}
 )
@@ -56,18 +62,40 @@ var _ grpc_health_v1.HealthClient = (*GuardedHealthClient)(nil)
 // Check calls next.Check through circuit health.
 func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthCheckResponse, error) {
 	var r0 *grpc_health_v1.HealthCheckResponse
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Check(ctx, in, opts...)
-		return classifyUnavailableOrDeadlineExceededOrResourceExhausted(err), err
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Check(ctx, in, opts...)
+		return classifyHealth(callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyUnavailableOrDeadlineExceededOrResourceExhausted returns Failure for
-// gRPC code Unavailable, DeadlineExceeded, ResourceExhausted; Ignored for any
-// other error; Success otherwise. Circuit health uses it.
-func classifyUnavailableOrDeadlineExceededOrResourceExhausted(err error) circuit.Outcome {
+// List calls next.List through circuit health.
+func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.HealthListRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthListResponse, error) {
+	var r0 *grpc_health_v1.HealthListResponse
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.List(ctx, in, opts...)
+		return classifyHealth(callErr), callErr
+	})
+	return r0, err
+}
+
+// Watch calls next.Watch through circuit health.
+func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse], error) {
+	var r0 grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
+	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Watch(ctx, in, opts...)
+		return classifyHealth(callErr), callErr
+	})
+	return r0, err
+}
+
+// classifyHealth returns Failure for gRPC code Unavailable, DeadlineExceeded,
+// ResourceExhausted; Ignored for any other error; Success otherwise. Circuit
+// health uses it.
+func classifyHealth(err error) circuit.Outcome {
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
@@ -78,26 +106,4 @@ func classifyUnavailableOrDeadlineExceededOrResourceExhausted(err error) circuit
 		return circuit.Ignored
 	}
 	return circuit.Success
-}
-
-// List calls next.List through circuit health.
-func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.HealthListRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthListResponse, error) {
-	var r0 *grpc_health_v1.HealthListResponse
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.List(ctx, in, opts...)
-		return classifyUnavailableOrDeadlineExceededOrResourceExhausted(err), err
-	})
-	return r0, err
-}
-
-// Watch calls next.Watch through circuit health.
-func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse], error) {
-	var r0 grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
-	err := g.health.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Watch(ctx, in, opts...)
-		return classifyUnavailableOrDeadlineExceededOrResourceExhausted(err), err
-	})
-	return r0, err
 }

@@ -12,6 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyCache = circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second}
 )
@@ -59,10 +65,10 @@ func (g *GuardedCache) Close() error {
 // Get calls next.Get through circuit cache.
 func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	var r0 *redis.StringCmd
-	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Get(ctx, key)
-		err := r0.Err()
-		return classifyNetErrorOrDeadlineExceeded(err), err
+		callErr := r0.Err()
+		return classifyCache(callErr), callErr
 	})
 	if r0 == nil {
 		// rejected: next was not called
@@ -74,10 +80,27 @@ func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	return r0
 }
 
-// classifyNetErrorOrDeadlineExceeded returns Failure for net.Error,
-// context.DeadlineExceeded; Ignored for any other error; Success otherwise.
-// Circuit cache uses it.
-func classifyNetErrorOrDeadlineExceeded(err error) circuit.Outcome {
+// Set calls next.Set through circuit cache.
+func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd {
+	var r0 *redis.StatusCmd
+	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		r0 = g.next.Set(ctx, key, value, expiration)
+		callErr := r0.Err()
+		return classifyCache(callErr), callErr
+	})
+	if r0 == nil {
+		// rejected: next was not called
+		r0 = new(redis.StatusCmd)
+	}
+	if err != nil {
+		r0.SetErr(err)
+	}
+	return r0
+}
+
+// classifyCache returns Failure for net.Error, context.DeadlineExceeded;
+// Ignored for any other error; Success otherwise. Circuit cache uses it.
+func classifyCache(err error) circuit.Outcome {
 	if err != nil {
 		var target net.Error
 		if errors.As(err, &target) {
@@ -89,22 +112,4 @@ func classifyNetErrorOrDeadlineExceeded(err error) circuit.Outcome {
 		return circuit.Ignored
 	}
 	return circuit.Success
-}
-
-// Set calls next.Set through circuit cache.
-func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd {
-	var r0 *redis.StatusCmd
-	err := g.cache.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		r0 = g.next.Set(ctx, key, value, expiration)
-		err := r0.Err()
-		return classifyNetErrorOrDeadlineExceeded(err), err
-	})
-	if r0 == nil {
-		// rejected: next was not called
-		r0 = new(redis.StatusCmd)
-	}
-	if err != nil {
-		r0.SetErr(err)
-	}
-	return r0
 }

@@ -137,11 +137,12 @@ type bound struct {
 // Run returns a *ConfigError for an invalid name or policy, a *OpenError when
 // the circuit rejects the call (op is not invoked), a *StateError when the
 // state cannot be read or written, and ctx's error when ctx is done before
-// the call is admitted; otherwise op's own error. op runs outside
-// every lock, with ctx; its Outcome settles the circuit. A panic in op
-// settles as Ignored and continues. An observe-only circuit
-// (Policy.ObserveOnly, WithObserveOnly) returns neither a *OpenError nor a
-// *StateError: it runs op instead, and returns op's own error.
+// the call is admitted; otherwise op's own error. op runs outside every
+// lock and is given ctx itself (generated code relies on it); its Outcome
+// settles the circuit. A panic in op settles as Ignored and continues. An
+// observe-only circuit (Policy.ObserveOnly, WithObserveOnly) returns
+// neither a *OpenError nor a *StateError: it runs op instead, and returns
+// op's own error.
 func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
 	r, rules, err := b.bind(name, p)
 	if err != nil {

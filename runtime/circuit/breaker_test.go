@@ -99,10 +99,10 @@ func TestRunHappyPath(t *testing.T) {
 	b, s, _ := newBreaker(t)
 	ctx := context.WithValue(t.Context(), ctxKey{}, "caller")
 	calls := 0
-	err := b.Run(ctx, testName, pol, func(ctx context.Context) (circuit.Outcome, error) {
+	err := b.Run(ctx, testName, pol, func(got context.Context) (circuit.Outcome, error) {
 		calls++
-		if ctx.Value(ctxKey{}) != "caller" {
-			t.Error("the operation did not get the caller's ctx")
+		if got != ctx {
+			t.Error("the operation did not get the caller's ctx itself")
 		}
 		return circuit.Success, nil
 	})

@@ -13,6 +13,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyHTTPTransport = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 )
@@ -59,9 +65,9 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	var ran bool
 	err := g.httpTransport.Run(p0.Context(), func(context.Context) (circuit.Outcome, error) {
 		ran = true
-		var err error
-		r0, err = g.next.RoundTrip(p0)
-		return classifyOpErrorOrEOFOrMoreResponse(r0, err), err
+		var callErr error
+		r0, callErr = g.next.RoundTrip(p0)
+		return classifyHTTPTransport(r0, callErr), callErr
 	})
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()
@@ -69,11 +75,11 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	return r0, err
 }
 
-// classifyOpErrorOrEOFOrMoreResponse returns Failure for *net.OpError, io.EOF,
+// classifyHTTPTransport returns Failure for *net.OpError, io.EOF,
 // io.ErrUnexpectedEOF, context.DeadlineExceeded, HTTP status 502, 503, 504;
 // Ignored for any other error; Success otherwise. Circuit http-transport uses
 // it.
-func classifyOpErrorOrEOFOrMoreResponse(result *http.Response, err error) circuit.Outcome {
+func classifyHTTPTransport(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *net.OpError
 		if errors.As(err, &target) {

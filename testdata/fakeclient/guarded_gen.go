@@ -13,10 +13,15 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
-	policySvcRPC  = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
-	policySvc     = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
-	policySvcPost = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	policyClient = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	policySvc    = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 )
 
 // GuardedClient is a Client that runs every call of a guarded method through a
@@ -41,9 +46,9 @@ type GuardedClient struct {
 func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
 	return NewGuardedClientWithCircuits(
 		next,
-		b.Circuit("svc-rpc", policySvcRPC),
+		b.Circuit("svc-rpc", policyClient),
 		b.Circuit("svc", policySvc),
-		b.Circuit("svc-post", policySvcPost),
+		b.Circuit("svc-post", policyClient),
 	)
 }
 
@@ -63,16 +68,39 @@ var _ Client = (*GuardedClient)(nil)
 
 // Call calls next.Call through circuit svc-rpc.
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
-	return g.svcRPC.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
+	return g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		err := g.next.Call(ctx, method)
-		return classifyUnknownOrUnavailable(err), err
+		return classifySvcRPC(err), err
 	})
 }
 
-// classifyUnknownOrUnavailable returns Failure for gRPC code Unknown,
-// Unavailable; Ignored for any other error; Success otherwise. Circuit svc-rpc
-// uses it.
-func classifyUnknownOrUnavailable(err error) circuit.Outcome {
+// Get calls next.Get through circuit svc.
+func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
+	var r0 *http.Response
+	err := g.svc.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Get(ctx, path)
+		return classifySvc(r0, callErr), callErr
+	})
+	return r0, err
+}
+
+// Name calls next.Name directly: it is not guarded.
+func (g *GuardedClient) Name() string {
+	return g.next.Name()
+}
+
+// Post calls next.Post through circuit svc-post.
+func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
+	return g.svcPost.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		err := g.next.Post(ctx, body)
+		return classifySvcPost(err), err
+	})
+}
+
+// classifySvcRPC returns Failure for gRPC code Unknown, Unavailable; Ignored
+// for any other error; Success otherwise. Circuit svc-rpc uses it.
+func classifySvcRPC(err error) circuit.Outcome {
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
@@ -85,21 +113,10 @@ func classifyUnknownOrUnavailable(err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// Get calls next.Get through circuit svc.
-func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
-	var r0 *http.Response
-	err := g.svc.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Get(ctx, path)
-		return classifyConnErrorOrDeadlineExceededOrStatus502to504Response(r0, err), err
-	})
-	return r0, err
-}
-
-// classifyConnErrorOrDeadlineExceededOrStatus502to504Response returns Failure
-// for *ConnError, context.DeadlineExceeded, HTTP status 502-504; Ignored for
-// any other error; Success otherwise. Circuit svc uses it.
-func classifyConnErrorOrDeadlineExceededOrStatus502to504Response(result *http.Response, err error) circuit.Outcome {
+// classifySvc returns Failure for *ConnError, context.DeadlineExceeded, HTTP
+// status 502-504; Ignored for any other error; Success otherwise. Circuit svc
+// uses it.
+func classifySvc(result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {
@@ -121,22 +138,9 @@ func classifyConnErrorOrDeadlineExceededOrStatus502to504Response(result *http.Re
 	return circuit.Success
 }
 
-// Name calls next.Name directly: it is not guarded.
-func (g *GuardedClient) Name() string {
-	return g.next.Name()
-}
-
-// Post calls next.Post through circuit svc-post.
-func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
-	return g.svcPost.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		err := g.next.Post(ctx, body)
-		return classifyConnError(err), err
-	})
-}
-
-// classifyConnError returns Failure for *ConnError; Ignored for any other
-// error; Success otherwise. Circuit svc-post uses it.
-func classifyConnError(err error) circuit.Outcome {
+// classifySvcPost returns Failure for *ConnError; Ignored for any other error;
+// Success otherwise. Circuit svc-post uses it.
+func classifySvcPost(err error) circuit.Outcome {
 	if err != nil {
 		var target *ConnError
 		if errors.As(err, &target) {

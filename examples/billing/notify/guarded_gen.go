@@ -11,6 +11,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
+// This file needs a runtime/circuit that supports generated files of version 1.
+// If the line below does not compile, the runtime and the generator differ:
+// update github.com/circuitgen/circuitgen or run the circuitgen that matches
+// it.
+const _ = circuit.SupportPackageIsVersion1
+
 var (
 	policyMailAPIQuota = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	policyMailAPI      = circuit.Policy{FailureThreshold: 5, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -63,18 +69,29 @@ func (g *GuardedSender) Close() error {
 // Quota calls next.Quota through circuit mail-api:quota.
 func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	var r0 int
-	err := g.mailAPIQuota.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Quota(ctx)
-		return classifyDeadlineExceededOrStatus429Or5xx(err), err
+	err := g.mailAPIQuota.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Quota(ctx)
+		return classifySender(callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyDeadlineExceededOrStatus429Or5xx returns Failure for
-// context.DeadlineExceeded, HTTP status 429, 500-599; Ignored for any other
-// error; Success otherwise. Circuits mail-api:quota, mail-api use it.
-func classifyDeadlineExceededOrStatus429Or5xx(err error) circuit.Outcome {
+// Send calls next.Send through circuit mail-api.
+func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
+	var r0 *mailsdk.Receipt
+	err := g.mailAPI.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Send(ctx, msg)
+		return classifySender(callErr), callErr
+	})
+	return r0, err
+}
+
+// classifySender returns Failure for context.DeadlineExceeded, HTTP status 429,
+// 500-599; Ignored for any other error; Success otherwise. Circuits
+// mail-api:quota, mail-api use it.
+func classifySender(err error) circuit.Outcome {
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return circuit.Failure
@@ -85,15 +102,4 @@ func classifyDeadlineExceededOrStatus429Or5xx(err error) circuit.Outcome {
 		return circuit.Ignored
 	}
 	return circuit.Success
-}
-
-// Send calls next.Send through circuit mail-api.
-func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
-	var r0 *mailsdk.Receipt
-	err := g.mailAPI.Run(ctx, func(ctx context.Context) (circuit.Outcome, error) {
-		var err error
-		r0, err = g.next.Send(ctx, msg)
-		return classifyDeadlineExceededOrStatus429Or5xx(err), err
-	})
-	return r0, err
 }

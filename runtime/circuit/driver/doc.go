@@ -13,5 +13,6 @@
 // counts of the failure-rate rule), Notifier (report that its dataset was
 // lost or a server setting is unsafe).
 //
-// Package drivertest is the conformance suite every store must pass.
+// Package drivertest is the conformance suite every store must pass;
+// docs/design.md explains the record and its rules.
 package driver

@@ -1,4 +1,4 @@
-package generator
+package spec
 
 import (
 	"go/ast"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/circuitgen/circuitgen/generator/internal/diag"
 )
 
 // FuzzDirective reads a //circuitgen: directive, fuzzed, on an interface
@@ -32,16 +34,16 @@ func FuzzDirective(f *testing.F) {
 		clean := func(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
 		onType, onMethod = clean(onType), clean(onMethod)
 		src := "package p\n\nimport \"context\"\n\n" +
-			directivePrefix + onType + "\ntype I interface {\n\t" +
-			directivePrefix + onMethod + "\n\tM(ctx context.Context) error\n}\n"
+			DirectivePrefix + onType + "\ntype I interface {\n\t" +
+			DirectivePrefix + onMethod + "\n\tM(ctx context.Context) error\n}\n"
 		fset := token.NewFileSet()
 		file, err := parser.ParseFile(fset, "p.go", src, parser.ParseComments)
 		if err != nil {
 			return // not the directive reader's input
 		}
-		var errs ErrorList
-		_ = readDirectives(fset, []*ast.File{file}, "/nonexistent/p", &errs)
-		for _, e := range errs {
+		var errs diag.Collector
+		_ = ReadDirectives(fset, []*ast.File{file}, "/nonexistent/p", &errs)
+		for _, e := range errs.Errors() {
 			if e.Pos.Filename != "p.go" || e.Pos.Line < 1 {
 				t.Errorf("problem without a position in the file: %v (%+v)", e, e.Pos)
 			}
@@ -56,7 +58,7 @@ func FuzzDirective(f *testing.F) {
 				for _, w := range d.words {
 					got += " " + w.text
 				}
-				want := strings.Join(strings.FieldsFunc(c.Text[len(directivePrefix):], isSpaceByte), " ")
+				want := strings.Join(strings.FieldsFunc(c.Text[len(DirectivePrefix):], isSpaceByte), " ")
 				if got != want {
 					t.Errorf("splitDirective(%q) = %q, want %q", c.Text, got, want)
 				}
@@ -97,12 +99,12 @@ func FuzzManifest(f *testing.F) {
 		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		var errs ErrorList
-		m := readManifest(path, &errs)
-		if m == nil && len(errs) == 0 {
-			t.Fatalf("readManifest(%q) = nil with no problem reported", data)
+		var errs diag.Collector
+		m := ReadManifest(path, &errs)
+		if m == nil && errs.Len() == 0 {
+			t.Fatalf("ReadManifest(%q) = nil with no problem reported", data)
 		}
-		for _, e := range errs {
+		for _, e := range errs.Errors() {
 			if e.Pos.Filename != path {
 				t.Errorf("problem not naming the manifest: %v", e)
 			}

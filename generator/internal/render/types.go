@@ -1,4 +1,4 @@
-package generator
+package render
 
 import (
 	"go/types"
@@ -6,65 +6,6 @@ import (
 
 	"github.com/dave/jennifer/jen"
 )
-
-// walkType calls f for t and every type t is built from, without entering
-// the underlying types of named types.
-func walkType(t types.Type, f func(types.Type)) {
-	seen := map[types.Type]bool{}
-	var walk func(t types.Type)
-	walk = func(t types.Type) {
-		if t == nil || seen[t] {
-			return
-		}
-		seen[t] = true
-		f(t)
-		switch t := t.(type) {
-		case *types.Pointer:
-			walk(t.Elem())
-		case *types.Slice:
-			walk(t.Elem())
-		case *types.Array:
-			walk(t.Elem())
-		case *types.Map:
-			walk(t.Key())
-			walk(t.Elem())
-		case *types.Chan:
-			walk(t.Elem())
-		case *types.Signature:
-			walk(t.Params())
-			walk(t.Results())
-		case *types.Tuple:
-			for i := range t.Len() {
-				walk(t.At(i).Type())
-			}
-		case *types.Struct:
-			for i := range t.NumFields() {
-				walk(t.Field(i).Type())
-			}
-		case *types.Interface:
-			for i := range t.NumExplicitMethods() {
-				walk(t.ExplicitMethod(i).Type())
-			}
-			for i := range t.NumEmbeddeds() {
-				walk(t.EmbeddedType(i))
-			}
-		case *types.Union:
-			for i := range t.Len() {
-				walk(t.Term(i).Type())
-			}
-		case *types.Named:
-			for i := range t.TypeArgs().Len() {
-				walk(t.TypeArgs().At(i))
-			}
-		case *types.Alias:
-			for i := range t.TypeArgs().Len() {
-				walk(t.TypeArgs().At(i))
-			}
-		}
-	}
-	walk(t)
-	return
-}
 
 // typeCode renders t as Go source. Named types are qualified by their
 // package's import path; jennifer picks the file's import names.
@@ -188,20 +129,4 @@ func signature(sig *types.Signature) *jen.Statement {
 		s.Params(results...)
 	}
 	return s
-}
-
-// packagesOf adds the import path and name of every package t mentions.
-func packagesOf(t types.Type, into map[string]string) {
-	walkType(t, func(t types.Type) {
-		var obj *types.TypeName
-		switch t := t.(type) {
-		case *types.Named:
-			obj = t.Obj()
-		case *types.Alias:
-			obj = t.Obj()
-		}
-		if obj != nil && obj.Pkg() != nil {
-			into[obj.Pkg().Path()] = obj.Pkg().Name()
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package generator
+package model
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"go/types"
 	"slices"
 	"strings"
+
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
 )
 
 // errorIface is the universe's error as an interface.
@@ -14,21 +16,19 @@ var errorIface = errorType.Underlying().(*types.Interface)
 
 // classifier resolves the classifier of method m: the function
 // classifier= names, or the errors, statuses and codes it selects.
-func (b *builder) classifier(spec *ifaceSpec, m *Method, o options, file *ast.File, where token.Position) *Classifier {
-	if name, s, ok := o.str("classifier"); ok {
-		return b.classifierFunc(m, name, s.Pos, file)
+func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file *ast.File, where token.Position) *Classifier {
+	if o.Classifier.Set {
+		return b.classifierFunc(m, o.Classifier.Val, o.Classifier.Pos, file)
 	}
 	c := &Classifier{Result: -1}
-	// The lists hold no entry twice (addItem): a status given twice would
-	// render as code == 503 || code == 503, which go vet reports.
-	for _, s := range o.list("statuses") {
-		c.Statuses = append(c.Statuses, s.Val.(StatusRange))
+	for _, e := range o.Statuses.Entries {
+		c.Statuses = append(c.Statuses, e.Val)
 	}
-	for _, s := range o.list("codes") {
-		c.Codes = append(c.Codes, s.Text)
+	for _, e := range o.Codes.Entries {
+		c.Codes = append(c.Codes, e.Val)
 	}
-	ok := !o["errors"].Bad && !o["statuses"].Bad && !o["codes"].Bad
-	for _, e := range o.list("errors") {
+	ok := !o.Errors.Bad && !o.Statuses.Bad && !o.Codes.Bad
+	for _, e := range o.Errors.Entries {
 		match, resolved := b.resolveError(e, file)
 		// One error may be named two ways (context.Canceled, and the
 		// same through an import's alias).
@@ -41,10 +41,10 @@ func (b *builder) classifier(spec *ifaceSpec, m *Method, o options, file *ast.Fi
 		return nil
 	}
 	if len(c.Errors) == 0 && len(c.Statuses) == 0 && len(c.Codes) == 0 {
-		b.errs.add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", spec.Name, m.Name)
+		b.errs.Add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", s.Name, m.Name)
 		return nil
 	}
-	if len(c.Statuses) > 0 && !m.Carrier {
+	if len(c.Statuses) > 0 && m.Shape != Carrier {
 		for i, r := range m.Results[:len(m.Results)-1] {
 			if k := statusKind(r.Type); k != NoStatus {
 				c.Result, c.ResultType, c.ResultKind = i, r.Type, k
@@ -54,12 +54,12 @@ func (b *builder) classifier(spec *ifaceSpec, m *Method, o options, file *ast.Fi
 	}
 	// Methods that classify alike share one classifier.
 	key := c.key()
-	for _, prev := range b.model.Classifiers {
+	for _, prev := range b.file.Classifiers {
 		if prev.key() == key {
 			return prev
 		}
 	}
-	b.model.Classifiers = append(b.model.Classifiers, c)
+	b.file.Classifiers = append(b.file.Classifiers, c)
 	return c
 }
 
@@ -67,17 +67,17 @@ func (b *builder) classifier(spec *ifaceSpec, m *Method, o options, file *ast.Fi
 // func(error) circuit.Outcome, or func(R, error) circuit.Outcome with R the
 // method's first result.
 func (b *builder) classifierFunc(m *Method, name string, pos token.Position, file *ast.File) *Classifier {
-	pkg, id, ok := b.resolveName(item{Text: name, Pos: pos}, file, "a function such as classify or pkg.Classify")
+	pkg, id, ok := b.resolveName(name, pos, file, "a function such as classify or pkg.Classify")
 	if !ok {
 		return nil
 	}
 	fn, isFunc := pkg.Scope().Lookup(id).(*types.Func)
 	if !isFunc {
-		b.errs.add(pos, "classifier %s is not a function", name)
+		b.errs.Add(pos, "classifier %s is not a function", name)
 		return nil
 	}
 	sig := fn.Type().(*types.Signature)
-	outcome := sig.Results().Len() == 1 && isNamed(sig.Results().At(0).Type(), circuitPath, "Outcome")
+	outcome := sig.Results().Len() == 1 && isNamed(sig.Results().At(0).Type(), CircuitPath, "Outcome")
 	params := sig.Params()
 	last := params.Len() > 0 && types.Identical(params.At(params.Len()-1).Type(), errorType)
 	c := &Classifier{Func: fn, Result: -1}
@@ -85,15 +85,15 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 	case !outcome || !last || sig.Variadic() || sig.TypeParams() != nil || params.Len() > 2:
 	case params.Len() == 1:
 		return c
-	case !m.Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
+	case m.Shape != Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
 		c.Result = 0
 		return c
 	}
 	want := "func(error) circuit.Outcome"
-	if !m.Carrier && len(m.Results) > 1 {
+	if m.Shape != Carrier && len(m.Results) > 1 {
 		want += " or func(" + types.TypeString(m.Results[0].Type, b.qualifier) + ", error) circuit.Outcome"
 	}
-	b.errs.add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)
+	b.errs.Add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)
 	return nil
 }
 
@@ -127,97 +127,98 @@ func (c *Classifier) key() string {
 
 // resolveError resolves one errors= entry: a type becomes an errors.As
 // match, a package-level error variable an errors.Is match.
-func (b *builder) resolveError(e item, file *ast.File) (ErrorMatch, bool) {
-	name, ptr := strings.CutPrefix(e.Text, "*")
-	pkg, id, ok := b.resolveName(item{Text: name, Pos: e.Pos}, file, "an error type or variable such as *MyError, io.EOF or *net/url.Error")
+func (b *builder) resolveError(e spec.Entry[string], file *ast.File) (ErrorMatch, bool) {
+	name, ptr := strings.CutPrefix(e.Val, "*")
+	pkg, id, ok := b.resolveName(name, e.Pos, file, "an error type or variable such as *MyError, io.EOF or *net/url.Error")
 	if !ok {
 		return ErrorMatch{}, false
 	}
-	obj := pkg.Scope().Lookup(id)
-	switch obj := obj.(type) {
+	switch obj := pkg.Scope().Lookup(id).(type) {
 	case *types.TypeName:
-		t := obj.Type()
-		if n, ok := types.Unalias(t).(*types.Named); ok && n.TypeParams() != nil && n.TypeArgs() == nil {
-			b.errs.add(e.Pos, "%s is generic: errors= needs a type that is not", e.Text)
-			return ErrorMatch{}, false
-		}
-		if ptr {
-			if types.IsInterface(t) {
-				b.errs.add(e.Pos, "%s is a pointer to an interface: write %s", e.Text, name)
-				return ErrorMatch{}, false
-			}
-			t = types.NewPointer(t)
-		}
-		if !types.Implements(t, errorIface) {
-			if !ptr && !types.IsInterface(t) && types.Implements(types.NewPointer(t), errorIface) {
-				b.errs.add(e.Pos, "%s does not implement error, but *%s does: write *%s", e.Text, name, name)
-			} else {
-				b.errs.add(e.Pos, "%s does not implement error", e.Text)
-			}
-			return ErrorMatch{}, false
-		}
-		return ErrorMatch{Type: t}, true
+		return b.errorType(e, name, ptr, obj.Type())
 	case *types.Var:
 		if ptr {
-			b.errs.add(e.Pos, "%s is a variable, not a type: write %s", name, name)
+			b.errs.Add(e.Pos, "%s is a variable, not a type: write %s", name, name)
 			return ErrorMatch{}, false
 		}
 		if !types.AssignableTo(obj.Type(), errorType) {
-			b.errs.add(e.Pos, "%s is a variable of type %s, which is not an error", e.Text, types.TypeString(obj.Type(), b.qualifier))
+			b.errs.Add(e.Pos, "%s is a variable of type %s, which is not an error", e.Val, types.TypeString(obj.Type(), b.qualifier))
 			return ErrorMatch{}, false
 		}
 		return ErrorMatch{Var: obj}, true
 	case *types.Func:
-		b.errs.add(e.Pos, "%s is a function, not an error type or variable", e.Text)
+		b.errs.Add(e.Pos, "%s is a function, not an error type or variable", e.Val)
 	case *types.Const:
-		b.errs.add(e.Pos, "%s is a constant, not an error type or variable", e.Text)
+		b.errs.Add(e.Pos, "%s is a constant, not an error type or variable", e.Val)
 	default:
-		b.errs.add(e.Pos, "%s is not an error type or variable", e.Text)
+		b.errs.Add(e.Pos, "%s is not an error type or variable", e.Val)
 	}
 	return ErrorMatch{}, false
 }
 
-// resolveName resolves a name an option gives, Name or qual.Name, to its
-// package and identifier, qual being a name the file imports or an import
-// path. It reports a name that is malformed, unknown, unexported, or in a
-// package the target cannot import; what describes a valid name.
-func (b *builder) resolveName(e item, file *ast.File, what string) (*types.Package, string, bool) {
-	qual, id := "", e.Text
-	if i := strings.LastIndex(e.Text, "."); i >= 0 {
-		qual, id = e.Text[:i], e.Text[i+1:]
+// errorType checks the type t an errors= entry names (through a pointer
+// when ptr): it must implement error.
+func (b *builder) errorType(e spec.Entry[string], name string, ptr bool, t types.Type) (ErrorMatch, bool) {
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.TypeParams() != nil && n.TypeArgs() == nil {
+		b.errs.Add(e.Pos, "%s is generic: errors= needs a type that is not", e.Val)
+		return ErrorMatch{}, false
+	}
+	if ptr {
+		if types.IsInterface(t) {
+			b.errs.Add(e.Pos, "%s is a pointer to an interface: write %s", e.Val, name)
+			return ErrorMatch{}, false
+		}
+		t = types.NewPointer(t)
+	}
+	if !types.Implements(t, errorIface) {
+		if !ptr && !types.IsInterface(t) && types.Implements(types.NewPointer(t), errorIface) {
+			b.errs.Add(e.Pos, "%s does not implement error, but *%s does: write *%s", e.Val, name, name)
+		} else {
+			b.errs.Add(e.Pos, "%s does not implement error", e.Val)
+		}
+		return ErrorMatch{}, false
+	}
+	return ErrorMatch{Type: t}, true
+}
+
+// resolveName resolves a name an option gives at pos, Name or qual.Name,
+// to its package and identifier, qual being a name the file imports or an
+// import path. It reports a name that is malformed, unknown, unexported,
+// or in a package the target cannot import; what describes a valid name.
+func (b *builder) resolveName(text string, pos token.Position, file *ast.File, what string) (*types.Package, string, bool) {
+	qual, id := "", text
+	if i := strings.LastIndex(text, "."); i >= 0 {
+		qual, id = text[:i], text[i+1:]
 	}
 	if !token.IsIdentifier(id) || strings.HasPrefix(qual, "*") {
-		b.errs.add(e.Pos, "%q is not %s", e.Text, what)
+		b.errs.Add(pos, "%q is not %s", text, what)
 		return nil, "", false
 	}
 	pkg := b.home
 	if qual != "" {
-		path := b.l.importedAs(qual, file)
+		path := b.prog.ImportedAs(qual, file)
 		if path == "" {
 			path = qual
 		}
 		if path != b.home.Path() {
-			pkg = b.l.pkg(path)
+			pkg = b.prog.Pkg(path)
 		}
 		switch {
 		case pkg == nil:
-			b.errs.add(e.Pos, "%q: %s", e.Text, b.l.missing(path))
+			b.errs.Add(pos, "%q: %s", text, b.prog.Missing(path))
 			return nil, "", false
 		case !importable(path, b.home.Path()):
-			b.errs.add(e.Pos, "package %s is internal: package %s cannot import it, so %s cannot be named here", path, b.home.Path(), e.Text)
+			b.errs.Add(pos, "package %s is internal: package %s cannot import it, so %s cannot be named here", path, b.home.Path(), text)
 			return nil, "", false
 		}
 	}
 	obj := pkg.Scope().Lookup(id)
-	if pkg == b.home {
-		obj = b.lookup(id)
-	}
 	if obj == nil {
-		b.errs.add(e.Pos, "%s is not declared in package %s", id, pkg.Path())
+		b.errs.Add(pos, "%s is not declared in package %s", id, pkg.Path())
 		return nil, "", false
 	}
 	if pkg != b.home && !obj.Exported() {
-		b.errs.add(e.Pos, "%s.%s is not exported", pkg.Path(), id)
+		b.errs.Add(pos, "%s.%s is not exported", pkg.Path(), id)
 		return nil, "", false
 	}
 	return pkg, id, true
@@ -245,11 +246,8 @@ func statusKind(t types.Type) StatusKind {
 	if hasTypeParam(t) {
 		return NoStatus
 	}
-	if p, ok := types.Unalias(t).(*types.Pointer); ok {
-		if n, ok := types.Unalias(p.Elem()).(*types.Named); ok && n.Obj().Pkg() != nil &&
-			n.Obj().Pkg().Path() == "net/http" && n.Obj().Name() == "Response" {
-			return StatusField
-		}
+	if p, ok := types.Unalias(t).(*types.Pointer); ok && isNamed(p.Elem(), "net/http", "Response") {
+		return StatusField
 	}
 	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "StatusCode")
 	fn, ok := obj.(*types.Func)
@@ -261,24 +259,4 @@ func statusKind(t types.Type) StatusKind {
 		return StatusMethod
 	}
 	return NoStatus
-}
-
-// nilable reports whether a value of type t may be nil.
-func nilable(t types.Type) bool {
-	switch t.Underlying().(type) {
-	case *types.Pointer, *types.Interface, *types.Map, *types.Slice, *types.Chan, *types.Signature:
-		return true
-	}
-	return false
-}
-
-// hasTypeParam reports whether t mentions a type parameter.
-func hasTypeParam(t types.Type) bool {
-	found := false
-	walkType(t, func(t types.Type) {
-		if _, ok := t.(*types.TypeParam); ok {
-			found = true
-		}
-	})
-	return found
 }

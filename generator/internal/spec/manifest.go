@@ -1,4 +1,4 @@
-package generator
+package spec
 
 import (
 	"errors"
@@ -12,37 +12,67 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/circuitgen/circuitgen/generator/internal/diag"
 )
 
 // DefaultOutput is the name of the generated file beside a package's files.
 const DefaultOutput = "guarded_gen.go"
 
-// manifest is a circuitgen.yaml file.
-type manifest struct {
+// Manifest is a circuitgen.yaml file.
+type Manifest struct {
 	// Path is the manifest file; Output the absolute path of its output.
 	Path, Output string
 	// Defaults are the policy defaults for its interfaces.
-	Defaults options
+	Defaults Options
 	// Interfaces are the listed interfaces.
-	Interfaces []*ifaceSpec
+	Interfaces []*Interface
 }
 
-// readManifest reads and checks a manifest, recording every problem in errs.
-func readManifest(path string, errs *ErrorList) *manifest {
+// Sources returns the import paths of the packages m lists interfaces of,
+// other than its own.
+func (m *Manifest) Sources() []string {
+	var paths []string
+	for _, s := range m.Interfaces {
+		if s.PkgPath != "" && !slices.Contains(paths, s.PkgPath) {
+			paths = append(paths, s.PkgPath)
+		}
+	}
+	return paths
+}
+
+// BadOutput says what is wrong with the output file name s (a manifest's
+// output or -out), or returns "": it must be a .go file the package builds
+// with, not a test file.
+func BadOutput(s string) string {
+	switch {
+	case filepath.Ext(s) != ".go":
+		return "must name a .go file"
+	case strings.HasSuffix(s, "_test.go"):
+		return "must not be a _test.go file"
+	case strings.HasPrefix(filepath.Base(s), "_") || strings.HasPrefix(filepath.Base(s), "."):
+		return "must not start with _ or ., which the go tool ignores"
+	}
+	return ""
+}
+
+// ReadManifest reads and checks the manifest at path; it returns nil when
+// the file cannot be read as YAML at all.
+func ReadManifest(path string, errs *diag.Collector) *Manifest {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		errs.add(token.Position{}, "read manifest: %v", err)
+		errs.Add(token.Position{}, "read manifest: %v", err)
 		return nil
 	}
-	m := &manifest{Path: path, Output: filepath.Join(filepath.Dir(path), DefaultOutput)}
+	m := &Manifest{Path: path, Output: filepath.Join(filepath.Dir(path), DefaultOutput)}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			errs.add(token.Position{Filename: path, Line: 1, Column: 1}, "manifest is empty")
+			errs.Add(diag.FileStart(path), "manifest is empty")
 			return nil
 		}
-		errs.add(yamlErrorPos(path, err), "%v", yamlErrorMsg(err))
+		errs.Add(yamlErrorPos(path, err), "%v", yamlErrorMsg(err))
 		return nil
 	}
 	r := &manifestReader{path: path, errs: errs}
@@ -58,17 +88,14 @@ func readManifest(path string, errs *ErrorList) *manifest {
 			}
 		case "output":
 			if s, ok := r.str(v, "output"); ok {
-				if bad := badOutput(s); bad != "" {
+				if bad := BadOutput(s); bad != "" {
 					r.add(v, "output %q %s", s, bad)
 				} else {
 					m.Output = filepath.Join(filepath.Dir(path), filepath.FromSlash(s))
 				}
 			}
 		case "defaults":
-			m.Defaults = options{}
-			for _, kv := range r.mapping(v, "defaults") {
-				r.option(m.Defaults, atDefaults, "in defaults", kv[0], kv[1])
-			}
+			m.Defaults = r.options(v, atDefaults, "defaults", "in defaults", nil)
 		case "interfaces":
 			if v.Kind != yaml.SequenceNode {
 				r.add(v, "interfaces must be a list")
@@ -93,7 +120,7 @@ func readManifest(path string, errs *ErrorList) *manifest {
 // manifestReader reads yaml nodes, recording problems at their positions.
 type manifestReader struct {
 	path string
-	errs *ErrorList
+	errs *diag.Collector
 }
 
 func (r *manifestReader) pos(n *yaml.Node) token.Position {
@@ -101,7 +128,7 @@ func (r *manifestReader) pos(n *yaml.Node) token.Position {
 }
 
 func (r *manifestReader) add(n *yaml.Node, format string, args ...any) {
-	r.errs.add(r.pos(n), format, args...)
+	r.errs.Add(r.pos(n), format, args...)
 }
 
 // mapping returns the key and value nodes of a mapping, reporting
@@ -147,16 +174,15 @@ func (r *manifestReader) int(n *yaml.Node, key string) (int, bool) {
 }
 
 // iface reads one entry of interfaces.
-func (r *manifestReader) iface(n *yaml.Node) *ifaceSpec {
-	spec := &ifaceSpec{Pos: r.pos(n), Opts: options{}, Methods: map[string]*methodSpec{}, Manifest: true}
-	var sawSource bool
-	for _, kv := range r.mapping(n, "an interfaces entry") {
-		k, v := kv[0], kv[1]
+func (r *manifestReader) iface(n *yaml.Node) *Interface {
+	spec := &Interface{Pos: r.pos(n), Methods: map[string]*Method{}, Manifest: true}
+	var sawSource, badSource bool
+	own := func(k, v *yaml.Node) bool {
 		switch k.Value {
 		case "source":
 			s, ok := r.str(v, "source")
 			if !ok {
-				continue
+				return true
 			}
 			sawSource = true
 			spec.Pos = r.pos(v)
@@ -167,15 +193,20 @@ func (r *manifestReader) iface(n *yaml.Node) *ifaceSpec {
 			}
 			if !token.IsIdentifier(spec.Name) || (spec.PkgPath == "" && strings.Contains(s, ".")) {
 				r.add(v, "source %q must be IMPORTPATH.Interface or a bare interface name", s)
-				return nil
+				badSource = true
 			}
 		case "methods":
 			for _, mkv := range r.mapping(v, "methods") {
 				spec.Methods[mkv[0].Value] = r.method(mkv[0], mkv[1])
 			}
 		default:
-			r.option(spec.Opts, atInterface, "in an interfaces entry", k, v, "source", "methods")
+			return false
 		}
+		return true
+	}
+	spec.Opts = r.options(n, atInterface, "an interfaces entry", "in an interfaces entry", own, "source", "methods")
+	if badSource {
+		return nil
 	}
 	if !sawSource {
 		if n.Kind == yaml.MappingNode {
@@ -187,66 +218,80 @@ func (r *manifestReader) iface(n *yaml.Node) *ifaceSpec {
 }
 
 // method reads one entry of methods.
-func (r *manifestReader) method(k, n *yaml.Node) *methodSpec {
-	ms := &methodSpec{Pos: r.pos(k), Opts: options{}}
+func (r *manifestReader) method(k, n *yaml.Node) *Method {
+	ms := &Method{Pos: r.pos(k)}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return ms
 	}
-	for _, kv := range r.mapping(n, "method "+k.Value) {
-		if kv[0].Value != "skip" {
-			r.option(ms.Opts, atMethod, "in method "+k.Value, kv[0], kv[1], "skip")
-			continue
+	skip := func(k, v *yaml.Node) bool {
+		if k.Value != "skip" {
+			return false
 		}
-		if kv[1].Kind != yaml.ScalarNode || kv[1].Tag != "!!bool" {
-			r.add(kv[1], "skip must be true or false")
-			continue
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
+			r.add(v, "skip must be true or false")
+		} else {
+			ms.Skip = v.Value == "true"
 		}
-		ms.Skip = kv[1].Value == "true"
+		return true
 	}
+	ms.Opts = r.options(n, atMethod, "method "+k.Value, "in method "+k.Value, skip, "skip")
 	return ms
 }
 
-// option reads the option k: v given at level l into o; in says where, and
-// extra are the keys the caller reads itself, for the message.
-func (r *manifestReader) option(o options, l level, in string, k, v *yaml.Node, extra ...string) {
-	key := keyNamed(k.Value)
-	if key == nil || key.Levels&l == 0 {
-		r.add(k, "unknown key %q %s: want %s", k.Value, in, keysAt(l, extra...))
-		return
+// options reads the mapping n of options given at level l; what names the
+// mapping and in says where it is, for messages. own reads the keys that
+// are not options (it returns false for the others; nil reads none), and
+// extra are those keys, for the message about an unknown one.
+func (r *manifestReader) options(n *yaml.Node, l level, what, in string, own func(k, v *yaml.Node) bool, extra ...string) Options {
+	var o Options
+	for _, kv := range r.mapping(n, what) {
+		k, v := kv[0], kv[1]
+		if own != nil && own(k, v) {
+			continue
+		}
+		key := keyNamed(k.Value)
+		if key == nil || key.Levels&l == 0 {
+			r.add(k, "unknown key %q %s: want %s", k.Value, in, keysAt(l, extra...))
+			continue
+		}
+		r.option(&o, key, v)
 	}
-	pos := r.pos(v)
+	checkLevel(&o, r.errs)
+	return o
+}
+
+// option decodes the value v of key into o.
+func (r *manifestReader) option(o *Options, key *key, v *yaml.Node) {
+	s := key.slot(o)
 	if !key.list {
 		if v.Kind != yaml.ScalarNode || !slices.Contains(key.yamlTags, v.Tag) {
 			r.add(v, "%s must be %s", key.Name, key.expects())
 			return
 		}
-		o.setValue(key, v.Value, pos, r.errs)
+		s.setText(key, v.Value, r.pos(v), r.errs)
 		return
 	}
-	s := setting{Pos: pos, Val: []item(nil)}
+	s.begin(r.pos(v))
 	if v.Kind != yaml.SequenceNode {
-		s.Bad = true
+		s.markBad()
 		r.add(v, "%s must be a list of %s", key.Name, key.Value)
+		return
 	}
 	for _, e := range v.Content {
-		if v.Kind != yaml.SequenceNode {
-			break
-		}
 		if e.Kind != yaml.ScalarNode || !slices.Contains(key.yamlTags, e.Tag) {
-			s.Bad = true
+			s.markBad()
 			r.add(e, "a %s entry must be %s", key.Name, key.entry)
 			continue
 		}
-		if !s.addItem(key, e.Value, r.pos(e), r.errs) {
-			s.Bad = true
+		if !s.addEntry(key, e.Value, r.pos(e), r.errs) {
+			s.markBad()
 		}
 	}
-	o[key.Name] = s
 }
 
 // yamlErrorPos extracts the line from a yaml.v3 syntax error.
 func yamlErrorPos(path string, err error) token.Position {
-	pos := token.Position{Filename: path, Line: 1, Column: 1}
+	pos := diag.FileStart(path)
 	msg := err.Error()
 	if i := strings.Index(msg, "line "); i >= 0 {
 		var line int

@@ -1,6 +1,7 @@
-package generator
+package spec
 
 import (
+	"errors"
 	"fmt"
 	"go/token"
 	"slices"
@@ -23,7 +24,7 @@ const (
 	atMethod
 )
 
-// where names a level in messages.
+// String names a level in messages.
 func (l level) String() string {
 	switch l {
 	case atDefaults:
@@ -35,7 +36,7 @@ func (l level) String() string {
 }
 
 // key is one option of the schema: the same word in directives and
-// manifests.
+// manifests, and the field of Options it decodes into.
 type key struct {
 	// Name is the option's word.
 	Name string
@@ -53,10 +54,14 @@ type key struct {
 	parse func(s string) (any, error)
 	// yamlTags are the YAML scalar tags a manifest value may have.
 	yamlTags []string
-	// Field is the circuit.Policy field the option sets, or "".
+	// slot is the field of Options the option decodes into.
+	slot func(o *Options) slot
+	// classifies marks the classification group.
+	classifies bool
+	// Field is the circuit.Policy field the option sets, or ""; apply
+	// sets it from p.
 	Field string
-	// set sets Field in a policy; nil while circuit.Policy lacks it.
-	set func(p *circuit.Policy, v any)
+	apply func(dst *circuit.Policy, p *PolicyOptions)
 }
 
 // policyLevels are where a policy option may be given.
@@ -67,46 +72,46 @@ const policyLevels = atDefaults | atInterface | atMethod
 // and the README's option table all come from it.
 var schema = []*key{
 	{Name: "wrapper", Levels: atInterface, Value: "a Go identifier", Doc: "the wrapper type's name (default Guarded + the interface's name; guarded + it for an unexported interface)",
-		parse: parseText, yamlTags: str},
+		parse: parseText, yamlTags: str, slot: func(o *Options) slot { return &o.Wrapper }},
 	{Name: "circuit", Levels: atInterface | atMethod, Value: "a circuit name", Doc: "the circuit of the methods that name none (a method directive gives its own first: //circuitgen:circuit NAME)",
-		parse: parseText, yamlTags: str},
+		parse: parseCircuitName, yamlTags: str, slot: func(o *Options) slot { return &o.Circuit }},
 	{Name: "skip", Levels: atInterface, list: true, entry: "a method name", Value: "method names", Doc: "methods that call straight through, unguarded, embedded ones included (a method directive says //circuitgen:skip, a manifest method skip: true)",
-		parse: parseIdent, yamlTags: str},
+		parse: parseIdent, yamlTags: str, slot: func(o *Options) slot { return &o.Skip }},
 	{Name: "threshold", Levels: policyLevels, Value: "1..1000, or 0 with rate", Doc: "consecutive failures that open the circuit (0: this rule off)",
-		parse: parseInt, yamlTags: integer, Field: "FailureThreshold",
-		set: func(p *circuit.Policy, v any) { p.FailureThreshold = v.(int) }},
+		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.Threshold },
+		Field: "FailureThreshold", apply: func(d *circuit.Policy, p *PolicyOptions) { d.FailureThreshold = p.Threshold.Val }},
 	{Name: "rate", Levels: policyLevels, Value: "a rate such as 50% or 0.5", Doc: "opens the circuit when failures/calls over window reach it, once min_calls calls completed (Ignored calls never count)",
-		parse: parseRate, yamlTags: []string{"!!str", "!!float", "!!int"}, Field: "FailureRate",
-		set: func(p *circuit.Policy, v any) { p.FailureRate = v.(float64) }},
+		parse: parseRate, yamlTags: []string{"!!str", "!!float", "!!int"}, slot: func(o *Options) slot { return &o.Policy.Rate },
+		Field: "FailureRate", apply: func(d *circuit.Policy, p *PolicyOptions) { d.FailureRate = p.Rate.Val }},
 	{Name: "min_calls", Levels: policyLevels, Value: "1..1000000", Doc: "calls that must complete within window before rate applies (used only with rate)",
-		parse: parseInt, yamlTags: integer, Field: "MinCalls",
-		set: func(p *circuit.Policy, v any) { p.MinCalls = v.(int) }},
+		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.MinCalls },
+		Field: "MinCalls", apply: func(d *circuit.Policy, p *PolicyOptions) { d.MinCalls = p.MinCalls.Val }},
 	{Name: "window", Levels: policyLevels, Value: "a duration, 1s..1h", Doc: "the span rate and min_calls count over (used only with rate)",
-		parse: parseDuration, yamlTags: str, Field: "Window",
-		set: func(p *circuit.Policy, v any) { p.Window = v.(time.Duration) }},
+		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.Window },
+		Field: "Window", apply: func(d *circuit.Policy, p *PolicyOptions) { d.Window = p.Window.Val }},
 	{Name: "slow", Levels: policyLevels, Value: "a duration", Doc: "a success slower than this counts as a failure",
-		parse: parseDuration, yamlTags: str, Field: "SlowCall",
-		set: func(p *circuit.Policy, v any) { p.SlowCall = v.(time.Duration) }},
+		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.Slow },
+		Field: "SlowCall", apply: func(d *circuit.Policy, p *PolicyOptions) { d.SlowCall = p.Slow.Val }},
 	{Name: "cooldown", Levels: policyLevels, Value: "a duration, 1s..24h", Doc: "how long an open circuit rejects calls before it admits a probe",
-		parse: parseDuration, yamlTags: str, Field: "Cooldown",
-		set: func(p *circuit.Policy, v any) { p.Cooldown = v.(time.Duration) }},
+		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.Cooldown },
+		Field: "Cooldown", apply: func(d *circuit.Policy, p *PolicyOptions) { d.Cooldown = p.Cooldown.Val }},
 	{Name: "max_cooldown", Levels: policyLevels, Value: "a duration, cooldown..24h", Doc: "each reopen from half-open doubles the cooldown up to this; closing resets it",
-		parse: parseDuration, yamlTags: str, Field: "MaxCooldown",
-		set: func(p *circuit.Policy, v any) { p.MaxCooldown = v.(time.Duration) }},
+		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.MaxCooldown },
+		Field: "MaxCooldown", apply: func(d *circuit.Policy, p *PolicyOptions) { d.MaxCooldown = p.MaxCooldown.Val }},
 	{Name: "lease", Levels: policyLevels, Value: "a duration, 1s..1h", Doc: "how long a half-open probe holds its claim",
-		parse: parseDuration, yamlTags: str, Field: "ProbeLease",
-		set: func(p *circuit.Policy, v any) { p.ProbeLease = v.(time.Duration) }},
+		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.Lease },
+		Field: "ProbeLease", apply: func(d *circuit.Policy, p *PolicyOptions) { d.ProbeLease = p.Lease.Val }},
 	{Name: "close_after", Levels: policyLevels, Value: "0..100", Doc: "probe successes in a row that close a half-open circuit (0 or 1: one)",
-		parse: parseInt, yamlTags: integer, Field: "CloseAfter",
-		set: func(p *circuit.Policy, v any) { p.CloseAfter = v.(int) }},
+		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.CloseAfter },
+		Field: "CloseAfter", apply: func(d *circuit.Policy, p *PolicyOptions) { d.CloseAfter = p.CloseAfter.Val }},
 	{Name: "errors", Levels: atInterface | atMethod, list: true, entry: "an error type or variable", Value: "error types and variables", Doc: "errors that count as failures: types (*ConnectionError, *net/url.Error) matched with errors.As, variables (io.ErrUnexpectedEOF, context.DeadlineExceeded) with errors.Is",
-		parse: parseText, yamlTags: str},
+		parse: parseText, yamlTags: str, slot: func(o *Options) slot { return &o.Errors }, classifies: true},
 	{Name: "statuses", Levels: atInterface | atMethod, list: true, entry: `a code such as 503 or a range such as "500-599"`, Value: "HTTP statuses and ranges (502-504,429)", Doc: "statuses that count as failures, read from an error's StatusCode() int or HTTPStatusCode() int, and from an *http.Response (or a result with StatusCode() int) when the error is nil",
-		parse: parseStatusValue, yamlTags: []string{"!!int", "!!str"}},
+		parse: parseStatusValue, yamlTags: []string{"!!int", "!!str"}, slot: func(o *Options) slot { return &o.Statuses }, classifies: true},
 	{Name: "codes", Levels: atInterface | atMethod, list: true, entry: "a gRPC code name such as Unavailable", Value: "gRPC code names (Unavailable)", Doc: "gRPC status codes that count as failures, read from any error in the chain with GRPCStatus()",
-		parse: parseCode, yamlTags: str},
+		parse: parseCode, yamlTags: str, slot: func(o *Options) slot { return &o.Codes }, classifies: true},
 	{Name: "classifier", Levels: atInterface | atMethod, Value: "a function (pkg.Func)", Doc: "a func(error) circuit.Outcome, or func(R, error) circuit.Outcome with R the method's first result, instead of errors, statuses and codes",
-		parse: parseText, yamlTags: str},
+		parse: parseText, yamlTags: str, slot: func(o *Options) slot { return &o.Classifier }, classifies: true},
 }
 
 var (
@@ -117,15 +122,6 @@ var (
 // keyNamed returns the schema's key called name, or nil.
 func keyNamed(name string) *key {
 	i := slices.IndexFunc(schema, func(k *key) bool { return k.Name == name })
-	if i < 0 {
-		return nil
-	}
-	return schema[i]
-}
-
-// keyOfField returns the key that sets the circuit.Policy field, or nil.
-func keyOfField(field string) *key {
-	i := slices.IndexFunc(schema, func(k *key) bool { return k.Field == field })
 	if i < 0 {
 		return nil
 	}
@@ -156,110 +152,16 @@ func keysAt(l level, extra ...string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// item is one entry of a list option, with its text and position.
-type item struct {
-	Text string
-	Pos  token.Position
-	Val  any
-}
-
-// setting is one option's value and where it was given.
-type setting struct {
-	Val any // a list option's value is []item
-	Pos token.Position
-	// Bad marks a list with entries that were reported as invalid.
-	Bad bool
-}
-
-// options are the settings one level gives, by key name. Unset options
-// fall back to the enclosing level.
-type options map[string]setting
-
-// classification are the options that say what counts as a failure. They
-// are one group: a level that gives any of them replaces all those of the
-// enclosing level.
-var classification = []string{"errors", "statuses", "codes", "classifier"}
-
-// over returns o with every option it does not set taken from base, the
-// classification options as one.
-func (o options) over(base options) options {
-	out := make(options, len(o)+len(base))
-	own := slices.ContainsFunc(classification, func(k string) bool { _, ok := o[k]; return ok })
-	for k, v := range base {
-		if !own || !slices.Contains(classification, k) {
-			out[k] = v
-		}
-	}
-	for k, v := range o {
-		out[k] = v
-	}
-	return out
-}
-
-// str returns a text option's value.
-func (o options) str(name string) (string, setting, bool) {
-	s, ok := o[name]
-	if !ok {
-		return "", s, false
-	}
-	v, _ := s.Val.(string)
-	return v, s, true
-}
-
-// list returns a list option's entries.
-func (o options) list(name string) []item {
-	v, _ := o[name].Val.([]item)
-	return v
-}
-
-// setValue reads the text value of key k given at pos, one entry at a time
-// for a list (entries are the comma-separated parts, at their own
-// columns), and records it in o. Problems go to errs.
-func (o options) setValue(k *key, text string, pos token.Position, errs *ErrorList) {
-	if !k.list {
-		v, err := k.parse(text)
-		if err != nil {
-			errs.add(pos, "%s %v", k.Name, err)
-			return
-		}
-		o[k.Name] = setting{Val: v, Pos: pos}
-		return
-	}
-	s := setting{Pos: pos, Val: []item(nil)}
-	off := 0
-	for _, part := range strings.Split(text, ",") {
-		p := pos
-		p.Column += off
-		p.Offset += off
-		off += len(part) + 1
-		if !s.addItem(k, part, p, errs) {
-			s.Bad = true
-		}
-	}
-	o[k.Name] = s
-}
-
-// addItem parses one entry of list option k and appends it, unless an
-// entry of the same value (503 and 503-503) is there already.
-func (s *setting) addItem(k *key, text string, pos token.Position, errs *ErrorList) bool {
-	if text == "" {
-		errs.add(pos, "empty entry in %s", k.Name)
-		return false
-	}
-	v, err := k.parse(text)
-	if err != nil {
-		errs.add(pos, "%s entry %v", k.Name, err)
-		return false
-	}
-	items := s.Val.([]item)
-	if !slices.ContainsFunc(items, func(it item) bool { return it.Val == v }) {
-		s.Val = append(items, item{Text: text, Pos: pos, Val: v})
-	}
-	return true
-}
-
-// parseText takes a value as written; the builder checks it.
+// parseText takes a value as written; the model checks it.
 func parseText(s string) (any, error) { return s, nil }
+
+// parseCircuitName reads a circuit name.
+func parseCircuitName(s string) (any, error) {
+	if err := circuit.ValidateName(s); err != nil {
+		return nil, message(fmt.Sprintf("invalid circuit name %q: %s", s, reason(err)))
+	}
+	return s, nil
+}
 
 // parseIdent reads a method name.
 func parseIdent(s string) (any, error) {
@@ -344,4 +246,13 @@ func parseCode(s string) (any, error) {
 		return nil, fmt.Errorf("%q is not a gRPC code name such as Unavailable (google.golang.org/grpc/codes)", s)
 	}
 	return s, nil
+}
+
+// reason returns a ConfigError's reason, or the error's text.
+func reason(err error) string {
+	var ce *circuit.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
 }

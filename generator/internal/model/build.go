@@ -1,0 +1,244 @@
+package model
+
+import (
+	"go/token"
+	"go/types"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/circuitgen/circuitgen/generator/internal/diag"
+	"github.com/circuitgen/circuitgen/generator/internal/load"
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
+)
+
+// Run builds the files of one generator run. Its files share the run's
+// circuits: one circuit name has one policy in every package.
+type Run struct {
+	prog     *load.Program
+	errs     *diag.Collector
+	circuits map[string]*Circuit
+}
+
+// NewRun returns a Run over the loaded program, recording problems in errs.
+func NewRun(prog *load.Program, errs *diag.Collector) *Run {
+	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}}
+}
+
+// Target is one package the run writes a file for.
+type Target struct {
+	Pkg   *load.Package
+	Specs []*spec.Interface
+	// Out is the output file.
+	Out string
+	// Defaults are the manifest's, for the interfaces it lists.
+	Defaults spec.Options
+}
+
+// builder builds the File of one target.
+type builder struct {
+	*Run
+	target *load.Package
+	home   *types.Package
+	file   *File
+	// generated are the package-level names the wrappers take.
+	generated map[string]bool
+	// typeErrsShown is set once the target's type errors are reported.
+	typeErrsShown bool
+}
+
+// Build checks the specs of t and returns the model of its file. Problems
+// go to the run's collector; the File is not to be rendered when there
+// are any.
+func (r *Run) Build(t Target) *File {
+	b := &builder{
+		Run: r, target: t.Pkg, home: t.Pkg.Types,
+		file:      &File{Path: t.Out, PkgPath: t.Pkg.PkgPath, PkgName: t.Pkg.Name},
+		generated: map[string]bool{},
+	}
+	for _, s := range t.Specs {
+		var defaults spec.Options
+		if s.Manifest {
+			defaults = t.Defaults
+		}
+		b.addInterface(s, defaults)
+	}
+	name(b.file, b.home)
+	return b.file
+}
+
+// lookup returns the target package's object named name.
+func (b *builder) lookup(name string) types.Object {
+	return b.home.Scope().Lookup(name)
+}
+
+// qualifier writes the packages of types in messages: none for the target
+// package, the package's name for others.
+func (b *builder) qualifier(p *types.Package) string {
+	if p == b.home {
+		return ""
+	}
+	return p.Name()
+}
+
+// position returns the position of a token.Pos.
+func (b *builder) position(p token.Pos) token.Position { return b.prog.Fset.Position(p) }
+
+// addInterface builds one guarded interface from its spec.
+func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
+	tn, iface, ok := b.lookupInterface(s)
+	if !ok {
+		return
+	}
+	pkg := tn.Pkg()
+	w := &Wrapper{Interface: s.Name, PkgPath: pkg.Path(), TypeParams: typeParams(tn)}
+	bad := !b.nameWrapper(s, w)
+	if !b.implementable(s, iface) || bad && pkg != b.home {
+		return
+	}
+	skips := b.skips(s, iface)
+	opts := s.Opts.Over(defaults)
+	file := s.File
+	if file == nil {
+		file = b.prog.FileOf(tn)
+	}
+	guarded := 0
+	for i := range iface.NumMethods() {
+		fn := iface.Method(i)
+		m := b.method(s, fn, b.methodSpec(s, fn, skips), opts, file)
+		if m == nil {
+			bad = true
+			continue
+		}
+		w.Methods = append(w.Methods, m)
+		if !m.Skip {
+			guarded++
+		}
+	}
+	if bad {
+		return
+	}
+	if guarded == 0 {
+		what := spec.DirectivePrefix + "guard directive"
+		if s.Manifest {
+			what = "manifest entry"
+		}
+		b.errs.Add(s.Pos, "every method of %s is skipped: guard one, or remove the %s", s.Name, what)
+		return
+	}
+	b.file.Wrappers = append(b.file.Wrappers, w)
+}
+
+// lookupInterface finds the interface s names and checks that it can be
+// guarded.
+func (b *builder) lookupInterface(s *spec.Interface) (*types.TypeName, *types.Interface, bool) {
+	pkg := b.home
+	if s.PkgPath != "" && s.PkgPath != b.home.Path() {
+		if pkg = b.prog.Pkg(s.PkgPath); pkg == nil {
+			b.errs.Add(s.Pos, "%s", b.prog.Missing(s.PkgPath))
+			return nil, nil, false
+		}
+	}
+	tn, ok := pkg.Scope().Lookup(s.Name).(*types.TypeName)
+	switch {
+	case !ok:
+		b.errs.Add(s.Pos, "no type %s in package %s", s.Name, pkg.Path())
+		return nil, nil, false
+	case pkg != b.home && !tn.Exported():
+		b.errs.Add(s.Pos, "%s.%s is not exported", pkg.Path(), s.Name)
+		return nil, nil, false
+	}
+	iface, ok := tn.Type().Underlying().(*types.Interface)
+	switch {
+	case !ok && s.Manifest:
+		b.errs.Add(s.Pos, "%s is not an interface type", s.Name)
+	case !ok:
+		b.errs.Add(s.Pos, "%sguard on %s, which is not an interface type", spec.DirectivePrefix, s.Name)
+	case !iface.IsMethodSet():
+		b.errs.Add(s.Pos, "%s is a constraint interface (it holds a type set or comparable): no value has it, so nothing can be guarded", s.Name)
+	default:
+		return tn, iface, true
+	}
+	return nil, nil, false
+}
+
+// typeParams returns the type parameters of the declared type itself: an
+// alias of an instance (type A = Store[int]) has none, a generic alias its
+// own.
+func typeParams(tn *types.TypeName) []*types.TypeParam {
+	var list *types.TypeParamList
+	switch t := tn.Type().(type) {
+	case *types.Alias:
+		list = t.TypeParams()
+	case *types.Named:
+		list = t.TypeParams()
+	}
+	var tps []*types.TypeParam
+	for i := range list.Len() {
+		tps = append(tps, list.At(i))
+	}
+	return tps
+}
+
+// implementable reports whether a type of the target package can implement
+// iface: it has no unexported method of another package.
+func (b *builder) implementable(s *spec.Interface, iface *types.Interface) bool {
+	ok := true
+	for i := range iface.NumMethods() {
+		fn := iface.Method(i)
+		switch {
+		case fn.Exported() || fn.Pkg() == b.home:
+		case s.PkgPath != "" && s.PkgPath != b.home.Path():
+			b.errs.Add(s.Pos, "interface %s.%s has unexported method %s: no type outside package %s can implement it", s.PkgPath, s.Name, fn.Name(), fn.Pkg().Name())
+			ok = false
+		default:
+			// Embedded from another package: skip cannot help, the
+			// wrapper cannot declare the method.
+			b.errs.Add(s.Pos, "interface %s has unexported method %s.%s, embedded: no type outside package %s can implement it", s.Name, fn.Pkg().Path(), fn.Name(), fn.Pkg().Name())
+			ok = false
+		}
+	}
+	return ok
+}
+
+// skips returns the methods the interface's skip= names, reporting the
+// method names of skip= and of the method specs that iface lacks.
+func (b *builder) skips(s *spec.Interface, iface *types.Interface) map[string]bool {
+	methods := map[string]bool{}
+	for i := range iface.NumMethods() {
+		methods[iface.Method(i).Name()] = true
+	}
+	has := func(name string) bool { return methods[name] }
+	skips := map[string]bool{}
+	for _, e := range s.Opts.Skip.Entries {
+		if !has(e.Val) {
+			b.errs.Add(e.Pos, "interface %s has no method %s", s.Name, e.Val)
+		}
+		skips[e.Val] = true
+	}
+	for _, n := range slices.Sorted(maps.Keys(s.Methods)) {
+		if !has(n) {
+			b.errs.Add(s.Methods[n].Pos, "interface %s has no method %s", s.Name, n)
+		}
+	}
+	return skips
+}
+
+// methodSpec returns what the spec says of method fn: its own entry, or
+// one made from skip= and the Close rule.
+func (b *builder) methodSpec(s *spec.Interface, fn *types.Func, skips map[string]bool) *spec.Method {
+	if ms := s.Methods[fn.Name()]; ms != nil {
+		return ms
+	}
+	ms := &spec.Method{Pos: s.Pos, Skip: skips[fn.Name()]}
+	// Point at the method itself when it is declared beside the directive.
+	if p := b.position(fn.Pos()); !s.Manifest && filepath.Dir(p.Filename) == s.Target {
+		ms.Pos = p
+	}
+	// An open circuit never refuses to release a resource: Close passes
+	// through unless it is named.
+	if fn.Name() == "Close" && fn.Type().(*types.Signature).Params().Len() == 0 {
+		ms.Skip = true
+	}
+	return ms
+}

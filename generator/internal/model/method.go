@@ -1,0 +1,154 @@
+package model
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
+)
+
+// errorType is the universe's error.
+var errorType = types.Universe.Lookup("error").Type()
+
+// method builds one method; it returns nil when the method is in error.
+// opts are the interface's options over the defaults.
+func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opts spec.Options, file *ast.File) *Method {
+	sig := fn.Type().(*types.Signature)
+	m := &Method{Name: fn.Name(), Variadic: sig.Variadic(), Ctx: -1, Request: -1}
+	where := ms.Pos
+	ok := true
+	for i := range sig.Params().Len() {
+		v := sig.Params().At(i)
+		m.Params = append(m.Params, Var{Declared: v.Name(), Type: v.Type()})
+		ok = b.checkType(where, fn, v.Type()) && ok
+	}
+	for i := range sig.Results().Len() {
+		v := sig.Results().At(i)
+		m.Results = append(m.Results, Var{Declared: v.Name(), Type: v.Type()})
+		ok = b.checkType(where, fn, v.Type()) && ok
+	}
+	if !ok {
+		return nil
+	}
+	if ms.Skip {
+		m.Skip = true
+		return m
+	}
+	if !b.errorResult(s, m, where) {
+		return nil
+	}
+	if len(m.Params) > 0 && isContext(m.Params[0].Type) {
+		m.Ctx = 0
+	} else {
+		m.Request = slices.IndexFunc(m.Params, func(v Var) bool { return isRequest(v.Type) })
+	}
+	o := ms.Opts.Over(opts)
+	switch {
+	case !o.Circuit.Set:
+		b.errs.Add(where, "method %s.%s has no circuit: add %scircuit NAME, circuit= to the interface, or %sskip", s.Name, fn.Name(), spec.DirectivePrefix, spec.DirectivePrefix)
+		return nil
+	case o.Circuit.Bad:
+		return nil
+	}
+	p, ok := b.policy(&o, where)
+	if !ok {
+		return nil
+	}
+	c := b.circuit(o.Circuit.Val, p, where)
+	m.Classify = b.classifier(s, m, &o, file, where)
+	if c == nil || m.Classify == nil {
+		return nil
+	}
+	m.Field = &Field{Circuit: c}
+	if m.Classify.iface == "" {
+		m.Classify.iface, m.Classify.method = s.Name, m.Name
+	}
+	if !slices.Contains(m.Classify.Circuits, c.Name) {
+		m.Classify.Circuits = append(m.Classify.Circuits, c.Name)
+	}
+	return m
+}
+
+// errorResult checks that m reports its error: error last, or one result
+// carrying it (Err() error, and SetErr(error) for a rejection).
+func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position) bool {
+	n := len(m.Results)
+	switch {
+	case n > 0 && types.Identical(m.Results[n-1].Type, errorType):
+	case n == 1 && CarriesError(m.Results[0].Type):
+		if !Settable(m.Results[0].Type) {
+			b.errs.Add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", s.Name, m.Name, types.TypeString(m.Results[0].Type, b.qualifier))
+			return false
+		}
+		m.Shape = Carrier
+	default:
+		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result with Err() error (mark it skip to pass it through)", s.Name, m.Name)
+		return false
+	}
+	return true
+}
+
+// IsGuardable reports whether a method of signature sig can be guarded:
+// it returns error last, or one result with Err() error and SetErr(error).
+func IsGuardable(sig *types.Signature) bool {
+	res := sig.Results()
+	return res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) ||
+		res.Len() == 1 && CarriesError(res.At(0).Type()) && Settable(res.At(0).Type())
+}
+
+// checkType reports types a method's signature uses that the output
+// package cannot name, and invalid types left by type errors.
+func (b *builder) checkType(where token.Position, fn *types.Func, t types.Type) bool {
+	ok := true
+	walkType(t, func(t types.Type) {
+		switch t := t.(type) {
+		case *types.Basic:
+			if t.Kind() == types.Invalid && ok {
+				ok = false
+				b.errs.Add(where, "method %s does not type-check", fn.Name())
+				b.typeErrors()
+			}
+		case *types.Named, *types.Alias:
+			obj := t.(interface{ Obj() *types.TypeName }).Obj()
+			switch {
+			case !ok || obj.Pkg() == nil || obj.Pkg() == b.home:
+			case !obj.Exported():
+				ok = false
+				b.errs.Add(where, "method %s uses unexported type %s.%s, which package %s cannot name", fn.Name(), obj.Pkg().Path(), obj.Name(), b.home.Name())
+			case !importable(obj.Pkg().Path(), b.home.Path()):
+				ok = false
+				b.errs.Add(where, "method %s uses type %s.%s, whose package is internal: package %s cannot import it", fn.Name(), obj.Pkg().Path(), obj.Name(), b.home.Path())
+			}
+		case *types.Struct:
+			for i := range t.NumFields() {
+				if f := t.Field(i); ok && !f.Exported() && f.Pkg() != b.home {
+					ok = false
+					b.errs.Add(where, "method %s uses a struct type with unexported field %s of package %s, which package %s cannot write", fn.Name(), f.Name(), f.Pkg().Path(), b.home.Name())
+				}
+			}
+		case *types.Interface:
+			for i := range t.NumExplicitMethods() {
+				if m := t.ExplicitMethod(i); ok && !m.Exported() && m.Pkg() != b.home {
+					ok = false
+					b.errs.Add(where, "method %s uses an interface type with unexported method %s of package %s, which package %s cannot write", fn.Name(), m.Name(), m.Pkg().Path(), b.home.Name())
+				}
+			}
+		}
+	})
+	return ok
+}
+
+// typeErrors reports the target package's type errors once.
+func (b *builder) typeErrors() {
+	if b.typeErrsShown {
+		return
+	}
+	b.typeErrsShown = true
+	for _, e := range b.target.Errors {
+		if e.Type && !b.target.Ours[e.Pos.Filename] {
+			b.errs.Add(e.Pos, "%s", e.Msg)
+		}
+	}
+}

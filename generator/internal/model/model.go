@@ -1,0 +1,217 @@
+// Package model builds, from the specs of one target package and the
+// loaded types, the model of its output file: checked, with every
+// identifier of the file chosen, and not changed after Build returns. The
+// renderer writes it as it is.
+package model
+
+import (
+	"go/token"
+	"go/types"
+
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// File is everything one output file holds: the guarded interfaces of one
+// package.
+type File struct {
+	// Path is the output file.
+	Path string
+	// PkgPath and PkgName are the package the file belongs to.
+	PkgPath, PkgName string
+	// Imports are the packages the file may use, by import path.
+	Imports []Import
+	// Policies are the file's package-level policies, one for each
+	// distinct policy, in the order of first use.
+	Policies []*Policy
+	// Wrappers are the guarded interfaces, in a stable order.
+	Wrappers []*Wrapper
+	// Classifiers are the generated classifiers, in the order of first
+	// use.
+	Classifiers []*Classifier
+}
+
+// Import is one package the file may use and its name in the file.
+type Import struct {
+	Path, Name string
+	// Alias marks a name that is not the package's own.
+	Alias bool
+}
+
+// Circuit is one circuit name with its policy. One name has one policy in
+// every package of a run.
+type Circuit struct {
+	// Name is the circuit's name.
+	Name string
+	// Policy is its policy, defaults applied and checked.
+	Policy circuit.Policy
+	// Pos is where the policy was first given.
+	Pos token.Position
+}
+
+// Policy is a package-level policy variable of the file.
+type Policy struct {
+	// Var is the variable's name.
+	Var string
+	// Value is the policy.
+	Value circuit.Policy
+	// Fields are the fields its literal sets, in the schema's order: every
+	// field that is not zero, but MinCalls and Window without FailureRate,
+	// which do nothing then.
+	Fields []PolicyField
+}
+
+// PolicyField is one field of a policy literal: its name and its value, an
+// int, a float64 or a time.Duration.
+type PolicyField struct {
+	Name  string
+	Value any
+}
+
+// Wrapper is one guarded interface and its wrapper.
+type Wrapper struct {
+	// Interface is the interface's name; PkgPath its package's import
+	// path; TypeParams its type parameters, in order.
+	Interface, PkgPath string
+	TypeParams         []*types.TypeParam
+	// Type, Constructor and With name the generated type and its two
+	// constructors: from a Breaker, and from prepared circuits.
+	Type, Constructor, With string
+	// Next is the field holding the wrapped value.
+	Next string
+	// Fields are the circuits its guarded methods use, in method order.
+	Fields []*Field
+	// NewNext and NewBreaker are the parameters of Constructor; WithNext
+	// the first of With, whose others are the Fields' Params.
+	NewNext, NewBreaker, WithNext string
+	// Methods are the interface's methods, embedded ones included.
+	Methods []*Method
+}
+
+// Field is a wrapper's field holding one circuit.
+type Field struct {
+	Circuit *Circuit
+	// Policy is the circuit's policy variable.
+	Policy *Policy
+	// Name is the field's name; Param the parameter of the wrapper's
+	// With constructor that sets it.
+	Name, Param string
+}
+
+// Method is one method of a guarded interface.
+type Method struct {
+	// Name is the method's name.
+	Name string
+	// Params are the parameters, named; Variadic marks the last as ...T.
+	Params   []Var
+	Variadic bool
+	// Results are the results; a guarded method's are named as locals,
+	// but for its last error.
+	Results []Var
+	// Recv is the receiver's name.
+	Recv string
+	// Skip marks a method that calls next directly.
+	Skip bool
+	// Field is the wrapper's field of the method's circuit.
+	Field *Field
+	// Classify is the method's classifier.
+	Classify *Classifier
+	// Ctx is the index of the context.Context parameter passed to the
+	// breaker, or -1.
+	Ctx int
+	// Request is, when there is no Ctx, the index of a *net/http.Request
+	// parameter whose Context is passed to the breaker, or -1.
+	Request int
+	// Shape is how the method reports its error.
+	Shape Shape
+	// Err is the local holding the guarded call's error, and CallErr the
+	// one inside the circuit holding next's; Ran, set when the request's
+	// body needs closing on rejection, records that next ran.
+	Err, CallErr, Ran string
+}
+
+// Shape is how a guarded method reports its error. Each shape is checked
+// in model/method.go (errorResult) and rendered in render/method.go
+// (guardedBody); a new one is a constant here and a case in each.
+type Shape int
+
+const (
+	// ErrorLast is a method whose last result is error.
+	ErrorLast Shape = iota
+	// Carrier is a method whose only result carries its error: its Err()
+	// method reports it, and SetErr(error) sets it on rejection.
+	Carrier
+)
+
+// Var is a parameter or result: its name in the generated code, the name
+// it was declared with, and its type.
+type Var struct {
+	Name, Declared string
+	Type           types.Type
+}
+
+// Classifier maps a call's result to a circuit.Outcome: a generated
+// function, or one the user names with classifier=.
+type Classifier struct {
+	// Func is the user's function, for classifier=; the rest is unset
+	// but Result.
+	Func *types.Func
+	// Name is the generated function's name.
+	Name string
+	// Errors are the selected errors, in the order given.
+	Errors []ErrorMatch
+	// Statuses are the selected HTTP statuses.
+	Statuses []spec.StatusRange
+	// Codes are the selected gRPC code names.
+	Codes []string
+	// Result is the index of the result passed to the classifier with the
+	// error, or -1.
+	Result int
+	// ResultType is that result's type; ResultKind how its status is read.
+	ResultType types.Type
+	ResultKind StatusKind
+	// Circuits are the names of the circuits whose methods use it.
+	Circuits []string
+	// iface and method are the interface and method that use it first.
+	iface, method string
+	// Locals are the names of its parameters and locals.
+	Locals ClassifierLocals
+}
+
+// ClassifierLocals are the parameters and locals of a generated
+// classifier.
+type ClassifierLocals struct {
+	Err, Result string
+	Targets     []string // one per errors.As target
+	Code, OK    string
+	// Status is the gRPC status read from the error, for codes=.
+	Status string
+}
+
+// ErrorMatch is one selected error: a variable matched with errors.Is, or
+// a type with errors.As.
+type ErrorMatch struct {
+	// Var is the variable, or nil.
+	Var *types.Var
+	// Type is the type, when Var is nil.
+	Type types.Type
+}
+
+// StatusKind is how a result carries an HTTP status.
+type StatusKind int
+
+const (
+	// NoStatus means no result carries a status.
+	NoStatus StatusKind = iota
+	// StatusField is a *net/http.Response: resp.StatusCode.
+	StatusField
+	// StatusMethod is a type with a StatusCode() int method.
+	StatusMethod
+)
+
+// Import paths generated code uses.
+const (
+	CircuitPath    = "github.com/circuitgen/circuitgen/runtime/circuit"
+	GRPCStatusPath = "google.golang.org/grpc/status"
+	GRPCCodesPath  = "google.golang.org/grpc/codes"
+)

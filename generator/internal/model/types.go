@@ -1,0 +1,128 @@
+package model
+
+import (
+	"go/token"
+	"go/types"
+)
+
+// WalkType calls f for t and every type t is built from, without entering
+// the underlying types of named types.
+func WalkType(t types.Type, f func(types.Type)) { walkType(t, f) }
+
+func walkType(t types.Type, f func(types.Type)) {
+	seen := map[types.Type]bool{}
+	var walk func(t types.Type)
+	walk = func(t types.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		f(t)
+		switch t := t.(type) {
+		case *types.Pointer:
+			walk(t.Elem())
+		case *types.Slice:
+			walk(t.Elem())
+		case *types.Array:
+			walk(t.Elem())
+		case *types.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case *types.Chan:
+			walk(t.Elem())
+		case *types.Signature:
+			walk(t.Params())
+			walk(t.Results())
+		case *types.Tuple:
+			for i := range t.Len() {
+				walk(t.At(i).Type())
+			}
+		case *types.Struct:
+			for i := range t.NumFields() {
+				walk(t.Field(i).Type())
+			}
+		case *types.Interface:
+			for i := range t.NumExplicitMethods() {
+				walk(t.ExplicitMethod(i).Type())
+			}
+			for i := range t.NumEmbeddeds() {
+				walk(t.EmbeddedType(i))
+			}
+		case *types.Union:
+			for i := range t.Len() {
+				walk(t.Term(i).Type())
+			}
+		case *types.Named:
+			for i := range t.TypeArgs().Len() {
+				walk(t.TypeArgs().At(i))
+			}
+		case *types.Alias:
+			for i := range t.TypeArgs().Len() {
+				walk(t.TypeArgs().At(i))
+			}
+		}
+	}
+	walk(t)
+}
+
+// hasTypeParam reports whether t mentions a type parameter.
+func hasTypeParam(t types.Type) bool {
+	found := false
+	walkType(t, func(t types.Type) {
+		if _, ok := t.(*types.TypeParam); ok {
+			found = true
+		}
+	})
+	return found
+}
+
+// isContext reports whether t is context.Context.
+func isContext(t types.Type) bool {
+	return isNamed(t, "context", "Context")
+}
+
+// isRequest reports whether t is *net/http.Request, whose Context bounds a
+// method that takes no context.Context (http.RoundTripper's RoundTrip).
+func isRequest(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	return ok && isNamed(p.Elem(), "net/http", "Request")
+}
+
+// isNamed reports whether t is the named type path.name.
+func isNamed(t types.Type, path, name string) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
+}
+
+// IsNamed reports whether t is the named type path.name.
+func IsNamed(t types.Type, path, name string) bool { return isNamed(t, path, name) }
+
+// CarriesError reports whether t has a method Err() error.
+func CarriesError(t types.Type) bool {
+	return hasMethod(t, "Err", types.NewTuple(), types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)))
+}
+
+// Settable reports whether t is a pointer to a named non-interface type
+// with a method SetErr(error), so that a rejection can make one and carry
+// its error.
+func Settable(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok || types.IsInterface(p.Elem()) {
+		return false
+	}
+	if _, ok := types.Unalias(p.Elem()).(*types.Named); !ok {
+		return false
+	}
+	return hasMethod(t, "SetErr", types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple())
+}
+
+// hasMethod reports whether t's method set has name with exactly the given
+// parameters and results.
+func hasMethod(t types.Type, name string, params, results *types.Tuple) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, name)
+	fn, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	return types.Identical(fn.Type().(*types.Signature), types.NewSignatureType(nil, nil, nil, params, results, false))
+}

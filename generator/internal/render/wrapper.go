@@ -1,0 +1,127 @@
+package render
+
+import (
+	"fmt"
+	"go/types"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/circuitgen/circuitgen/generator/internal/model"
+)
+
+// wrapper renders the wrapper type of w, its constructors and the
+// assertion that it implements the interface.
+func wrapper(f *jen.File, w *model.Wrapper) {
+	tparams := make([]jen.Code, len(w.TypeParams))
+	targs := make([]jen.Code, len(w.TypeParams))
+	for i, tp := range w.TypeParams {
+		tparams[i] = jen.Id(tp.Obj().Name()).Add(constraint(tp.Constraint()))
+		targs[i] = jen.Id(tp.Obj().Name())
+	}
+	iface := func() *jen.Statement { return jen.Qual(w.PkgPath, w.Interface).Types(targs...) }
+	self := func() *jen.Statement { return jen.Id(w.Type).Types(targs...) }
+	circuitType := func() *jen.Statement { return jen.Op("*").Qual(circuitPath, "Circuit") }
+
+	f.Line()
+	doc(f, "%s is a %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next:", w.Type, w.Interface)
+	f.Comment("")
+	for _, line := range usage(w) {
+		f.Comment("\t" + line)
+	}
+	fields := []jen.Code{jen.Id(w.Next).Add(iface())}
+	for _, fd := range w.Fields {
+		fields = append(fields, jen.Id(fd.Name).Add(circuitType()).Comment(fd.Circuit.Name))
+	}
+	f.Type().Id(w.Type).Types(tparams...).Struct(fields...)
+
+	f.Line()
+	doc(f, "%s returns a %s that calls next through the circuits of b, with the policies circuitgen was given.", w.Constructor, w.Type)
+	binds := []jen.Code{jen.Id(w.NewNext)}
+	for _, fd := range w.Fields {
+		binds = append(binds, jen.Id(w.NewBreaker).Dot("Circuit").Call(jen.Lit(fd.Circuit.Name), jen.Id(fd.Policy.Var)))
+	}
+	f.Func().Id(w.Constructor).Types(tparams...).Params(jen.Id(w.NewNext).Add(iface()), jen.Id(w.NewBreaker).Op("*").Qual(circuitPath, "Breaker")).Op("*").Add(self()).Block(
+		jen.Return(jen.Id(w.With).Types(targs...).CallFunc(func(g *jen.Group) {
+			for _, b := range binds {
+				g.Line().Add(b)
+			}
+			g.Line()
+		})),
+	)
+
+	f.Line()
+	var uses []string
+	for _, fd := range w.Fields {
+		uses = append(uses, fmt.Sprintf("%s for circuit %s", fd.Param, fd.Circuit.Name))
+	}
+	doc(f, "%s returns a %s that calls next through circuits the caller prepared with Breaker.Circuit: %s.", w.With, w.Type, strings.Join(uses, ", "))
+	params := []jen.Code{jen.Id(w.WithNext).Add(iface())}
+	values := []jen.Code{jen.Id(w.Next).Op(":").Id(w.WithNext)}
+	for i, fd := range w.Fields {
+		p := jen.Id(fd.Param)
+		if i == len(w.Fields)-1 {
+			p.Add(circuitType())
+		}
+		params = append(params, p)
+		values = append(values, jen.Id(fd.Name).Op(":").Id(fd.Param))
+	}
+	f.Func().Id(w.With).Types(tparams...).Params(params...).Op("*").Add(self()).Block(
+		jen.Return(jen.Op("&").Add(self()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, values...)),
+	)
+
+	f.Line()
+	if len(w.TypeParams) == 0 {
+		f.Var().Id("_").Qual(w.PkgPath, w.Interface).Op("=").Parens(jen.Op("*").Id(w.Type)).Parens(jen.Nil())
+	} else {
+		f.Comment("The wrapper implements " + w.Interface + " for every instantiation.")
+		f.Func().Id("_").Types(tparams...).Params().Block(
+			jen.Var().Id("_").Add(iface()).Op("=").Parens(jen.Op("*").Add(self())).Parens(jen.Nil()),
+		)
+	}
+}
+
+// usage returns the lines of the wrapper's usage example.
+func usage(w *model.Wrapper) []string {
+	var first *model.Method
+	for _, m := range w.Methods {
+		if !m.Skip {
+			first = m
+			break
+		}
+	}
+	args := make([]string, len(first.Params))
+	for i, p := range first.Params {
+		args[i] = p.Declared
+		if args[i] == "" || args[i] == "_" {
+			args[i] = "…"
+		}
+	}
+	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(args, ", "))
+	var results []string
+	if first.Shape == model.Carrier {
+		call += ".Err()"
+	} else {
+		for range len(first.Results) - 1 {
+			results = append(results, "_")
+		}
+	}
+	lhs := strings.Join(append(results, "err"), ", ")
+	return []string{
+		fmt.Sprintf("client := %s(next, b) // b: the application's *circuit.Breaker", w.Constructor),
+		fmt.Sprintf("%s := %s", lhs, call),
+		"var open *circuit.OpenError",
+		"if errors.As(err, &open) {",
+		fmt.Sprintf("\t// circuit %s is open: retry after open.RetryAfter()", first.Field.Circuit.Name),
+		"}",
+	}
+}
+
+// constraint renders a type parameter's constraint, unwrapping the
+// implicit interface of a constraint such as ~int | ~string.
+func constraint(t types.Type) jen.Code {
+	if it, ok := t.(*types.Interface); ok && it.IsImplicit() && it.NumEmbeddeds() == 1 {
+		return typeCode(it.EmbeddedType(0))
+	}
+	return typeCode(t)
+}

@@ -1,0 +1,121 @@
+package generator
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/circuitgen/circuitgen/generator/internal/diag"
+	"github.com/circuitgen/circuitgen/generator/internal/load"
+	"github.com/circuitgen/circuitgen/generator/internal/model"
+	"github.com/circuitgen/circuitgen/generator/internal/spec"
+)
+
+// targets reads the directives of every root package, and the manifest's
+// interfaces, into the targets that have something to generate.
+func (r *run) targets() []model.Target {
+	var targets []model.Target
+	sawManifest := false
+	m := r.manifest
+	for _, pkg := range r.prog.Roots {
+		if len(pkg.GoFiles) == 0 {
+			if len(pkg.Errors) == 0 {
+				r.errs.Add(diag.File(""), "%s: no Go files", pkg.ID)
+			}
+			continue
+		}
+		pdir := pkg.Dir()
+		t := model.Target{Pkg: pkg, Out: filepath.Join(pdir, DefaultOutput)}
+		t.Specs = spec.ReadDirectives(r.prog.Fset, pkg.Syntax, pdir, &r.errs)
+		if m != nil && filepath.Dir(m.Output) == pdir {
+			sawManifest = true
+			t.Out, t.Defaults = m.Output, m.Defaults
+			t.Specs = append(t.Specs, m.Interfaces...)
+		}
+		if r.cfg.GoPackage != "" && len(r.cfg.Patterns) == 0 && m == nil && r.cfg.GoPackage != pkg.Name {
+			r.errs.Add(diag.File(os.Getenv("GOFILE")), "go:generate runs in package %s, but the package in %s is %s: circuitgen generates no test packages", r.cfg.GoPackage, diag.RelPath(r.dir, pdir), pkg.Name)
+		}
+		if len(t.Specs) > 0 {
+			targets = append(targets, t)
+		}
+	}
+	if m != nil && !sawManifest {
+		r.errs.Add(diag.File(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", diag.RelPath(r.dir, filepath.Dir(m.Output)))
+	}
+	slices.SortFunc(targets, func(a, b model.Target) int { return strings.Compare(a.Out, b.Out) })
+	if len(targets) == 0 && r.errs.Len() == 0 {
+		r.errs.Add(diag.File(""), "nothing to generate: no interface has a %sguard directive and no manifest lists one", spec.DirectivePrefix)
+	}
+	r.applyOut(targets)
+	// One package has one output: another file of ours in it declares
+	// what this run's output declares again.
+	for _, t := range targets {
+		for _, f := range t.Pkg.GoFiles {
+			if t.Pkg.Ours[f] && f != t.Out {
+				r.errs.Add(diag.FileStart(f), "%s is another output of circuitgen in package %s, whose declarations %s would declare again: one package has one output; remove it, or write to it (-out, the manifest's output)",
+					filepath.Base(f), t.Pkg.Name, filepath.Base(t.Out))
+			}
+		}
+	}
+	return targets
+}
+
+// applyOut points the one target at -out, if given.
+func (r *run) applyOut(targets []model.Target) {
+	out := r.cfg.Out
+	if out == "" {
+		return
+	}
+	abs := abspath(r.dir, out)
+	switch {
+	case spec.BadOutput(out) != "":
+		r.errs.Add(diag.File(""), "-out %q %s", out, spec.BadOutput(out))
+	case len(targets) > 1:
+		r.errs.Add(diag.File(""), "-out names one file, but %d packages have guarded interfaces", len(targets))
+	case len(targets) == 1 && filepath.Dir(abs) != filepath.Dir(targets[0].Out):
+		r.errs.Add(diag.File(""), "-out %s is not in the directory of package %s", out, targets[0].Pkg.Name)
+	case len(targets) == 1:
+		targets[0].Out = abs
+	}
+}
+
+// loadErrors records a target package's list, parse and import errors.
+// Type errors are expected while a guarded client is missing; they are
+// reported only when a guarded signature is broken (see the model).
+func (r *run) loadErrors(pkg *load.Package) {
+	for _, e := range pkg.Errors {
+		if !e.Type {
+			r.errs.Add(e.Pos, "%s", e.Msg)
+		}
+	}
+}
+
+// named returns the import paths the specs of targets name (the
+// packages a manifest lists, and those of the errors and classifiers their
+// options name), and the identifiers of the target packages they name.
+func (r *run) named(targets []model.Target) (paths, idents []string) {
+	for _, t := range targets {
+		for _, s := range t.Specs {
+			if s.PkgPath != "" {
+				paths = append(paths, s.PkgPath)
+			} else {
+				idents = append(idents, s.Name)
+			}
+			for _, n := range s.Names() {
+				name := strings.TrimPrefix(n.Val, "*")
+				i := strings.LastIndex(name, ".")
+				if i <= 0 {
+					idents = append(idents, name)
+					continue
+				}
+				qual := name[:i]
+				if path := r.prog.ImportedAs(qual, s.File); path != "" {
+					qual = path
+				}
+				paths = append(paths, qual)
+			}
+		}
+	}
+	return paths, idents
+}
