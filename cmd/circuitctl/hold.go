@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 // hold is a command that holds a circuit in a state for a while, in every
@@ -34,13 +32,16 @@ func runClose(args []string, stdout, stderr io.Writer) int {
 	return closeHold.run(args, stdout, stderr)
 }
 
-// run runs the command. It asks for confirmation when standard input is a
-// terminal, and requires -yes otherwise. Exit status 1 when it is refused or
-// fails (a corrupt record must be cleared first); nothing is changed then.
+// run runs the command. It refuses a circuit the store has never seen (no
+// record) unless -new is given. It asks for confirmation when standard
+// input is a terminal, and requires -yes otherwise. Exit status 1 when it
+// is refused or fails (a corrupt record must be cleared first); nothing is
+// changed then.
 func (h hold) run(args []string, stdout, stderr io.Writer) int {
-	usage := "usage: circuitctl " + h.verb + " [-store URL] -for D [-yes] [-timeout D] NAME"
+	usage := "usage: circuitctl " + h.verb + " [-store URL] -for D [-new] [-yes] [-timeout D] NAME"
 	c := newCommand(h.verb, usage, h.about, stderr)
 	d := c.fs.Duration("for", 0, "how long to hold the circuit "+h.state+", 1s..24h (required)")
+	create := c.fs.Bool("new", false, h.verb+" a circuit the store has never seen (no record) all the same")
 	yes := c.fs.Bool("yes", false, h.verb+" without asking")
 	checkFor := func() error {
 		if *d < circuit.MinCooldown || *d > circuit.MaxCooldown {
@@ -48,18 +49,18 @@ func (h hold) run(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
-	return c.run(args, true, checkFor, func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int {
+	return c.run(args, true, checkFor, func(ctx context.Context, st opened, b *circuit.Breaker, names []string) int {
 		name := names[0]
+		if err := checkKnown(ctx, b, st, h.verb, name, *create); err != nil {
+			return c.fail(openError(err))
+		}
 		if !*yes && !confirm(stderr, h.verb, name, fmt.Sprintf("force circuit %s %s in %s for %v? [y/N] ", name, h.state, st, *d)) {
 			return 1
 		}
 		ctx, cancel := c.renew() // -timeout bounds the write, not the operator's answer
 		defer cancel()
 		if err := h.force(b, ctx, name, *d); err != nil {
-			if se, ok := errors.AsType[*circuit.StateError](err); ok && se.Corrupt() {
-				err = fmt.Errorf("%w (circuitctl clear removes the corrupt record)", err)
-			}
-			return c.fail(err)
+			return c.fail(openError(err))
 		}
 		until := "for " + d.String()
 		if snap, err := b.Snapshot(ctx, name); err == nil && snap.Forced {

@@ -108,19 +108,19 @@ func TestObserveOnlyDecidesAsUsual(t *testing.T) {
 			}
 
 			want := []string{
-				"1: billing-api success",
-				"2: billing-api failure",
-				"3: billing-api failure",
-				"4: billing-api failure",
+				"1: billing-api success in 0s",
+				"2: billing-api failure in 0s",
+				"3: billing-api failure in 0s",
+				"4: billing-api failure in 0s",
 				"4: billing-api closed→open gen 1",
 				"5: billing-api would reject (open)",
 				"6: billing-api would reject (open)",
 				"7: billing-api open→half_open gen 1",
 				"8: billing-api would reject (half_open)",
 				"9: billing-api would reject (half_open)",
-				"7: billing-api success",
+				"7: billing-api success in 0s",
 				"7: billing-api half_open→closed gen 2",
-				"10: billing-api failure",
+				"10: billing-api failure in 0s",
 			}
 			if !slices.Equal(log.events, want) {
 				t.Errorf("the CallObserver heard:\n%q\nwant:\n%q", log.events, want)
@@ -223,7 +223,9 @@ func TestObserveOnlyStateErrors(t *testing.T) {
 // rejections is a CallObserver that hears only rejections.
 type rejections func(*circuit.OpenError)
 
-func (f rejections) ObserveTransition(circuit.Transition)                         {}
-func (f rejections) ObserveTransitionContext(context.Context, circuit.Transition) {}
-func (f rejections) ObserveOutcome(context.Context, string, circuit.Outcome)      {}
-func (f rejections) ObserveRejection(_ context.Context, e *circuit.OpenError)     { f(e) }
+var _ circuit.CallObserver = rejections(nil)
+
+func (f rejections) ObserveTransition(circuit.Transition)                                   {}
+func (f rejections) ObserveTransitionContext(context.Context, circuit.Transition)           {}
+func (f rejections) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
+func (f rejections) ObserveRejection(_ context.Context, e *circuit.OpenError)               { f(e) }

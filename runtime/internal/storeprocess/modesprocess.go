@@ -32,7 +32,7 @@ const lastFour = "threshold=0 rate=0.75 min_calls=4 window_calls=4 cooldown=1m"
 
 func testCountWindow(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, 4)
-	_, shared := circuit.StoreAs[driver.CallWindowStore](s)
+	_, shared := s.(driver.CallWindowStore)
 	// calls has the helpers make the calls of outcomes, in turn from the
 	// first of hs, and fails unless the circuit is still closed after each
 	// but the last, which must leave it open when opens is set.

@@ -208,9 +208,11 @@ func helperWorker(t *testing.T, s driver.Store) error {
 // rejection it heard; a helper makes one call at a time.
 type heardRejection struct{ e *circuit.OpenError }
 
-func (h *heardRejection) ObserveTransition(circuit.Transition)                         {}
-func (h *heardRejection) ObserveTransitionContext(context.Context, circuit.Transition) {}
-func (h *heardRejection) ObserveOutcome(context.Context, string, circuit.Outcome)      {}
+var _ circuit.CallObserver = (*heardRejection)(nil)
+
+func (h *heardRejection) ObserveTransition(circuit.Transition)                                   {}
+func (h *heardRejection) ObserveTransitionContext(context.Context, circuit.Transition)           {}
+func (h *heardRejection) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
 func (h *heardRejection) ObserveRejection(_ context.Context, e *circuit.OpenError) {
 	if e.ObserveOnly {
 		h.e = e
@@ -320,7 +322,7 @@ func loadShared(t *testing.T, s driver.Store) (*driver.Record, time.Time) {
 		t.Fatalf("Load: %v", err)
 	}
 	if now.IsZero() {
-		if c, ok := circuit.StoreAs[driver.Clock](s); ok {
+		if c, ok := s.(driver.Clock); ok {
 			now = c.Now()
 		} else {
 			now = time.Now()
