@@ -24,9 +24,11 @@ const (
 	// ActionOpen holds a circuit open (circuit.Breaker.ForceOpen) for the
 	// request's For.
 	ActionOpen = "open"
+	// ActionClose holds a circuit closed (circuit.Breaker.ForceClosed) for
+	// the request's For: every call is admitted and no outcome counts.
+	ActionClose = "close"
 	// ActionClear removes a circuit's record, even a corrupt one
-	// (circuit.Breaker.Clear): it starts afresh, closed, and a forced open
-	// ends.
+	// (circuit.Breaker.Clear): it starts afresh, closed, and a hold ends.
 	ActionClear = "clear"
 )
 
@@ -35,17 +37,17 @@ const adminBodyLimit = 4 << 10
 
 // AdminRequest is the JSON body of a request to AdminHandler.
 type AdminRequest struct {
-	// Action is ActionOpen or ActionClear.
+	// Action is ActionOpen, ActionClose or ActionClear.
 	Action string `json:"action"`
 	// Circuit is the circuit's name.
 	Circuit string `json:"circuit"`
-	// For is how long ActionOpen holds the circuit open, 1s..24h, in Go's
-	// duration syntax ("90s", "1h30m"); it is required for ActionOpen and
-	// not allowed otherwise.
+	// For is how long ActionOpen or ActionClose holds the circuit, 1s..24h,
+	// in Go's duration syntax ("90s", "1h30m"); it is required for them and
+	// not allowed for ActionClear.
 	For string `json:"for,omitempty"`
-	// New lets ActionOpen act on a circuit the store has no record of
-	// (creating one, forced open); without it such a name is refused, so
-	// that a typo does not hold open a circuit nothing calls.
+	// New lets ActionOpen or ActionClose act on a circuit the store has no
+	// record of (creating one, held); without it such a name is refused, so
+	// that a typo does not hold a circuit nothing calls.
 	New bool `json:"new,omitempty"`
 }
 
@@ -58,7 +60,7 @@ type AdminResponse struct {
 }
 
 // AdminHandler returns an http.Handler through which operators change
-// circuits' state: hold one open, or clear one. Mount it on an admin mux,
+// circuits' state: hold one open or closed, or clear one. Mount it on an admin mux,
 // beside StatusHandlerFunc.
 //
 // authorize decides, for every request, whether it may change circuits:
@@ -74,13 +76,13 @@ type AdminResponse struct {
 // cannot change circuits through the operator's browser. A request authorize
 // refuses is answered 403, its error logged, not shown. A request that
 // names a circuit the store has no record of is refused with 404 and
-// TypeCircuitUnknown unless it opens it with New set; ActionOpen refuses a
+// TypeCircuitUnknown unless it holds it with New set; a hold refuses a
 // corrupt record with 409 (clear it first). A malformed request is
 // answered 400. Every refusal is an RFC 9457 problem document (Problem):
 // these have type TypeCircuitUnknown, TypeCircuitUnavailable (503, the
 // store failed) or "about:blank". An action done is answered 200 with an
-// AdminResponse, and logged, with the caller's address, at Warn for
-// ActionOpen and Info for ActionClear.
+// AdminResponse, and logged, with the caller's address, at Warn for a hold
+// and Info for ActionClear.
 //
 // The logger is WithLogger's, slog.Default() without one; the other
 // options do not apply.
@@ -128,7 +130,7 @@ func (h *adminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // readAdminRequest decodes and checks r's body, returning the request and,
-// for ActionOpen, its duration; or, when it is not acceptable, why, in a
+// for a hold, its duration; or, when it is not acceptable, why, in a
 // sentence for the caller.
 func readAdminRequest(w http.ResponseWriter, r *http.Request) (req AdminRequest, d time.Duration, refused string) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, adminBodyLimit))
@@ -138,26 +140,32 @@ func readAdminRequest(w http.ResponseWriter, r *http.Request) (req AdminRequest,
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
-		return req, 0, `The body is not one JSON object with "action", "circuit" and, to open, "for" and "new".`
+		return req, 0, `The body is not one JSON object with "action", "circuit" and, to hold, "for" and "new".`
 	}
 	if err := circuit.ValidateName(req.Circuit); err != nil {
 		return req, 0, fmt.Sprintf("The circuit name is not valid: %v.", err)
 	}
 	switch req.Action {
-	case ActionOpen:
+	case ActionOpen, ActionClose:
 		d, err := time.ParseDuration(req.For)
-		if err != nil || d < circuit.MinCooldown || d > circuit.MaxCooldown {
-			return req, 0, fmt.Sprintf(`"for" must be a duration within %v..%v, such as "90s" or "1h".`, circuit.MinCooldown, circuit.MaxCooldown)
+		if err != nil || d < minHold || d > maxHold {
+			return req, 0, fmt.Sprintf(`"for" must be a duration within %v..%v, such as "90s" or "1h".`, minHold, maxHold)
 		}
 		return req, d, ""
 	case ActionClear:
 		if req.For != "" || req.New {
-			return req, 0, `"for" and "new" apply to "open" only.`
+			return req, 0, `"for" and "new" apply to "open" and "close" only.`
 		}
 		return req, 0, ""
 	}
-	return req, 0, fmt.Sprintf(`The action must be %q or %q.`, ActionOpen, ActionClear)
+	return req, 0, fmt.Sprintf(`The action must be %q, %q or %q.`, ActionOpen, ActionClose, ActionClear)
 }
+
+// The bounds of a hold, as circuit.Breaker.ForceOpen and ForceClosed take it.
+const (
+	minHold = time.Second
+	maxHold = 24 * time.Hour
+)
 
 // do does the checked request's action and answers with the circuit's
 // status after it.
@@ -166,7 +174,7 @@ func (h *adminHandler) do(w http.ResponseWriter, r *http.Request, req AdminReque
 	snap, err := h.b.Snapshot(ctx, name)
 	se, _ := errors.AsType[*circuit.StateError](err)
 	switch {
-	case se != nil && se.Corrupt() && req.Action == ActionOpen:
+	case se != nil && se.Corrupt() && req.Action != ActionClear:
 		writeProblem(w, nil, Problem{Type: "about:blank", Title: http.StatusText(http.StatusConflict), Status: http.StatusConflict,
 			Detail: fmt.Sprintf("The record of %s is corrupt: clear it first.", name), Circuit: name})
 		return
@@ -176,19 +184,24 @@ func (h *adminHandler) do(w http.ResponseWriter, r *http.Request, req AdminReque
 		return
 	case !snap.Exists && (req.Action == ActionClear || !req.New):
 		detail := fmt.Sprintf("The store has no record of %s: it was never called, or it was cleared since.", name)
-		if req.Action == ActionOpen {
-			detail += ` To hold it open all the same, send "new": true.`
+		if req.Action != ActionClear {
+			detail += ` To hold it all the same, send "new": true.`
 		}
 		writeProblem(w, nil, Problem{Type: TypeCircuitUnknown, Title: "Circuit never seen", Status: http.StatusNotFound, Detail: detail, Circuit: name})
 		return
 	}
 	level, msg := slog.LevelInfo, "circuit cleared by an admin request"
 	attrs := []slog.Attr{slog.String("circuit", name), slog.String("remote", r.RemoteAddr)}
-	if req.Action == ActionOpen {
+	switch req.Action {
+	case ActionOpen:
 		err = h.b.ForceOpen(ctx, name, d)
 		level, msg = slog.LevelWarn, "circuit forced open by an admin request"
 		attrs = append(attrs, slog.Duration("for", d), slog.Bool("new", !snap.Exists))
-	} else {
+	case ActionClose:
+		err = h.b.ForceClosed(ctx, name, d)
+		level, msg = slog.LevelWarn, "circuit forced closed by an admin request"
+		attrs = append(attrs, slog.Duration("for", d), slog.Bool("new", !snap.Exists))
+	default:
 		err = h.b.Clear(ctx, name)
 	}
 	if err != nil {

@@ -129,6 +129,27 @@ func TestAdminHandlerActs(t *testing.T) {
 		t.Errorf("the logger heard %q, want the forced open with its caller", got)
 	}
 
+	// Hold it closed instead: every call runs, and failures do not open it.
+	resp, body = adminCall{body: `{"action":"close","circuit":"billing-api","for":"1h"}`}.send(t, srv)
+	ans = httpguard.AdminResponse{}
+	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Action != "close" ||
+		ans.Circuit.State != "closed" || !ans.Circuit.Forced {
+		t.Fatalf("close: %d %s", resp.StatusCode, body)
+	}
+	ran := 0
+	for range 10 {
+		_ = f.b.Run(context.Background(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
+			ran++
+			return circuit.Failure, errors.New("down")
+		})
+	}
+	if ran != 10 {
+		t.Errorf("%d of 10 calls ran on the circuit held closed", ran)
+	}
+	if got := logs.String(); !strings.Contains(got, `msg="circuit forced closed by an admin request" circuit=billing-api`) {
+		t.Errorf("the logger heard %q, want the forced closed", got)
+	}
+
 	// Clear it: the record is gone.
 	resp, body = adminCall{body: `{"action":"clear","circuit":"billing-api"}`}.send(t, srv)
 	ans = httpguard.AdminResponse{}
@@ -199,11 +220,12 @@ func TestAdminHandlerRefuses(t *testing.T) {
 		{"two objects", adminCall{body: open + open}, http.StatusBadRequest, "JSON object"},
 		{"a body too large", adminCall{body: `{"action":"open","circuit":"` + strings.Repeat("a", 5000) + `"}`}, http.StatusBadRequest, "at most"},
 		{"an invalid name", adminCall{body: `{"action":"open","circuit":"https://x/","for":"90s"}`}, http.StatusBadRequest, "not valid"},
-		{"an unknown action", adminCall{body: `{"action":"close","circuit":"billing-api"}`}, http.StatusBadRequest, `"open" or "clear"`},
+		{"an unknown action", adminCall{body: `{"action":"shut","circuit":"billing-api"}`}, http.StatusBadRequest, `"open", "close" or "clear"`},
+		{"close without for", adminCall{body: `{"action":"close","circuit":"billing-api"}`}, http.StatusBadRequest, "1s..24h0m0s"},
 		{"open without for", adminCall{body: `{"action":"open","circuit":"billing-api"}`}, http.StatusBadRequest, "1s..24h0m0s"},
 		{"open for too long", adminCall{body: `{"action":"open","circuit":"billing-api","for":"48h"}`}, http.StatusBadRequest, "1s..24h0m0s"},
 		{"open for a number", adminCall{body: `{"action":"open","circuit":"billing-api","for":90}`}, http.StatusBadRequest, "JSON object"},
-		{"clear with for", adminCall{body: `{"action":"clear","circuit":"billing-api","for":"1m"}`}, http.StatusBadRequest, "open"},
+		{"clear with for", adminCall{body: `{"action":"clear","circuit":"billing-api","for":"1m"}`}, http.StatusBadRequest, `"open" and "close"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
