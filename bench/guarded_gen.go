@@ -75,7 +75,7 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	err := g.benchCount.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Count(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -86,7 +86,7 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	err := g.benchCycle.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Cycle(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -97,7 +97,7 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	err := g.benchClosed.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -108,16 +108,21 @@ func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	err := g.benchTrip.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Trip(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyBackend returns Failure for ErrDown; Ignored for any other error;
-// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
-// bench-trip use it.
-func classifyBackend(err error) circuit.Outcome {
+// classifyBackend returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for ErrDown; Ignored for any other error; Success
+// otherwise. Circuits bench-count, bench-cycle, bench-closed, bench-trip use
+// it.
+func classifyBackend(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if errors.Is(err, ErrDown) {
 			return circuit.Failure
 		}

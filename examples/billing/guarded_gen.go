@@ -74,7 +74,7 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Charge(ctx, req)
-		return classifyBillingAPI(callErr), callErr
+		return classifyBillingAPI(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -90,7 +90,7 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Health(ctx)
-		return classifyBillingAPIHealth(r0, callErr), callErr
+		return classifyBillingAPIHealth(ctx, r0, callErr), callErr
 	})
 	return r0, err
 }
@@ -101,7 +101,7 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 	err := g.invoices.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
-		return classifyBillingAPI(callErr), callErr
+		return classifyBillingAPI(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -112,17 +112,21 @@ func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount
 	err := g.refund.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Refund(ctx, receiptID, amount)
-		return classifyBillingAPI(callErr), callErr
+		return classifyBillingAPI(ctx, callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyBillingAPI returns Failure for *ConnectionError,
-// context.DeadlineExceeded, HTTP status 500-599; Ignored for any other error;
-// Success otherwise. Circuits billing-api:charge, billing-api:invoices,
-// billing-api:refund use it.
-func classifyBillingAPI(err error) circuit.Outcome {
+// classifyBillingAPI returns Ignored for any error of a call whose ctx the
+// caller cancelled; Failure for *ConnectionError, context.DeadlineExceeded,
+// HTTP status 500-599; Ignored for any other error; Success otherwise. Circuits
+// billing-api:charge, billing-api:invoices, billing-api:refund use it.
+func classifyBillingAPI(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnectionError
 		if errors.As(err, &target) {
 			return circuit.Failure
@@ -138,11 +142,16 @@ func classifyBillingAPI(err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// classifyBillingAPIHealth returns Failure for *ConnectionError,
-// context.DeadlineExceeded, HTTP status 502-504; Ignored for any other error;
-// Success otherwise. Circuit billing-api:health uses it.
-func classifyBillingAPIHealth(result *http.Response, err error) circuit.Outcome {
+// classifyBillingAPIHealth returns Ignored for any error of a call whose ctx
+// the caller cancelled; Failure for *ConnectionError, context.DeadlineExceeded,
+// HTTP status 502-504; Ignored for any other error; Success otherwise. Circuit
+// billing-api:health uses it.
+func classifyBillingAPIHealth(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnectionError
 		if errors.As(err, &target) {
 			return circuit.Failure

@@ -65,7 +65,7 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Check(ctx, in, opts...)
-		return classifyHealth(callErr), callErr
+		return classifyHealth(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -76,7 +76,7 @@ func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.Healt
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.List(ctx, in, opts...)
-		return classifyHealth(callErr), callErr
+		return classifyHealth(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -87,16 +87,21 @@ func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.Heal
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Watch(ctx, in, opts...)
-		return classifyHealth(callErr), callErr
+		return classifyHealth(ctx, callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyHealth returns Failure for gRPC code Unavailable, DeadlineExceeded,
+// classifyHealth returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for gRPC code Unavailable, DeadlineExceeded,
 // ResourceExhausted; Ignored for any other error; Success otherwise. Circuit
 // health uses it.
-func classifyHealth(err error) circuit.Outcome {
+func classifyHealth(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
 			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:

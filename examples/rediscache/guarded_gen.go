@@ -68,7 +68,7 @@ func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Get(ctx, key)
 		callErr := r0.Err()
-		return classifyCache(callErr), callErr
+		return classifyCache(ctx, callErr), callErr
 	})
 	if r0 == nil {
 		// rejected: next was not called
@@ -86,7 +86,7 @@ func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiratio
 	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Set(ctx, key, value, expiration)
 		callErr := r0.Err()
-		return classifyCache(callErr), callErr
+		return classifyCache(ctx, callErr), callErr
 	})
 	if r0 == nil {
 		// rejected: next was not called
@@ -98,10 +98,15 @@ func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiratio
 	return r0
 }
 
-// classifyCache returns Failure for net.Error, context.DeadlineExceeded;
-// Ignored for any other error; Success otherwise. Circuit cache uses it.
-func classifyCache(err error) circuit.Outcome {
+// classifyCache returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for net.Error, context.DeadlineExceeded; Ignored for any
+// other error; Success otherwise. Circuit cache uses it.
+func classifyCache(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target net.Error
 		if errors.As(err, &target) {
 			return circuit.Failure

@@ -67,7 +67,7 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 		ran = true
 		var callErr error
 		r0, callErr = g.next.RoundTrip(p0)
-		return classifyHTTPTransport(r0, callErr), callErr
+		return classifyHTTPTransport(p0.Context(), r0, callErr), callErr
 	})
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()
@@ -75,12 +75,16 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	return r0, err
 }
 
-// classifyHTTPTransport returns Failure for *net.OpError, io.EOF,
-// io.ErrUnexpectedEOF, context.DeadlineExceeded, HTTP status 502, 503, 504;
-// Ignored for any other error; Success otherwise. Circuit http-transport uses
-// it.
-func classifyHTTPTransport(result *http.Response, err error) circuit.Outcome {
+// classifyHTTPTransport returns Ignored for any error of a call whose ctx the
+// caller cancelled; Failure for *net.OpError, io.EOF, io.ErrUnexpectedEOF,
+// context.DeadlineExceeded, HTTP status 502, 503, 504; Ignored for any other
+// error; Success otherwise. Circuit http-transport uses it.
+func classifyHTTPTransport(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *net.OpError
 		if errors.As(err, &target) {
 			return circuit.Failure

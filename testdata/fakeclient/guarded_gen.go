@@ -70,7 +70,7 @@ var _ Client = (*GuardedClient)(nil)
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
 	return g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		err := g.next.Call(ctx, method)
-		return classifySvcRPC(err), err
+		return classifySvcRPC(ctx, err), err
 	})
 }
 
@@ -80,7 +80,7 @@ func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, e
 	err := g.svc.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, path)
-		return classifySvc(r0, callErr), callErr
+		return classifySvc(ctx, r0, callErr), callErr
 	})
 	return r0, err
 }
@@ -94,14 +94,19 @@ func (g *GuardedClient) Name() string {
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 	return g.svcPost.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		err := g.next.Post(ctx, body)
-		return classifySvcPost(err), err
+		return classifySvcPost(ctx, err), err
 	})
 }
 
-// classifySvcRPC returns Failure for gRPC code Unknown, Unavailable; Ignored
-// for any other error; Success otherwise. Circuit svc-rpc uses it.
-func classifySvcRPC(err error) circuit.Outcome {
+// classifySvcRPC returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for gRPC code Unknown, Unavailable; Ignored for any other
+// error; Success otherwise. Circuit svc-rpc uses it.
+func classifySvcRPC(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
 			case codes.Unknown, codes.Unavailable:
@@ -113,11 +118,15 @@ func classifySvcRPC(err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// classifySvc returns Failure for *ConnError, context.DeadlineExceeded, HTTP
-// status 502-504; Ignored for any other error; Success otherwise. Circuit svc
-// uses it.
-func classifySvc(result *http.Response, err error) circuit.Outcome {
+// classifySvc returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for *ConnError, context.DeadlineExceeded, HTTP status
+// 502-504; Ignored for any other error; Success otherwise. Circuit svc uses it.
+func classifySvc(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnError
 		if errors.As(err, &target) {
 			return circuit.Failure
@@ -138,10 +147,15 @@ func classifySvc(result *http.Response, err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// classifySvcPost returns Failure for *ConnError; Ignored for any other error;
-// Success otherwise. Circuit svc-post uses it.
-func classifySvcPost(err error) circuit.Outcome {
+// classifySvcPost returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for *ConnError; Ignored for any other error; Success
+// otherwise. Circuit svc-post uses it.
+func classifySvcPost(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnError
 		if errors.As(err, &target) {
 			return circuit.Failure

@@ -72,7 +72,7 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	err := g.mailAPIQuota.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Quota(ctx)
-		return classifySender(callErr), callErr
+		return classifySender(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -83,16 +83,21 @@ func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk
 	err := g.mailAPI.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Send(ctx, msg)
-		return classifySender(callErr), callErr
+		return classifySender(ctx, callErr), callErr
 	})
 	return r0, err
 }
 
-// classifySender returns Failure for context.DeadlineExceeded, HTTP status 429,
-// 500-599; Ignored for any other error; Success otherwise. Circuits
-// mail-api:quota, mail-api use it.
-func classifySender(err error) circuit.Outcome {
+// classifySender returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for context.DeadlineExceeded, HTTP status 429, 500-599;
+// Ignored for any other error; Success otherwise. Circuits mail-api:quota,
+// mail-api use it.
+func classifySender(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return circuit.Failure
 		}

@@ -240,5 +240,9 @@ func (b *builder) methodSpec(s *spec.Interface, fn *types.Func, skips map[string
 	if fn.Name() == "Close" && fn.Type().(*types.Signature).Params().Len() == 0 {
 		ms.Skip = true
 	}
+	// A stream that cannot fail (iter.Seq[T]) has nothing to guard.
+	if PassesThrough(fn.Type().(*types.Signature)) {
+		ms.Skip = true
+	}
 	return ms
 }

@@ -44,7 +44,7 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 		b.errs.Add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", s.Name, m.Name)
 		return nil
 	}
-	if len(c.Statuses) > 0 && m.Shape != Carrier {
+	if len(c.Statuses) > 0 && m.Shape == ErrorLast {
 		for i, r := range m.Results[:len(m.Results)-1] {
 			if k := statusKind(r.Type); k != NoStatus {
 				c.Result, c.ResultType, c.ResultKind = i, r.Type, k
@@ -52,6 +52,11 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 			}
 		}
 	}
+	// A call the caller cancelled is not the provider's failure, whatever
+	// error carries its cancellation, unless context.Canceled is selected.
+	c.Ctx = !slices.ContainsFunc(c.Errors, func(e ErrorMatch) bool {
+		return e.Var != nil && e.Var.Pkg().Path() == "context" && e.Var.Name() == "Canceled"
+	})
 	// Methods that classify alike share one classifier.
 	key := c.key()
 	for _, prev := range b.file.Classifiers {
@@ -85,12 +90,12 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 	case !outcome || !last || sig.Variadic() || sig.TypeParams() != nil || params.Len() > 2:
 	case params.Len() == 1:
 		return c
-	case m.Shape != Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
+	case m.Shape == ErrorLast && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
 		c.Result = 0
 		return c
 	}
 	want := "func(error) circuit.Outcome"
-	if m.Shape != Carrier && len(m.Results) > 1 {
+	if m.Shape == ErrorLast && len(m.Results) > 1 {
 		want += " or func(" + types.TypeString(m.Results[0].Type, b.qualifier) + ", error) circuit.Outcome"
 	}
 	b.errs.Add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)
@@ -116,7 +121,7 @@ func (c *Classifier) key() string {
 			fmt.Fprintf(&sb, "as %s;", types.TypeString(e.Type, nil))
 		}
 	}
-	fmt.Fprintf(&sb, "%v;%v;", c.Statuses, c.Codes)
+	fmt.Fprintf(&sb, "%v;%v;%v;", c.Statuses, c.Codes, c.Ctx)
 	if c.Result >= 0 {
 		// The result's index is part of the call: methods whose status
 		// results are at different places cannot share the function.

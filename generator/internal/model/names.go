@@ -118,7 +118,35 @@ func name(f *File, home *types.Package) {
 		nameFields(w, policies, pkg)
 		for _, m := range w.Methods {
 			nameMethod(w, m, pkg)
+			if m.Row != nil {
+				nameRow(w, m, pkg)
+			}
+			if m.Reject.SQLRow && f.SQLRow == nil {
+				f.SQLRow = &SQLRowHelper{Func: pkg.add("rejectedSQLRow"), Connector: pkg.add("rejectedSQLConnector")}
+			}
 		}
+	}
+}
+
+// nameRow names the row type of the Row method m of w, its fields and
+// its methods' receiver and parameters.
+func nameRow(w *Wrapper, m *Method, pkg *scope) {
+	r := m.Row
+	r.Name = pkg.add(lowerFirst(w.Type) + m.Name + "Row")
+	fields := newScope(nil)
+	for _, fn := range r.Methods {
+		fields.taken[fn.Name()] = true
+	}
+	r.Next, r.Ctx, r.Ticket, r.Err = fields.add("next"), fields.add("ctx"), fields.add("ticket"), fields.add("err")
+	s := newScope(pkg)
+	r.Recv = s.add("r")
+	r.ScanErr, r.DoneErr = s.add("err"), s.add("doneErr")
+	n := 0
+	for _, fn := range r.Methods {
+		n = max(n, fn.Type().(*types.Signature).Params().Len())
+	}
+	for i := range n {
+		r.Params = append(r.Params, s.add("p"+strconv.Itoa(i)))
 	}
 }
 
@@ -138,7 +166,20 @@ func nameImports(f *File, pkg *scope) []Import {
 			if c := m.Classify; c != nil && c.Func != nil {
 				imports[c.Func.Pkg().Path()] = c.Func.Pkg().Name()
 			}
+			if m.Row != nil {
+				for _, fn := range m.Row.Methods {
+					packagesOf(fn.Type(), imports)
+				}
+			}
+			if fn := m.Reject.Func; fn != nil {
+				imports[fn.Pkg().Path()] = fn.Pkg().Name()
+			}
 		}
+	}
+	if slices.ContainsFunc(f.Wrappers, func(w *Wrapper) bool {
+		return slices.ContainsFunc(w.Methods, func(m *Method) bool { return m.Reject.SQLRow })
+	}) {
+		imports["database/sql"], imports["database/sql/driver"] = "sql", "driver"
 	}
 	for _, c := range f.Classifiers {
 		for _, e := range c.Errors {
@@ -244,11 +285,17 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	m.Err = s.add("err")
 	m.CallErr = s.add("callErr")
-	if m.Ctx < 0 && m.Request >= 0 {
+	if m.Ctx < 0 && m.Request >= 0 || m.Shape == Reported {
 		m.Ran = s.add("ran")
 	}
+	if m.Shape == Row || m.Shape == Seq {
+		m.Ticket = s.add("ticket")
+	}
+	if m.Shape == Seq {
+		m.Settled, m.Yield, m.Value = s.add("settled"), s.add("yield"), s.add("v")
+	}
 	results := len(m.Results) - 1
-	if m.Shape == Carrier {
+	if m.Shape != ErrorLast {
 		results = 1
 	}
 	for i := range results {
@@ -259,7 +306,11 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 // nameClassifier names the parameters and locals of c.
 func nameClassifier(c *Classifier, pkg *scope) ClassifierLocals {
 	s := newScope(pkg)
-	n := ClassifierLocals{Err: s.add("err")}
+	var n ClassifierLocals
+	if c.Ctx {
+		n.Ctx = s.add("ctx")
+	}
+	n.Err = s.add("err")
 	if c.Result >= 0 {
 		n.Result = s.add("result")
 	}

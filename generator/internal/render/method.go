@@ -9,7 +9,7 @@ import (
 )
 
 // method renders one method of the wrapper w.
-func method(f *jen.File, w *model.Wrapper, m *model.Method) {
+func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 	targs := make([]jen.Code, len(w.TypeParams))
 	for i, tp := range w.TypeParams {
 		targs[i] = jen.Id(tp.Obj().Name())
@@ -55,18 +55,31 @@ func method(f *jen.File, w *model.Wrapper, m *model.Method) {
 	if fn := m.Classify.Func; fn != nil {
 		classify = jen.Qual(fn.Pkg().Path(), fn.Name())
 	}
-	decl.Block(guardedBody(m, call, classify)...)
+	decl.Block(guardedBody(file, m, call, classify)...)
+	if m.Row != nil {
+		f.Line()
+		row(f, w, m, classify)
+	}
 }
 
 // guardedBody renders the body of a guarded method: call next inside the
 // method's circuit, classify the result. The function the circuit runs
 // declares nothing the method declares: it ignores the context it is
 // given, the method's own, and holds next's error in CallErr.
-func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
+func guardedBody(file *model.File, m *model.Method, call, classifier *jen.Statement) []jen.Code {
 	g := guard{m: m, call: call, classifier: classifier}
+	if file.SQLRow != nil {
+		g.sqlRow = file.SQLRow.Func
+	}
 	switch m.Shape {
 	case model.Carrier:
 		return g.carrier()
+	case model.Row:
+		return g.row()
+	case model.Seq:
+		return g.seq()
+	case model.Reported:
+		return g.reported()
 	default:
 		return g.errorLast()
 	}
@@ -76,29 +89,142 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 type guard struct {
 	m                *model.Method
 	call, classifier *jen.Statement
+	// sqlRow is the file's helper making a *sql.Row that carries an
+	// error.
+	sqlRow string
+}
+
+// ctx renders the method's context: its context.Context parameter, its
+// request's, or context.Background().
+func (g guard) ctx() *jen.Statement {
+	m := g.m
+	switch {
+	case m.Ctx >= 0:
+		return jen.Id(m.Params[m.Ctx].Name)
+	case m.Request >= 0:
+		return jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
+	}
+	return jen.Qual("context", "Background").Call()
 }
 
 // run renders the call of the method's circuit with a function of body.
 func (g guard) run(body ...jen.Code) *jen.Statement {
 	m := g.m
-	ctx := jen.Qual("context", "Background").Call()
-	switch {
-	case m.Ctx >= 0:
-		ctx = jen.Id(m.Params[m.Ctx].Name)
-	case m.Request >= 0:
-		ctx = jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
-	}
 	op := jen.Func().Params(jen.Qual("context", "Context")).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
-	return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(ctx, op)
+	return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(g.ctx(), op)
 }
 
 // classify renders the return of the outcome of next's error errName.
 func (g guard) classify(errName string) jen.Code {
-	args := []jen.Code{jen.Id(errName)}
-	if c := g.m.Classify; c.Result >= 0 {
-		args = []jen.Code{jen.Id(g.m.Results[c.Result].Name), jen.Id(errName)}
+	return jen.Return(g.outcome(g.ctx(), errName), jen.Id(errName))
+}
+
+// outcome renders the classifier's call on next's error errName, in the
+// call's context ctx.
+func (g guard) outcome(ctx jen.Code, errName string) *jen.Statement {
+	c := g.m.Classify
+	var args []jen.Code
+	if c.Ctx {
+		args = append(args, ctx)
 	}
-	return jen.Return(g.classifier.Clone().Call(args...), jen.Id(errName))
+	if c.Result >= 0 {
+		args = append(args, jen.Id(g.m.Results[c.Result].Name))
+	}
+	return g.classifier.Clone().Call(append(args, jen.Id(errName))...)
+}
+
+// admit renders the admission of a deferred call: its Ticket, and the
+// statements that run when it is rejected.
+func (g guard) admit(rejected ...jen.Code) jen.Code {
+	m := g.m
+	return jen.List(jen.Id(m.Ticket), jen.Id(m.Err)).Op(":=").Id(m.Recv).Dot(m.Field.Name).Dot("Allow").Call(g.ctx()).Line().
+		If(jen.Id(m.Err).Op("!=").Nil()).Block(rejected...)
+}
+
+// row renders the body of a method returning a row whose Scan reports the
+// call's error: admitted here, settled by the row's Scan.
+func (g guard) row() []jen.Code {
+	m, r := g.m, g.m.Row
+	return []jen.Code{
+		g.admit(jen.Return(jen.Op("&").Id(r.Name).Values(jen.Id(r.Err).Op(":").Id(m.Err)))),
+		jen.Return(jen.Op("&").Id(r.Name).Values(
+			jen.Id(r.Next).Op(":").Add(g.call),
+			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
+			jen.Id(r.Ticket).Op(":").Id(m.Ticket),
+		)),
+	}
+}
+
+// seq renders the body of a method returning an iter.Seq2[T, error]: the
+// call is admitted when iteration starts and settled by the first error or
+// a clean end; stopping early, or a panic, settles it as Ignored.
+func (g guard) seq() []jen.Code {
+	m := g.m
+	elem := typeCode(m.Elem)
+	ignored := jen.Qual(circuitPath, "Ignored")
+	settle := func(o jen.Code) jen.Code {
+		return jen.Id(m.Settled).Op("=").True().Line().Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(o)
+	}
+	loop := jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(g.call)).Block(
+		jen.If(jen.Id(m.CallErr).Op("!=").Nil().Op("&&").Op("!").Id(m.Settled)).Block(settle(g.outcome(g.ctx(), m.CallErr))),
+		jen.If(jen.Op("!").Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr))).Block(jen.Return()),
+	)
+	end := jen.If(jen.Op("!").Id(m.Settled)).Block(
+		jen.Id(m.Settled).Op("=").True(),
+		jen.If(jen.Id(m.CallErr).Op(":=").Id(m.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Success")), jen.Id(m.CallErr).Op("!=").Nil()).Block(
+			jen.Var().Id(m.Value).Add(typeCode(m.Elem)),
+			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr)),
+		),
+	)
+	return []jen.Code{jen.Return(jen.Func().Params(jen.Id(m.Yield).Func().Params(elem, jen.Error()).Bool()).Block(
+		g.admit(
+			jen.Var().Id(m.Value).Add(typeCode(m.Elem)),
+			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.Err)),
+			jen.Return(),
+		),
+		jen.Id(m.Settled).Op(":=").False(),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Op("!").Id(m.Settled)).Block(
+				jen.Comment("stopped early, or a panic: neither a success nor a failure"),
+				jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(ignored),
+			),
+		).Call(),
+		loop,
+		end,
+	))}
+}
+
+// reported renders the body of a method whose result reports its error
+// but cannot be set: classified through its error method; a rejection is a
+// result made to carry it.
+func (g guard) reported() []jen.Code {
+	m := g.m
+	r := jen.Id(m.Results[0].Name)
+	t := m.Results[0].Type
+	var reject jen.Code
+	switch {
+	case m.Reject.Func != nil:
+		reject = jen.Qual(m.Reject.Func.Pkg().Path(), m.Reject.Func.Name()).Call(jen.Id(m.Err))
+	case m.Reject.Slice:
+		reject = jen.Add(typeCode(t)).Values(jen.Values(jen.Id("Err").Op(":").Id(m.Err)))
+	case m.Reject.SQLRow:
+		reject = jen.Id(g.sqlRow).Call(jen.Id(m.Err))
+	}
+	return []jen.Code{
+		jen.Var().Add(r).Add(typeCode(t)),
+		jen.Var().Id(m.Ran).Bool(),
+		jen.Id(m.Err).Op(":=").Add(g.run(
+			jen.Id(m.Ran).Op("=").True(),
+			jen.Add(r).Op("=").Add(g.call),
+			jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
+			g.classify(m.CallErr),
+		)),
+		jen.If(jen.Op("!").Id(m.Ran)).Block(
+			jen.Comment("rejected: next was not called"),
+			jen.Return(reject),
+		),
+		jen.Return(r),
+	}
 }
 
 // carrier renders the body of a method whose result carries its error.

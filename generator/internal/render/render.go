@@ -52,12 +52,16 @@ func File(f *model.File) ([]byte, error) {
 		wrapper(out, w)
 		for _, m := range w.Methods {
 			out.Line()
-			method(out, w, m)
+			method(out, f, w, m)
 		}
 	}
 	for _, c := range f.Classifiers {
 		out.Line()
 		classifier(out, f, c)
+	}
+	if f.SQLRow != nil {
+		out.Line()
+		sqlRow(out, f.SQLRow)
 	}
 	var buf bytes.Buffer
 	if err := out.Render(&buf); err != nil {
