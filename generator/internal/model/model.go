@@ -171,7 +171,7 @@ type RowType struct {
 	// holding the row's error and the settlement's, and Params the names
 	// of its methods' parameters, in order.
 	Recv, ScanErr, DoneErr string
-	Params        []string
+	Params                 []string
 }
 
 // Reject is how a Reported method makes a result that carries a
@@ -258,8 +258,8 @@ type Classifier struct {
 // classifier.
 type ClassifierLocals struct {
 	Ctx, Err, Result string
-	Targets     []string // one per errors.As target
-	Code, OK    string
+	Targets          []string // one per errors.As target
+	Code, OK         string
 	// Status is the gRPC status read from the error, for codes=.
 	Status string
 }
