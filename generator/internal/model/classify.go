@@ -55,7 +55,7 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 	// A call the caller cancelled is not the provider's failure, whatever
 	// error carries its cancellation, unless context.Canceled is selected.
 	c.Ctx = !slices.ContainsFunc(c.Errors, func(e ErrorMatch) bool {
-		return e.Var != nil && e.Var.Pkg().Path() == "context" && e.Var.Name() == "Canceled"
+		return e.Value != nil && e.Value.Pkg().Path() == "context" && e.Value.Name() == "Canceled"
 	})
 	// Methods that classify alike share one classifier.
 	key := c.key()
@@ -104,8 +104,8 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 
 // same reports whether m and o select the same error.
 func (m ErrorMatch) same(o ErrorMatch) bool {
-	if m.Var != nil || o.Var != nil {
-		return m.Var == o.Var
+	if m.Value != nil || o.Value != nil {
+		return m.Value == o.Value
 	}
 	return types.Identical(m.Type, o.Type)
 }
@@ -115,8 +115,8 @@ func (m ErrorMatch) same(o ErrorMatch) bool {
 func (c *Classifier) key() string {
 	var sb strings.Builder
 	for _, e := range c.Errors {
-		if e.Var != nil {
-			fmt.Fprintf(&sb, "is %s.%s;", e.Var.Pkg().Path(), e.Var.Name())
+		if e.Value != nil {
+			fmt.Fprintf(&sb, "is %s.%s;", e.Value.Pkg().Path(), e.Value.Name())
 		} else {
 			fmt.Fprintf(&sb, "as %s;", types.TypeString(e.Type, nil))
 		}
@@ -134,7 +134,7 @@ func (c *Classifier) key() string {
 // match, a package-level error variable an errors.Is match.
 func (b *builder) resolveError(e spec.Entry[string], file *ast.File) (ErrorMatch, bool) {
 	name, ptr := strings.CutPrefix(e.Val, "*")
-	pkg, id, ok := b.resolveName(name, e.Pos, file, "an error type or variable such as *MyError, io.EOF or *net/url.Error")
+	pkg, id, ok := b.resolveName(name, e.Pos, file, "an error type, variable or constant such as *MyError, io.EOF or *net/url.Error")
 	if !ok {
 		return ErrorMatch{}, false
 	}
@@ -150,11 +150,21 @@ func (b *builder) resolveError(e spec.Entry[string], file *ast.File) (ErrorMatch
 			b.errs.Add(e.Pos, "%s is a variable of type %s, which is not an error", e.Val, types.TypeString(obj.Type(), b.qualifier))
 			return ErrorMatch{}, false
 		}
-		return ErrorMatch{Var: obj}, true
-	case *types.Func:
-		b.errs.Add(e.Pos, "%s is a function, not an error type or variable", e.Val)
+		return ErrorMatch{Value: obj}, true
 	case *types.Const:
-		b.errs.Add(e.Pos, "%s is a constant, not an error type or variable", e.Val)
+		// A constant of an error type (kafka-go's kafka.Error is an int
+		// whose constants errors.Is matches).
+		if ptr {
+			b.errs.Add(e.Pos, "%s is a constant, not a type: write %s", name, name)
+			return ErrorMatch{}, false
+		}
+		if !types.Implements(obj.Type(), errorIface) {
+			b.errs.Add(e.Pos, "%s is a constant of type %s, which does not implement error: select the errors it becomes, or name a func(error) circuit.Outcome with classifier=", e.Val, types.TypeString(obj.Type(), b.qualifier))
+			return ErrorMatch{}, false
+		}
+		return ErrorMatch{Value: obj}, true
+	case *types.Func:
+		b.errs.Add(e.Pos, "%s is a function, not an error type, variable or constant: name a func(error) circuit.Outcome with classifier= instead", e.Val)
 	default:
 		b.errs.Add(e.Pos, "%s is not an error type or variable", e.Val)
 	}

@@ -264,12 +264,13 @@ type ClassifierLocals struct {
 	Status string
 }
 
-// ErrorMatch is one selected error: a variable matched with errors.Is, or
-// a type with errors.As.
+// ErrorMatch is one selected error: a variable or constant matched with
+// errors.Is, or a type with errors.As.
 type ErrorMatch struct {
-	// Var is the variable, or nil.
-	Var *types.Var
-	// Type is the type, when Var is nil.
+	// Value is the variable (*types.Var) or constant (*types.Const), or
+	// nil.
+	Value types.Object
+	// Type is the type, when Value is nil.
 	Type types.Type
 }
 

@@ -183,8 +183,8 @@ func nameImports(f *File, pkg *scope) []Import {
 	}
 	for _, c := range f.Classifiers {
 		for _, e := range c.Errors {
-			if e.Var != nil {
-				imports[e.Var.Pkg().Path()] = e.Var.Pkg().Name()
+			if e.Value != nil {
+				imports[e.Value.Pkg().Path()] = e.Value.Pkg().Name()
 			} else {
 				packagesOf(e.Type, imports)
 			}
@@ -315,7 +315,7 @@ func nameClassifier(c *Classifier, pkg *scope) ClassifierLocals {
 		n.Result = s.add("result")
 	}
 	for _, e := range c.Errors {
-		if e.Var == nil {
+		if e.Value == nil {
 			n.Targets = append(n.Targets, s.add("target"))
 		}
 	}

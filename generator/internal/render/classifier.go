@@ -34,8 +34,8 @@ func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 	}
 	targets := n.Targets
 	for _, e := range c.Errors {
-		if e.Var != nil {
-			onErr = append(onErr, jen.If(jen.Qual("errors", "Is").Call(errID(), jen.Qual(e.Var.Pkg().Path(), e.Var.Name()))).Block(failure.Clone()))
+		if e.Value != nil {
+			onErr = append(onErr, jen.If(jen.Qual("errors", "Is").Call(errID(), jen.Qual(e.Value.Pkg().Path(), e.Value.Name()))).Block(failure.Clone()))
 			continue
 		}
 		v := targets[0]
@@ -103,9 +103,11 @@ func describeRule(c *model.Classifier, home string) string {
 	}
 	var parts []string
 	for _, e := range c.Errors {
-		if e.Var != nil {
-			s := types.ObjectString(e.Var, qual)[len("var "):]
-			s, _, _ = strings.Cut(s, " ")
+		if e.Value != nil {
+			s := e.Value.Name()
+			if q := qual(e.Value.Pkg()); q != "" {
+				s = q + "." + s
+			}
 			parts = append(parts, s)
 		} else {
 			parts = append(parts, types.TypeString(e.Type, qual))

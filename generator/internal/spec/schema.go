@@ -104,7 +104,7 @@ var schema = []*key{
 	{Name: "close_after", Levels: policyLevels, Value: "0..100", Doc: "probe successes in a row that close a half-open circuit (0 or 1: one)",
 		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.CloseAfter },
 		Field: "CloseAfter", apply: func(d *circuit.Policy, p *PolicyOptions) { d.CloseAfter = p.CloseAfter.Val }},
-	{Name: "errors", Levels: atInterface | atMethod, list: true, entry: "an error type or variable", Value: "error types and variables", Doc: "errors that count as failures: types (*ConnectionError, *net/url.Error) matched with errors.As, variables (io.ErrUnexpectedEOF, context.DeadlineExceeded) with errors.Is",
+	{Name: "errors", Levels: atInterface | atMethod, list: true, entry: "an error type, variable or constant", Value: "error types, variables and constants", Doc: "errors that count as failures: types (*ConnectionError, *net/url.Error) matched with errors.As, variables (io.ErrUnexpectedEOF, context.DeadlineExceeded) and constants of an error type (kafka.LeaderNotAvailable) with errors.Is",
 		parse: parseText, yamlTags: str, slot: func(o *Options) slot { return &o.Errors }, classifies: true},
 	{Name: "statuses", Levels: atInterface | atMethod, list: true, entry: `a code such as 503 or a range such as "500-599"`, Value: "HTTP statuses and ranges (502-504,429)", Doc: "statuses that count as failures, read from an error's StatusCode() int or HTTPStatusCode() int, and from an *http.Response (or a result with StatusCode() int) when the error is nil",
 		parse: parseStatusValue, yamlTags: []string{"!!int", "!!str"}, slot: func(o *Options) slot { return &o.Statuses }, classifies: true},
