@@ -82,6 +82,9 @@ func Generate(cfg Config) ([]Output, error) {
 	if err := r.prog.TypeCheck(paths, idents); err != nil {
 		return nil, err
 	}
+	if err := r.prog.Load(r.inScope(targets)); err != nil {
+		return nil, err
+	}
 	for _, pkg := range r.prog.Roots {
 		r.loadErrors(pkg)
 	}

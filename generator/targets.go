@@ -119,3 +119,30 @@ func (r *run) named(targets []model.Target) (paths, idents []string) {
 	}
 	return paths, idents
 }
+
+// inScope returns the import paths of the packages the manifest entries of
+// targets name through the interface's package: that package's own
+// imports, by their names (nats.ErrTimeout in an entry for a jetstream
+// interface).
+func (r *run) inScope(targets []model.Target) []string {
+	var paths []string
+	for _, t := range targets {
+		for _, s := range t.Specs {
+			pkg := r.prog.Pkg(s.PkgPath)
+			if !s.Manifest || pkg == nil {
+				continue
+			}
+			for _, n := range s.Names() {
+				name := strings.TrimPrefix(n.Val, "*")
+				i := strings.LastIndex(name, ".")
+				if i <= 0 || r.prog.ImportedAs(name[:i], s.File) != "" {
+					continue
+				}
+				if path := model.InScope(name[:i], pkg); path != name[:i] && path != pkg.Path() {
+					paths = append(paths, path)
+				}
+			}
+		}
+	}
+	return paths
+}

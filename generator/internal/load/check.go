@@ -54,6 +54,7 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 	}
 	imp := &importer{p: p, exports: exports, roots: map[string]*types.Package{}}
 	imp.gc = goimporter.ForCompiler(p.Fset, "gc", imp.lookup).(types.ImporterFrom)
+	p.imp = imp
 	for _, r := range order(p.Roots, isRoot) {
 		p.check(r, imp)
 	}
@@ -61,6 +62,37 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 		if t, err := imp.Import(path); err == nil {
 			p.add(t)
 		} else if p.failed[path] == "" && isRoot[path] == nil {
+			p.failed[path] = err.Error()
+		}
+	}
+	return nil
+}
+
+// Load reads from export data the packages at paths that TypeCheck did
+// not, with one go list run: packages a spec names through another
+// package's imports.
+func (p *Program) Load(paths []string) error {
+	var need []string
+	for _, path := range paths {
+		if p.Pkg(path) == nil && valid(path) && !slices.Contains(need, path) {
+			delete(p.failed, path)
+			need = append(need, path)
+		}
+	}
+	if len(need) == 0 || p.imp == nil {
+		return nil
+	}
+	exports, err := p.exports(need)
+	if err != nil {
+		return err
+	}
+	for path, f := range exports {
+		p.imp.exports[path] = f
+	}
+	for _, path := range need {
+		if t, err := p.imp.Import(path); err == nil {
+			p.add(t)
+		} else if p.failed[path] == "" {
 			p.failed[path] = err.Error()
 		}
 	}

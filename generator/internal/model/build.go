@@ -45,6 +45,10 @@ type builder struct {
 	generated map[string]bool
 	// typeErrsShown is set once the target's type errors are reported.
 	typeErrsShown bool
+	// ifacePkg is, while a manifest's interface of another package is
+	// built, that package: its name, and those it imports, are in scope
+	// in the entry's options.
+	ifacePkg *types.Package
 }
 
 // Build checks the specs of t and returns the model of its file. Problems
@@ -91,6 +95,10 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		return
 	}
 	pkg := tn.Pkg()
+	b.ifacePkg = nil
+	if s.Manifest && pkg != b.home {
+		b.ifacePkg = pkg
+	}
 	w := &Wrapper{Interface: s.Name, PkgPath: pkg.Path(), TypeParams: typeParams(tn)}
 	bad := !b.nameWrapper(s, w)
 	if !b.implementable(s, iface) || bad && pkg != b.home {

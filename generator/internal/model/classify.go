@@ -213,7 +213,7 @@ func (b *builder) resolveName(text string, pos token.Position, file *ast.File, w
 	if qual != "" {
 		path := b.prog.ImportedAs(qual, file)
 		if path == "" {
-			path = qual
+			path = InScope(qual, b.ifacePkg)
 		}
 		if path != b.home.Path() {
 			pkg = b.prog.Pkg(path)
@@ -237,6 +237,25 @@ func (b *builder) resolveName(text string, pos token.Position, file *ast.File, w
 		return nil, "", false
 	}
 	return pkg, id, true
+}
+
+// InScope returns the import path qual means in a manifest entry for an
+// interface of package pkg (nil: none): pkg itself by its name, a package
+// pkg imports by that package's name, or else qual itself, an import
+// path.
+func InScope(qual string, pkg *types.Package) string {
+	if pkg == nil || strings.Contains(qual, "/") {
+		return qual
+	}
+	if pkg.Name() == qual {
+		return pkg.Path()
+	}
+	for _, imp := range pkg.Imports() {
+		if imp.Name() == qual {
+			return imp.Path()
+		}
+	}
+	return qual
 }
 
 // importable reports whether package from may import path, by Go's rule
