@@ -20,8 +20,8 @@ import (
 	"go/types"
 	"os"
 	pathpkg "path"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
