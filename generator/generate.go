@@ -48,11 +48,15 @@ type Output struct {
 // run is one Generate: its configuration, and the one collector every
 // stage records problems in.
 type run struct {
-	cfg      Config
-	dir      string
-	errs     diag.Collector
-	manifest *spec.Manifest
-	prog     *load.Program
+	cfg  Config
+	dir  string
+	errs diag.Collector
+	// manifest is the manifest the configuration names, if any;
+	// manifests are every manifest the run reads: it, and the
+	// circuitgen.yaml beside each package the patterns match.
+	manifest  *spec.Manifest
+	manifests []*spec.Manifest
+	prog      *load.Program
 }
 
 // Generate reads the directives and manifest cfg names and returns the
@@ -73,10 +77,12 @@ func Generate(cfg Config) ([]Output, error) {
 		if r.manifest = spec.ReadManifest(abspath(dir, cfg.Manifest), &r.errs); r.manifest == nil {
 			return nil, r.errs.Err(dir)
 		}
+		r.manifests = append(r.manifests, r.manifest)
 	}
 	if r.prog, err = load.Parse(dir, r.patterns(), cfg.Tags); err != nil {
 		return nil, err
 	}
+	r.besideManifests()
 	targets := r.targets()
 	paths, idents := r.named(targets)
 	if err := r.prog.TypeCheck(paths, idents); err != nil {
@@ -109,6 +115,31 @@ func Generate(cfg Config) ([]Output, error) {
 		return nil, err
 	}
 	return outs, nil
+}
+
+// ManifestFile is the name of the manifest circuitgen reads beside a
+// package whenever it reads the package: -check ./... checks what every
+// manifest generates.
+const ManifestFile = "circuitgen.yaml"
+
+// besideManifests reads the manifest beside each package the run parsed,
+// unless it is the one the configuration names.
+func (r *run) besideManifests() {
+	for _, pkg := range r.prog.Roots {
+		if pkg.Dir() == "" {
+			continue
+		}
+		path := filepath.Join(pkg.Dir(), ManifestFile)
+		if r.manifest != nil && r.manifest.Path == path {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		if m := spec.ReadManifest(path, &r.errs); m != nil {
+			r.manifests = append(r.manifests, m)
+		}
+	}
 }
 
 // workDir returns dir, or the working directory, as an absolute path.

@@ -16,8 +16,7 @@ import (
 // interfaces, into the targets that have something to generate.
 func (r *run) targets() []model.Target {
 	var targets []model.Target
-	sawManifest := false
-	m := r.manifest
+	saw := map[*spec.Manifest]bool{}
 	for _, pkg := range r.prog.Roots {
 		if len(pkg.GoFiles) == 0 {
 			if len(pkg.Errors) == 0 {
@@ -28,20 +27,32 @@ func (r *run) targets() []model.Target {
 		pdir := pkg.Dir()
 		t := model.Target{Pkg: pkg, Out: filepath.Join(pdir, DefaultOutput)}
 		t.Specs = spec.ReadDirectives(r.prog.Fset, pkg.Syntax, pdir, &r.errs)
-		if m != nil && filepath.Dir(m.Output) == pdir {
-			sawManifest = true
+		var from *spec.Manifest
+		for _, m := range r.manifests {
+			if filepath.Dir(m.Output) != pdir {
+				continue
+			}
+			saw[m] = true
+			if from != nil {
+				r.errs.Add(diag.FileStart(m.Path), "manifests %s and %s both write package %s: one package has one output; list its interfaces in one manifest",
+					diag.RelPath(r.dir, from.Path), diag.RelPath(r.dir, m.Path), pkg.Name)
+				continue
+			}
+			from = m
 			t.Out, t.Defaults = m.Output, m.Defaults
 			t.Specs = append(t.Specs, m.Interfaces...)
 		}
-		if r.cfg.GoPackage != "" && len(r.cfg.Patterns) == 0 && m == nil && r.cfg.GoPackage != pkg.Name {
+		if r.cfg.GoPackage != "" && len(r.cfg.Patterns) == 0 && r.manifest == nil && r.cfg.GoPackage != pkg.Name {
 			r.errs.Add(diag.File(os.Getenv("GOFILE")), "go:generate runs in package %s, but the package in %s is %s: circuitgen generates no test packages", r.cfg.GoPackage, diag.RelPath(r.dir, pdir), pkg.Name)
 		}
 		if len(t.Specs) > 0 {
 			targets = append(targets, t)
 		}
 	}
-	if m != nil && !sawManifest {
-		r.errs.Add(diag.File(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", diag.RelPath(r.dir, filepath.Dir(m.Output)))
+	for _, m := range r.manifests {
+		if !saw[m] {
+			r.errs.Add(diag.File(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", diag.RelPath(r.dir, filepath.Dir(m.Output)))
+		}
 	}
 	slices.SortFunc(targets, func(a, b model.Target) int { return strings.Compare(a.Out, b.Out) })
 	if len(targets) == 0 && r.errs.Len() == 0 {
