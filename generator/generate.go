@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,6 +36,10 @@ type Config struct {
 	// GoPackage is $GOPACKAGE under go generate: the package the directive
 	// that runs circuitgen is in.
 	GoPackage string
+	// Warnings receives what may be wrong in a run that succeeds (a
+	// selection that can match nothing a method returns), one a line as
+	// file:line:col: warning: message; nil discards them.
+	Warnings io.Writer
 }
 
 // Output is one generated file.
@@ -113,6 +118,13 @@ func Generate(cfg Config) ([]Output, error) {
 	r.owned(outs)
 	if err := r.errs.Err(dir); err != nil {
 		return nil, err
+	}
+	if w := cfg.Warnings; w != nil {
+		for _, warning := range r.errs.Warnings(dir) {
+			if _, err := fmt.Fprintln(w, warning.Error()); err != nil {
+				return nil, fmt.Errorf("write warnings: %w", err)
+			}
+		}
 	}
 	return outs, nil
 }

@@ -130,3 +130,19 @@ func TestCheckSeesManifests(t *testing.T) {
 		}
 	}
 }
+
+// TestGenWarnsOfSelection checks that a selection that can match nothing
+// the method returns (HTTP statuses on a client that carries none) is a
+// warning on standard error where the file is written, not an error, and
+// that -check repeats no warning.
+func TestGenWarnsOfSelection(t *testing.T) {
+	chdir(t, writePackage(t, apiSrc))
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "api.go:5:41: warning: circuit api can never open: statuses= selects HTTP statuses") {
+		t.Fatalf("gen: exit %d, stderr %q; want 0 and the warning", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"-check"}, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+		t.Fatalf("-check: exit %d, stderr %q; want 0 and nothing", code, stderr.String())
+	}
+}

@@ -18,11 +18,13 @@ type Run struct {
 	prog     *load.Program
 	errs     *diag.Collector
 	circuits map[string]*Circuit
+	// declared caches which packages declare types with given methods.
+	declared map[string]bool
 }
 
 // NewRun returns a Run over the loaded program, recording problems in errs.
 func NewRun(prog *load.Program, errs *diag.Collector) *Run {
-	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}}
+	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}, declared: map[string]bool{}}
 }
 
 // Target is one package the run writes a file for.
@@ -159,9 +161,9 @@ func (b *builder) lookupInterface(s *spec.Interface) (*types.TypeName, *types.In
 	iface, ok := tn.Type().Underlying().(*types.Interface)
 	switch {
 	case !ok && s.Manifest:
-		b.errs.Add(s.Pos, "%s is not an interface type", s.Name)
+		b.errs.Add(s.Pos, "%s is not an interface type: for a struct client, circuitgen init -source %s.%s writes an interface of its methods, with the assertion that *%s implements it, to guard instead", s.Name, pkg.Path(), s.Name, s.Name)
 	case !ok:
-		b.errs.Add(s.Pos, "%sguard on %s, which is not an interface type", spec.DirectivePrefix, s.Name)
+		b.errs.Add(s.Pos, "%sguard on %s, which is not an interface type: declare an interface of the methods you call (circuitgen init -source %s.%s writes one), and guard it", spec.DirectivePrefix, s.Name, pkg.Path(), s.Name)
 	case !iface.IsMethodSet():
 		b.errs.Add(s.Pos, "%s is a constraint interface (it holds a type set or comparable): no value has it, so nothing can be guarded", s.Name)
 	default:

@@ -210,3 +210,20 @@ func rejecter(t types.Type) (Reject, bool) {
 	}
 	return Reject{}, false
 }
+
+// CarriesStatus reports whether a method of signature sig is HTTP-shaped:
+// it takes an *http.Request, or a result of it carries an HTTP status (an
+// *http.Response, a StatusCode() int), so that statuses= can match.
+func CarriesStatus(sig *types.Signature) bool {
+	for i := range sig.Params().Len() {
+		if isRequest(sig.Params().At(i).Type()) {
+			return true
+		}
+	}
+	for i := range sig.Results().Len() {
+		if statusKind(sig.Results().At(i).Type()) != NoStatus {
+			return true
+		}
+	}
+	return false
+}
