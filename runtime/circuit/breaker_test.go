@@ -1075,6 +1075,9 @@ func TestTicketDoneConcurrently(t *testing.T) {
 func TestCircuitAllow(t *testing.T) {
 	b, s, clock := newBreaker(t)
 	c := b.Circuit(testName, pol)
+	if c.Breaker() != b {
+		t.Fatalf("Circuit.Breaker = %p, want the Breaker it came from, %p", c.Breaker(), b)
+	}
 	for range pol.FailureThreshold {
 		tk, err := c.Allow(t.Context())
 		if err != nil || tk.Probe() {

@@ -25,6 +25,10 @@ func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 	return c
 }
 
+// Breaker returns the Breaker the circuit belongs to: generated clients
+// guard the interfaces their methods return on it.
+func (c *Circuit) Breaker() *Breaker { return c.b }
+
 // Name returns the circuit's name.
 func (c *Circuit) Name() string { return c.name }
 
