@@ -69,6 +69,7 @@ func (r *Run) Build(t Target) *File {
 		}
 		b.addInterface(s, defaults)
 	}
+	b.returned()
 	name(b.file, b.home)
 	return b.file
 }
@@ -101,7 +102,7 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 	if s.Manifest && pkg != b.home {
 		b.ifacePkg = pkg
 	}
-	w := &Wrapper{Interface: s.Name, PkgPath: pkg.Path(), TypeParams: typeParams(tn)}
+	w := &Wrapper{Interface: s.Name, PkgPath: pkg.Path(), TypeParams: typeParams(tn), iface: tn.Type()}
 	bad := !b.nameWrapper(s, w)
 	if !b.implementable(s, iface) || bad && pkg != b.home {
 		return
@@ -137,6 +138,27 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		return
 	}
 	b.file.Wrappers = append(b.file.Wrappers, w)
+}
+
+// returned finds the results of guarded methods, before their error,
+// whose interface a wrapper of the file guards: they come back guarded, on
+// the same Breaker, unless guard_returned=false. A generic wrapper's
+// instances are left alone.
+func (b *builder) returned() {
+	for _, w := range b.file.Wrappers {
+		for _, m := range w.Methods {
+			if m.Skip || m.Shape != ErrorLast || !m.guardReturned {
+				continue
+			}
+			for i, r := range m.Results[:len(m.Results)-1] {
+				for _, w2 := range b.file.Wrappers {
+					if len(w2.TypeParams) == 0 && types.Identical(r.Type, w2.iface) {
+						m.Returns = append(m.Returns, Returned{Result: i, Wrapper: w2})
+					}
+				}
+			}
+		}
+	}
 }
 
 // lookupInterface finds the interface s names and checks that it can be

@@ -62,6 +62,7 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	m.Field = &Field{Circuit: c}
+	m.guardReturned = !o.GuardReturned.Set || o.GuardReturned.Val
 	b.warnSelection(s, m, sig, &o, fn.Pkg(), where)
 	if m.Classify.iface == "" {
 		m.Classify.iface, m.Classify.method = s.Name, m.Name

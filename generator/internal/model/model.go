@@ -96,6 +96,8 @@ type Wrapper struct {
 	NewNext, NewBreaker, WithNext string
 	// Methods are the interface's methods, embedded ones included.
 	Methods []*Method
+	// iface is the interface's type, for the methods returning it.
+	iface types.Type
 }
 
 // Field is a wrapper's field holding one circuit.
@@ -144,6 +146,11 @@ type Method struct {
 	// Reject is how a Reported method makes a result carrying a
 	// rejection.
 	Reject Reject
+	// Returns are the results whose interface a wrapper of the file
+	// guards: they come back guarded, on the method's Breaker.
+	Returns []Returned
+	// guardReturned is the method's guard_returned option.
+	guardReturned bool
 	// Err is the local holding the guarded call's error, and CallErr the
 	// one inside the circuit holding next's; Ran, set when the request's
 	// body needs closing on rejection (or, for Reported, to tell a
@@ -153,6 +160,13 @@ type Method struct {
 	// shapes (Row, Seq): the admitted call, whether it was settled, the
 	// iterator's yield and the element it passes on.
 	Ticket, Settled, Yield, Value string
+}
+
+// Returned is a result of a method that comes back guarded: its index,
+// and the wrapper that guards it.
+type Returned struct {
+	Result  int
+	Wrapper *Wrapper
 }
 
 // RowType is the type a Row method returns: it implements the method's

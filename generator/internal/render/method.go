@@ -285,5 +285,13 @@ func (g guard) errorLast() []jen.Code {
 			jen.Id("_").Op("=").Add(req.Clone()).Dot("Close").Call(),
 		))
 	}
+	for _, ret := range m.Returns {
+		// A returned interface this file guards comes back guarded, on
+		// the same Breaker.
+		r := jen.Id(m.Results[ret.Result].Name)
+		body = append(body, jen.If(r.Clone().Op("!=").Nil()).Block(
+			r.Clone().Op("=").Id(ret.Wrapper.Constructor).Call(r.Clone(), jen.Id(m.Recv).Dot(m.Field.Name).Dot("Breaker").Call()),
+		))
+	}
 	return append(body, jen.Return(out...))
 }

@@ -46,6 +46,9 @@ type key struct {
 	Value string
 	// Doc says what the option does, for the README and the init scaffold.
 	Doc string
+	// Default is, for an option that is not a policy field's, its value
+	// when not given ("" for none).
+	Default string
 	// list marks an option whose value is a list: comma-separated in a
 	// directive, a YAML sequence in a manifest; entry describes an entry.
 	list  bool
@@ -77,6 +80,8 @@ var schema = []*key{
 		parse: parseCircuitName, yamlTags: str, slot: func(o *Options) slot { return &o.Circuit }},
 	{Name: "skip", Levels: atInterface, list: true, entry: "a method name", Value: "method names", Doc: "methods that call straight through, unguarded, embedded ones included (a method directive says //circuitgen:skip, a manifest method skip: true)",
 		parse: parseIdent, yamlTags: str, slot: func(o *Options) slot { return &o.Skip }},
+	{Name: "guard_returned", Levels: atInterface | atMethod, Value: "true or false", Doc: "whether an interface a method returns comes back guarded, on the same Breaker, when this run guards that interface too",
+		parse: parseBool, yamlTags: []string{"!!bool"}, slot: func(o *Options) slot { return &o.GuardReturned }, Default: "true"},
 	{Name: "threshold", Levels: policyLevels, Value: "1..1000, or 0 with rate", Doc: "consecutive failures that open the circuit (0: this rule off)",
 		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.Threshold },
 		Field: "FailureThreshold", apply: func(d *circuit.Policy, p *PolicyOptions) { d.FailureThreshold = p.Threshold.Val }},
@@ -161,6 +166,17 @@ func parseCircuitName(s string) (any, error) {
 		return nil, message(fmt.Sprintf("invalid circuit name %q: %s", s, reason(err)))
 	}
 	return s, nil
+}
+
+// parseBool reads true or false.
+func parseBool(s string) (any, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return nil, fmt.Errorf("%q is not true or false", s)
 }
 
 // parseIdent reads a method name.
