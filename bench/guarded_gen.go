@@ -67,8 +67,6 @@ func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchCl
 	}
 }
 
-var _ Backend = (*GuardedBackend)(nil)
-
 // Count calls next.Count through circuit bench-count.
 func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	var r0 int

@@ -107,13 +107,17 @@ func Generate(cfg Config) ([]Output, error) {
 	if err := r.errs.Err(dir); err != nil {
 		return nil, err
 	}
-	outs := make([]Output, len(files))
-	for i, f := range files {
+	outs := make([]Output, 0, 2*len(files))
+	for _, f := range files {
 		src, err := render.File(f)
 		if err != nil {
 			return nil, err
 		}
-		outs[i] = Output{Path: f.Path, Content: src}
+		test, err := render.Assertions(f)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, Output{Path: f.Path, Content: src}, Output{Path: f.TestPath, Content: test})
 	}
 	r.owned(outs)
 	if err := r.errs.Err(dir); err != nil {

@@ -66,8 +66,6 @@ func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices,
 	}
 }
 
-var _ BillingAPI = (*GuardedBillingAPI)(nil)
-
 // Charge calls next.Charge through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Receipt, error) {
 	var r0 *Receipt

@@ -57,8 +57,6 @@ func NewGuardedHealthClientWithCircuits(next grpc_health_v1.HealthClient, health
 	}
 }
 
-var _ grpc_health_v1.HealthClient = (*GuardedHealthClient)(nil)
-
 // Check calls next.Check through circuit health.
 func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthCheckResponse, error) {
 	var r0 *grpc_health_v1.HealthCheckResponse

@@ -55,8 +55,6 @@ func NewGuardedCacheWithCircuits(next Cache, cache *circuit.Circuit) *GuardedCac
 	}
 }
 
-var _ Cache = (*GuardedCache)(nil)
-
 // Close calls next.Close directly: it is not guarded.
 func (g *GuardedCache) Close() error {
 	return g.next.Close()

@@ -57,8 +57,6 @@ func NewGuardedTransportWithCircuits(next http.RoundTripper, httpTransport *circ
 	}
 }
 
-var _ http.RoundTripper = (*GuardedTransport)(nil)
-
 // RoundTrip calls next.RoundTrip through circuit http-transport.
 func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	var r0 *http.Response

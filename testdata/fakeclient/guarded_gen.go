@@ -64,8 +64,6 @@ func NewGuardedClientWithCircuits(next Client, svcRPC, svc, svcPost *circuit.Cir
 	}
 }
 
-var _ Client = (*GuardedClient)(nil)
-
 // Call calls next.Call through circuit svc-rpc.
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
 	return g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {

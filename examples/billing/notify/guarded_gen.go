@@ -59,8 +59,6 @@ func NewGuardedSenderWithCircuits(next mailsdk.Sender, mailAPIQuota, mailAPI *ci
 	}
 }
 
-var _ mailsdk.Sender = (*GuardedSender)(nil)
-
 // Close calls next.Close directly: it is not guarded.
 func (g *GuardedSender) Close() error {
 	return g.next.Close()

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/circuitgen/circuitgen/generator/internal/diag"
 	"github.com/circuitgen/circuitgen/generator/internal/load"
@@ -59,7 +60,7 @@ type builder struct {
 func (r *Run) Build(t Target) *File {
 	b := &builder{
 		Run: r, target: t.Pkg, home: t.Pkg.Types,
-		file:      &File{Path: t.Out, PkgPath: t.Pkg.PkgPath, PkgName: t.Pkg.Name},
+		file:      &File{Path: t.Out, TestPath: TestFile(t.Out), PkgPath: t.Pkg.PkgPath, PkgName: t.Pkg.Name},
 		generated: map[string]bool{},
 	}
 	for _, s := range t.Specs {
@@ -73,6 +74,10 @@ func (r *Run) Build(t Target) *File {
 	name(b.file, b.home)
 	return b.file
 }
+
+// TestFile returns the test file beside the output out: guarded_gen.go's
+// is guarded_gen_test.go.
+func TestFile(out string) string { return strings.TrimSuffix(out, ".go") + "_test.go" }
 
 // lookup returns the target package's object named name.
 func (b *builder) lookup(name string) types.Object {

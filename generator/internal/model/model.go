@@ -15,8 +15,9 @@ import (
 // File is everything one output file holds: the guarded interfaces of one
 // package.
 type File struct {
-	// Path is the output file.
-	Path string
+	// Path is the output file; TestPath the test file beside it that
+	// asserts each wrapper implements its interface.
+	Path, TestPath string
 	// PkgPath and PkgName are the package the file belongs to.
 	PkgPath, PkgName string
 	// Imports are the packages the file may use, by import path.

@@ -10,9 +10,14 @@
 //  3. the package-level policies, in one var block, in the order of first
 //     use;
 //  4. each wrapper, in the model's order: its type, its two constructors,
-//     the assertion that it implements the interface, then its methods in
-//     the interface's method order;
-//  5. the generated classifiers, in the order of first use.
+//     then its methods in the interface's method order, each Row method's
+//     row type after it;
+//  5. the generated classifiers, in the order of first use, then the
+//     helper making a *sql.Row that carries a rejection, when a method
+//     needs it.
+//
+// The assertion that each wrapper implements its interface is in a test
+// file beside it (Assertions).
 package render
 
 import (

@@ -1,17 +1,18 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"go/types"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/circuitgen/circuitgen/generator/internal/load"
 	"github.com/circuitgen/circuitgen/generator/internal/model"
 )
 
-// wrapper renders the wrapper type of w, its constructors and the
-// assertion that it implements the interface.
+// wrapper renders the wrapper type of w and its constructors.
 func wrapper(f *jen.File, w *model.Wrapper) {
 	tparams := make([]jen.Code, len(w.TypeParams))
 	targs := make([]jen.Code, len(w.TypeParams))
@@ -70,15 +71,47 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 		jen.Return(jen.Op("&").Add(self()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, values...)),
 	)
 
-	f.Line()
-	if len(w.TypeParams) == 0 {
-		f.Var().Id("_").Qual(w.PkgPath, w.Interface).Op("=").Parens(jen.Op("*").Id(w.Type)).Parens(jen.Nil())
-	} else {
-		f.Comment("The wrapper implements " + w.Interface + " for every instantiation.")
-		f.Func().Id("_").Types(tparams...).Params().Block(
-			jen.Var().Id("_").Add(iface()).Op("=").Parens(jen.Op("*").Add(self())).Parens(jen.Nil()),
+}
+
+// Assertions renders the test file beside f's output that asserts, for each
+// wrapper, that it implements its interface. The assertion is checked
+// when the package's tests compile (go vet, go test), not when the package
+// builds: a stale output, its interface grown a method, never stops a tool
+// that loads the package (another generator, such as moq, run first).
+func Assertions(f *model.File) ([]byte, error) {
+	out := jen.NewFilePathName(f.PkgPath, f.PkgName)
+	out.HeaderComment(load.Header)
+	for _, imp := range f.Imports {
+		if imp.Alias {
+			out.ImportAlias(imp.Path, imp.Name)
+		} else {
+			out.ImportName(imp.Path, imp.Name)
+		}
+	}
+	for _, w := range f.Wrappers {
+		tparams := make([]jen.Code, len(w.TypeParams))
+		targs := make([]jen.Code, len(w.TypeParams))
+		for i, tp := range w.TypeParams {
+			tparams[i] = jen.Id(tp.Obj().Name()).Add(constraint(tp.Constraint()))
+			targs[i] = jen.Id(tp.Obj().Name())
+		}
+		iface := jen.Qual(w.PkgPath, w.Interface).Types(targs...)
+		out.Line()
+		if len(w.TypeParams) == 0 {
+			out.Comment(w.Type + " implements " + w.Interface + ".")
+			out.Var().Id("_").Add(iface).Op("=").Parens(jen.Op("*").Id(w.Type)).Parens(jen.Nil())
+			continue
+		}
+		out.Comment(w.Type + " implements " + w.Interface + " for every instantiation.")
+		out.Func().Id("_").Types(tparams...).Params().Block(
+			jen.Var().Id("_").Add(iface).Op("=").Parens(jen.Op("*").Id(w.Type).Types(targs...)).Parens(jen.Nil()),
 		)
 	}
+	var buf bytes.Buffer
+	if err := out.Render(&buf); err != nil {
+		return nil, fmt.Errorf("render %s: %w", f.TestPath, err)
+	}
+	return groupImports(buf.Bytes()), nil
 }
 
 // usage returns the lines of the wrapper's usage example.
