@@ -1,0 +1,192 @@
+package pgxdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuittest"
+)
+
+// deadServer is a TCP listener on loopback that accepts connections and
+// closes them at once, as a PostgreSQL that went away does; it counts the
+// connections.
+type deadServer struct {
+	ln    net.Listener
+	conns atomic.Int64
+}
+
+func startDeadServer(t *testing.T) *deadServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &deadServer{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d.conns.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return d
+}
+
+// dsn is a DSN for the dead server.
+func (d *deadServer) dsn() string {
+	return fmt.Sprintf("postgres://nobody@%s/db?sslmode=disable&connect_timeout=2", d.ln.Addr())
+}
+
+func newPool(t *testing.T, dsn string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func state(t *testing.T, b *circuit.Breaker, name string) circuit.Snapshot {
+	t.Helper()
+	s, err := b.Snapshot(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestQueryRowAgainstPostgres drives the guarded pool's QueryRow, whose
+// error comes at Scan, against a real PostgreSQL: a row scans, no row and
+// a caller's cancellation are no failures, a server that went away opens
+// the circuit, and a rejected QueryRow's Scan returns the
+// *circuit.OpenError without connecting.
+func TestQueryRowAgainstPostgres(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	db := NewGuardedPool(newPool(t, testenv.PostgresDSN(t)), kit.Breaker)
+
+	var n int
+	if err := db.QueryRow(ctx, "SELECT $1::int", 42).Scan(&n); err != nil || n != 42 {
+		t.Fatalf("QueryRow.Scan = %d, %v; want 42", n, err)
+	}
+	for range 5 {
+		if err := db.QueryRow(ctx, "SELECT 1 WHERE false").Scan(&n); !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatalf("QueryRow of no row: %v, want pgx.ErrNoRows", err)
+		}
+	}
+	// Callers that give up while the query runs: whatever error pgx
+	// wraps their cancellation in, it is not the server's failure.
+	for range 5 {
+		canceled, cancel := context.WithCancel(ctx)
+		time.AfterFunc(50*time.Millisecond, cancel)
+		if err := db.QueryRow(canceled, "SELECT pg_sleep(5)").Scan(&n); err == nil {
+			t.Fatal("QueryRow cancelled during pg_sleep succeeded")
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateClosed || s.Failures != 0 {
+		t.Fatalf("after no rows and cancelled callers: %+v, want closed with no failure", s)
+	}
+
+	dead := startDeadServer(t)
+	gone := NewGuardedPool(newPool(t, dead.dsn()), kit.Breaker)
+	for i := range 3 {
+		err := gone.QueryRow(ctx, "SELECT 1").Scan(&n)
+		var open *circuit.OpenError
+		if err == nil || errors.As(err, &open) {
+			t.Fatalf("QueryRow %d on a server that went away: %v, want its connection error", i, err)
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateOpen {
+		t.Fatalf("after 3 failed connections: %+v, want open", s)
+	}
+	before := dead.conns.Load()
+	row := gone.QueryRow(ctx, "SELECT 1")
+	var open *circuit.OpenError
+	if err := row.Scan(&n); !errors.As(err, &open) || open.Name != "postgres" {
+		t.Fatalf("QueryRow on the open circuit: Scan = %v, want the *circuit.OpenError of postgres", err)
+	}
+	if after := dead.conns.Load(); after != before {
+		t.Errorf("the rejected QueryRow connected %d times, want none", after-before)
+	}
+	// The healthy pool shares the circuit: it is rejected too.
+	if err := db.QueryRow(ctx, "SELECT 1").Scan(&n); !errors.As(err, &open) {
+		t.Errorf("QueryRow of the healthy pool on the open circuit: %v, want the *circuit.OpenError", err)
+	}
+}
+
+// TestIteratorAgainstPostgres drives the guarded catalog's iter.Seq2 over
+// PostgreSQL rows: a clean end is a success, stopping early neither a
+// success nor a failure, errors from a server that went away open the
+// circuit, and a rejected iteration yields one (0, *circuit.OpenError)
+// without connecting.
+func TestIteratorAgainstPostgres(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	cat := NewGuardedCatalog(PoolCatalog{newPool(t, testenv.PostgresDSN(t))}, kit.Breaker)
+
+	sum := 0
+	for v, err := range cat.Numbers(ctx, 10) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += v
+	}
+	if sum != 55 {
+		t.Fatalf("sum of 1..10 = %d, want 55", sum)
+	}
+	dead := startDeadServer(t)
+	gone := NewGuardedCatalog(PoolCatalog{newPool(t, dead.dsn())}, kit.Breaker)
+	for range 2 {
+		for _, err := range gone.Numbers(ctx, 3) {
+			if err == nil {
+				t.Fatal("a series from a server that went away yielded a value")
+			}
+		}
+	}
+	// Stopping early: neither a success (which would reset the count)
+	// nor a failure.
+	for range cat.Numbers(ctx, 1000) {
+		break
+	}
+	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateClosed || s.Failures != 2 {
+		t.Fatalf("after 2 failures and an early stop: %+v, want closed with 2 failures", s)
+	}
+	for _, err := range gone.Numbers(ctx, 3) {
+		if err == nil {
+			t.Fatal("a series from a server that went away yielded a value")
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateOpen {
+		t.Fatalf("after 3 failures: %+v, want open", s)
+	}
+	before := dead.conns.Load()
+	var got []error
+	for v, err := range gone.Numbers(ctx, 3) {
+		if v != 0 {
+			t.Errorf("a rejected iteration yielded %d", v)
+		}
+		got = append(got, err)
+	}
+	var open *circuit.OpenError
+	if len(got) != 1 || !errors.As(got[0], &open) {
+		t.Fatalf("a rejected iteration yielded %v, want one *circuit.OpenError", got)
+	}
+	if after := dead.conns.Load(); after != before {
+		t.Errorf("the rejected iteration connected %d times, want none", after-before)
+	}
+}
