@@ -33,10 +33,11 @@ type scaffold struct {
 	// Options are the options of the schema, with their defaults.
 	Options []spec.OptionDoc
 	// For a struct client's Go file: Package is the package clause,
-	// Imports the imports, Name the interface's name and Type the struct's
-	// pointer type as the file names it (*sql.DB).
-	Package, Name, Type string
-	Imports             []string
+	// Imports and OtherImports the standard library's imports and the
+	// others, Name the interface's name and Type the struct's pointer type
+	// as the file names it (*sql.DB).
+	Package, Name, Type   string
+	Imports, OtherImports []string
 }
 
 // Selection is what a scaffold proposes counts as a failure, from what the
@@ -46,7 +47,8 @@ type Selection struct {
 	// GRPC marks a gRPC client: a method takes ...grpc.CallOption.
 	GRPC bool
 	// HTTP marks an HTTP-shaped client: a method takes an *http.Request
-	// or returns a result carrying a status.
+	// or returns a result carrying a status, or its package's errors
+	// carry statuses.
 	HTTP bool
 	// Errors are the errors selected; Proposed the exported error
 	// variables of the client's package, offered to choose from.
@@ -138,7 +140,13 @@ func structScaffold(dir string, prog *load.Program, pkg *types.Package, obj *typ
 	}
 	data.Type = "*" + qual(pkg) + "." + obj.Name()
 	data.scan(pkg, methods, qual)
-	data.Imports = slices.Sorted(maps.Keys(imports))
+	for _, path := range slices.Sorted(maps.Keys(imports)) {
+		if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+			data.OtherImports = append(data.OtherImports, path)
+		} else {
+			data.Imports = append(data.Imports, path)
+		}
+	}
 	var buf bytes.Buffer
 	if err := templates.Struct.Execute(&buf, data); err != nil {
 		return Output{}, fmt.Errorf("render %s: %w", file, err)
@@ -196,6 +204,9 @@ func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qu
 		if p.Len() > 0 && model.IsNamed(p.At(0).Type(), "context", "Context") {
 			ctx = true
 		}
+	}
+	if !d.GRPC && model.DeclaresStatus(pkg) {
+		d.HTTP = true // its errors carry statuses (the AWS SDK's)
 	}
 	switch {
 	case d.GRPC:

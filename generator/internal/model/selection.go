@@ -69,29 +69,44 @@ func selectionWord(c *Classifier) string {
 func (b *builder) declares(pkgs []*types.Package, methods ...string) bool {
 	for _, p := range pkgs {
 		key := p.Path() + ";" + strings.Join(methods, ",")
-		if v, ok := b.Run.declared[key]; ok {
-			if v {
-				return true
-			}
-			continue
+		found, ok := b.Run.declared[key]
+		if !ok {
+			found = declaresMethod(p, methods...)
+			b.Run.declared[key] = found
 		}
-		found := false
-		scope := p.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok {
-				continue
-			}
-			for _, method := range methods {
-				obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, p, method)
-				if fn, ok := obj.(*types.Func); ok && fn.Type().(*types.Signature).Params().Len() == 0 {
-					found = true
-				}
-			}
-		}
-		b.Run.declared[key] = found
 		if found {
 			return true
+		}
+	}
+	return false
+}
+
+// DeclaresStatus reports whether pkg, or a package it imports, declares
+// an error that can carry an HTTP status: a type with StatusCode() or
+// HTTPStatusCode() (the AWS SDK's smithy-go ResponseError).
+func DeclaresStatus(pkg *types.Package) bool {
+	for _, p := range append([]*types.Package{pkg}, pkg.Imports()...) {
+		if declaresMethod(p, "StatusCode", "HTTPStatusCode") {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresMethod reports whether p declares a type with one of the methods
+// named, with no parameters, on it or its pointer.
+func declaresMethod(p *types.Package, methods ...string) bool {
+	scope := p.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		for _, method := range methods {
+			obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, p, method)
+			if fn, ok := obj.(*types.Func); ok && fn.Type().(*types.Signature).Params().Len() == 0 {
+				return true
+			}
 		}
 	}
 	return false

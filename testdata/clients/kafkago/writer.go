@@ -1,0 +1,24 @@
+// Package kafkago guards segmentio/kafka-go's Writer, selecting the
+// broker's error codes: kafka.Error is an int type whose constants
+// errors.Is matches.
+package kafkago
+
+import (
+	"context"
+
+	"github.com/segmentio/kafka-go"
+)
+
+//go:generate go tool circuitgen
+
+// Writer is the part of *kafka.Writer this package calls.
+//
+//circuitgen:guard circuit=kafka-writer threshold=3 cooldown=1m errors=kafka.LeaderNotAvailable,kafka.NotLeaderForPartition,kafka.RequestTimedOut,*net.OpError,context.DeadlineExceeded
+type Writer interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
+	//circuitgen:skip
+	Stats() kafka.WriterStats
+	Close() error
+}
+
+var _ Writer = (*kafka.Writer)(nil)
