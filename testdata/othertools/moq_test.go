@@ -9,14 +9,15 @@ import (
 )
 
 // repository is a package guarded by circuitgen and mocked by moq, each
-// from its own //go:generate line; {{first}} and {{second}} are the two
-// lines, in the order under test, and {{extra}} a method to add.
+// from its own go:generate line ({{generate}}, so that go generate does
+// not take them for this package's); {{first}} and {{second}} are the two
+// commands, in the order under test, and {{extra}} a method to add.
 const repository = `package repo
 
 import "context"
 
-//go:generate {{first}}
-//go:generate {{second}}
+{{generate}} {{first}}
+{{generate}} {{second}}
 
 // Repository is a store of users.
 //
@@ -48,7 +49,7 @@ func TestMoqBeforeAndAfter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := packageDir(t)
 			write := func(extra string) {
-				src := strings.NewReplacer("{{first}}", order[0], "{{second}}", order[1], "{{extra}}", extra).Replace(repository)
+				src := strings.NewReplacer("{{generate}}", "//go:"+"generate", "{{first}}", order[0], "{{second}}", order[1], "{{extra}}", extra).Replace(repository)
 				if err := os.WriteFile(filepath.Join(dir, "repo.go"), []byte(src), 0o644); err != nil {
 					t.Fatal(err)
 				}
