@@ -39,17 +39,36 @@ type GuardedBackend struct {
 	benchCycle  *circuit.Circuit // bench-cycle
 	benchClosed *circuit.Circuit // bench-closed
 	benchTrip   *circuit.Circuit // bench-trip
+	fallback    Backend          // nil: no fallback
+}
+
+// GuardedBackendOption configures a GuardedBackend made by NewGuardedBackend or
+// NewGuardedBackendWithCircuits.
+type GuardedBackendOption func(*GuardedBackend)
+
+// WithBackendFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithBackendFallback(f Backend) GuardedBackendOption {
+	return func(g *GuardedBackend) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedBackend returns a GuardedBackend that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedBackend(next Backend, b *circuit.Breaker) *GuardedBackend {
+func NewGuardedBackend(next Backend, b *circuit.Breaker, opts ...GuardedBackendOption) *GuardedBackend {
 	return NewGuardedBackendWithCircuits(
 		next,
 		b.Circuit("bench-count", policyBenchCount),
 		b.Circuit("bench-cycle", policyBenchCycle),
 		b.Circuit("bench-closed", policyBenchClosed),
 		b.Circuit("bench-trip", policyBenchTrip),
+		opts...,
 	)
 }
 
@@ -57,14 +76,18 @@ func NewGuardedBackend(next Backend, b *circuit.Breaker) *GuardedBackend {
 // through circuits the caller prepared with Breaker.Circuit: benchCount for
 // circuit bench-count, benchCycle for circuit bench-cycle, benchClosed for
 // circuit bench-closed, benchTrip for circuit bench-trip.
-func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchClosed, benchTrip *circuit.Circuit) *GuardedBackend {
-	return &GuardedBackend{
+func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchClosed, benchTrip *circuit.Circuit, opts ...GuardedBackendOption) *GuardedBackend {
+	g := &GuardedBackend{
 		next:        next,
 		benchCount:  benchCount,
 		benchCycle:  benchCycle,
 		benchClosed: benchClosed,
 		benchTrip:   benchTrip,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Count calls next.Count through circuit bench-count.
@@ -75,6 +98,12 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 		r0, callErr = g.next.Count(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Count(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -86,6 +115,12 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 		r0, callErr = g.next.Cycle(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Cycle(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -97,6 +132,12 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 		r0, callErr = g.next.Get(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Get(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -108,6 +149,12 @@ func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 		r0, callErr = g.next.Trip(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Trip(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 

@@ -38,17 +38,36 @@ type GuardedBillingAPI struct {
 	health   *circuit.Circuit // billing-api:health
 	invoices *circuit.Circuit // billing-api:invoices
 	refund   *circuit.Circuit // billing-api:refund
+	fallback BillingAPI       // nil: no fallback
+}
+
+// GuardedBillingAPIOption configures a GuardedBillingAPI made by
+// NewGuardedBillingAPI or NewGuardedBillingAPIWithCircuits.
+type GuardedBillingAPIOption func(*GuardedBillingAPI)
+
+// WithBillingAPIFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithBillingAPIFallback(f BillingAPI) GuardedBillingAPIOption {
+	return func(g *GuardedBillingAPI) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedBillingAPI returns a GuardedBillingAPI that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAPI {
+func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker, opts ...GuardedBillingAPIOption) *GuardedBillingAPI {
 	return NewGuardedBillingAPIWithCircuits(
 		next,
 		b.Circuit("billing-api:charge", policyBillingAPI),
 		b.Circuit("billing-api:health", policyBillingAPI),
 		b.Circuit("billing-api:invoices", policyBillingAPI),
 		b.Circuit("billing-api:refund", policyBillingAPIRefund),
+		opts...,
 	)
 }
 
@@ -56,14 +75,18 @@ func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAP
 // through circuits the caller prepared with Breaker.Circuit: charge for circuit
 // billing-api:charge, health for circuit billing-api:health, invoices for
 // circuit billing-api:invoices, refund for circuit billing-api:refund.
-func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices, refund *circuit.Circuit) *GuardedBillingAPI {
-	return &GuardedBillingAPI{
+func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices, refund *circuit.Circuit, opts ...GuardedBillingAPIOption) *GuardedBillingAPI {
+	g := &GuardedBillingAPI{
 		next:     next,
 		charge:   charge,
 		health:   health,
 		invoices: invoices,
 		refund:   refund,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Charge calls next.Charge through circuit billing-api:charge.
@@ -74,6 +97,12 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 		r0, callErr = g.next.Charge(ctx, req)
 		return classifyBillingAPI(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Charge(circuit.WithFallback(ctx, err), req)
+		}
+	}
 	return r0, err
 }
 
@@ -90,6 +119,12 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 		r0, callErr = g.next.Health(ctx)
 		return classifyBillingAPIHealth(ctx, r0, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Health(circuit.WithFallback(ctx, err))
+		}
+	}
 	return r0, err
 }
 
@@ -101,6 +136,12 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
 		return classifyBillingAPI(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Invoices(circuit.WithFallback(ctx, err), customerID, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -112,6 +153,12 @@ func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount
 		r0, callErr = g.next.Refund(ctx, receiptID, amount)
 		return classifyBillingAPI(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Refund(circuit.WithFallback(ctx, err), receiptID, amount)
+		}
+	}
 	return r0, err
 }
 

@@ -36,27 +36,50 @@ type GuardedSender struct {
 	next         mailsdk.Sender
 	mailAPIQuota *circuit.Circuit // mail-api:quota
 	mailAPI      *circuit.Circuit // mail-api
+	fallback     mailsdk.Sender   // nil: no fallback
+}
+
+// GuardedSenderOption configures a GuardedSender made by NewGuardedSender or
+// NewGuardedSenderWithCircuits.
+type GuardedSenderOption func(*GuardedSender)
+
+// WithSenderFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithSenderFallback(f mailsdk.Sender) GuardedSenderOption {
+	return func(g *GuardedSender) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedSender returns a GuardedSender that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedSender(next mailsdk.Sender, b *circuit.Breaker) *GuardedSender {
+func NewGuardedSender(next mailsdk.Sender, b *circuit.Breaker, opts ...GuardedSenderOption) *GuardedSender {
 	return NewGuardedSenderWithCircuits(
 		next,
 		b.Circuit("mail-api:quota", policyMailAPIQuota),
 		b.Circuit("mail-api", policyMailAPI),
+		opts...,
 	)
 }
 
 // NewGuardedSenderWithCircuits returns a GuardedSender that calls next through
 // circuits the caller prepared with Breaker.Circuit: mailAPIQuota for circuit
 // mail-api:quota, mailAPI for circuit mail-api.
-func NewGuardedSenderWithCircuits(next mailsdk.Sender, mailAPIQuota, mailAPI *circuit.Circuit) *GuardedSender {
-	return &GuardedSender{
+func NewGuardedSenderWithCircuits(next mailsdk.Sender, mailAPIQuota, mailAPI *circuit.Circuit, opts ...GuardedSenderOption) *GuardedSender {
+	g := &GuardedSender{
 		next:         next,
 		mailAPIQuota: mailAPIQuota,
 		mailAPI:      mailAPI,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Close calls next.Close directly: it is not guarded.
@@ -72,6 +95,12 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 		r0, callErr = g.next.Quota(ctx)
 		return classifySender(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Quota(circuit.WithFallback(ctx, err))
+		}
+	}
 	return r0, err
 }
 
@@ -83,6 +112,12 @@ func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk
 		r0, callErr = g.next.Send(ctx, msg)
 		return classifySender(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Send(circuit.WithFallback(ctx, err), msg)
+		}
+	}
 	return r0, err
 }
 

@@ -63,6 +63,9 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 	}
 	m.Field = &Field{Circuit: c}
 	m.guardReturned = !o.GuardReturned.Set || o.GuardReturned.Val
+	if !b.fallbackMode(s, m, &o, where) {
+		return nil
+	}
 	b.warnSelection(s, m, sig, &o, fn.Pkg(), where)
 	if m.Classify.iface == "" {
 		m.Classify.iface, m.Classify.method = s.Name, m.Name
@@ -113,6 +116,36 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 			b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic row or iterator is not supported; mark it skip", s.Name, m.Name, types.TypeString(t, b.qualifier))
 			return false
 		}
+	}
+	return true
+}
+
+// fallbackMode sets when the wrapper's fallback answers m, from its
+// fallback option (rejected when not given). A row's or an iterator's
+// failure comes after the method returned, when the fallback can no longer
+// answer: fallback=failed is an error there.
+func (b *builder) fallbackMode(s *spec.Interface, m *Method, o *spec.Options, where token.Position) bool {
+	m.Fallback = FallbackRejected
+	switch o.Fallback.Val {
+	case spec.FallbackFailed:
+		m.Fallback = FallbackFailed
+	case spec.FallbackNever:
+		m.Fallback = FallbackNever
+	}
+	if o.Fallback.Bad {
+		return false
+	}
+	if m.Fallback == FallbackFailed && (m.Shape == Row || m.Shape == Seq) {
+		pos := where
+		if o.Fallback.Set {
+			pos = o.Fallback.Pos
+		}
+		what := "a row, whose failure comes at Scan"
+		if m.Shape == Seq {
+			what = "an iterator, whose failure comes while it is ranged over"
+		}
+		b.errs.Add(pos, "method %s.%s returns %s, after the method returned: its fallback can answer only a rejection; give it fallback=rejected", s.Name, m.Name, what)
+		return false
 	}
 	return true
 }

@@ -93,8 +93,19 @@ type Wrapper struct {
 	// Fields are the circuits its guarded methods use, in method order.
 	Fields []*Field
 	// NewNext and NewBreaker are the parameters of Constructor; WithNext
-	// the first of With, whose others are the Fields' Params.
+	// the first of With, whose others are the Fields' Params; NewOpts and
+	// WithOpts their options, last.
 	NewNext, NewBreaker, WithNext string
+	NewOpts, WithOpts             string
+	// WithRecv and WithOpt are With's locals: the wrapper it makes, and
+	// each option.
+	WithRecv, WithOpt string
+	// Option is the type of the constructors' options, and WithFallback
+	// the function making the option that sets the fallback, held in the
+	// field Fallback; FallbackParam and OptionRecv are the names inside
+	// WithFallback.
+	Option, WithFallback, Fallback string
+	FallbackParam, OptionRecv      string
 	// Methods are the interface's methods, embedded ones included.
 	Methods []*Method
 	// iface is the interface's type, for the methods returning it.
@@ -152,6 +163,12 @@ type Method struct {
 	Returns []Returned
 	// guardReturned is the method's guard_returned option.
 	guardReturned bool
+	// Fallback is when the wrapper's fallback answers the method.
+	Fallback FallbackMode
+	// Failed is the local recording that the classifier counted a
+	// Failure (FallbackFailed), Outcome the classifier's outcome there;
+	// Open the *circuit.OpenError a rejection is matched into.
+	Failed, Outcome, Open string
 	// Err is the local holding the guarded call's error, and CallErr the
 	// one inside the circuit holding next's; Ran, set when the request's
 	// body needs closing on rejection (or, for Reported, to tell a
@@ -162,6 +179,20 @@ type Method struct {
 	// iterator's yield and the element it passes on.
 	Ticket, Settled, Yield, Value string
 }
+
+// FallbackMode is when a wrapper's fallback answers a guarded method.
+type FallbackMode int
+
+const (
+	// FallbackNever: the method never falls back.
+	FallbackNever FallbackMode = iota
+	// FallbackRejected: the fallback answers when the circuit rejects the
+	// call.
+	FallbackRejected
+	// FallbackFailed: also when the call ran and the classifier counted a
+	// Failure.
+	FallbackFailed
+)
 
 // Returned is a result of a method that comes back guarded: its index,
 // and the wrapper that guards it.

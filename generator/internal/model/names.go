@@ -77,8 +77,19 @@ func (b *builder) nameWrapper(s *spec.Interface, w *Wrapper) bool {
 		w.Constructor = "New" + w.Type
 	}
 	w.With = w.Constructor + "WithCircuits"
+	w.Option = w.Type + "Option"
+	base := w.Type
+	for _, prefix := range []string{"Guarded", "guarded"} {
+		if rest, ok := strings.CutPrefix(base, prefix); ok && rest != "" {
+			base = rest
+		}
+	}
+	w.WithFallback = "with" + upperFirst(base) + "Fallback"
+	if token.IsExported(w.Type) {
+		w.WithFallback = "With" + upperFirst(base) + "Fallback"
+	}
 	ok := true
-	for _, n := range []string{w.Type, w.Constructor, w.With} {
+	for _, n := range []string{w.Type, w.Constructor, w.With, w.Option, w.WithFallback} {
 		if o := b.lookup(n); o != nil {
 			b.errs.Add(wpos, "%s is already declared at %s: choose another wrapper= name", n, diag.RelPath(s.Target, b.position(o.Pos()).String()))
 			ok = false
@@ -102,6 +113,7 @@ func name(f *File, home *types.Package) {
 	}
 	for _, w := range f.Wrappers {
 		pkg.taken[w.Type], pkg.taken[w.Constructor], pkg.taken[w.With] = true, true, true
+		pkg.taken[w.Option], pkg.taken[w.WithFallback] = true, true
 		// A type parameter hides a package-level name (an import, a
 		// policy) in the wrapper's declarations.
 		for _, tp := range w.TypeParams {
@@ -250,6 +262,7 @@ func nameFields(w *Wrapper, policies map[*Circuit]*Policy, pkg *scope) {
 	for i, fd := range w.Fields {
 		fd.Name = fields.add(bases[i])
 	}
+	w.Fallback = fields.add("fallback")
 	params := func() *scope {
 		s := newScope(pkg)
 		for _, tp := range w.TypeParams {
@@ -259,11 +272,16 @@ func nameFields(w *Wrapper, policies map[*Circuit]*Policy, pkg *scope) {
 	}
 	s := params()
 	w.NewNext, w.NewBreaker = s.add("next"), s.add("b")
+	w.NewOpts = s.add("opts")
 	s = params()
 	w.WithNext = s.add("next")
 	for i, fd := range w.Fields {
 		fd.Param = s.add(bases[i])
 	}
+	w.WithOpts = s.add("opts")
+	w.WithRecv, w.WithOpt = s.add("g"), s.add("opt")
+	s = params()
+	w.FallbackParam, w.OptionRecv = s.add("f"), s.add("g")
 }
 
 // nameMethod names the receiver, parameters and locals of m.
@@ -293,6 +311,12 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	if m.Shape == Seq {
 		m.Settled, m.Yield, m.Value = s.add("settled"), s.add("yield"), s.add("v")
+	}
+	if m.Fallback == FallbackFailed {
+		m.Failed, m.Outcome = s.add("failed"), s.add("outcome")
+	}
+	if m.Fallback != FallbackNever {
+		m.Open = s.add("open")
 	}
 	results := len(m.Results) - 1
 	if m.Shape != ErrorLast {

@@ -55,7 +55,7 @@ func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 	if fn := m.Classify.Func; fn != nil {
 		classify = jen.Qual(fn.Pkg().Path(), fn.Name())
 	}
-	decl.Block(guardedBody(file, m, call, classify)...)
+	decl.Block(guardedBody(file, w, m, call, classify)...)
 	if m.Row != nil {
 		f.Line()
 		row(f, w, m, classify)
@@ -66,8 +66,8 @@ func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 // method's circuit, classify the result. The function the circuit runs
 // declares nothing the method declares: it ignores the context it is
 // given, the method's own, and holds next's error in CallErr.
-func guardedBody(file *model.File, m *model.Method, call, classifier *jen.Statement) []jen.Code {
-	g := guard{m: m, call: call, classifier: classifier}
+func guardedBody(file *model.File, w *model.Wrapper, m *model.Method, call, classifier *jen.Statement) []jen.Code {
+	g := guard{w: w, m: m, call: call, classifier: classifier}
 	if file.SQLRow != nil {
 		g.sqlRow = file.SQLRow.Func
 	}
@@ -87,6 +87,7 @@ func guardedBody(file *model.File, m *model.Method, call, classifier *jen.Statem
 
 // guard renders the parts of a guarded method's body.
 type guard struct {
+	w                *model.Wrapper
 	m                *model.Method
 	call, classifier *jen.Statement
 	// sqlRow is the file's helper making a *sql.Row that carries an
@@ -114,10 +115,74 @@ func (g guard) run(body ...jen.Code) *jen.Statement {
 	return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(g.ctx(), op)
 }
 
-// classify renders the return of the outcome of next's error errName.
+// classify renders the return of the outcome of next's error errName;
+// under fallback=failed, it records whether it is a Failure.
 func (g guard) classify(errName string) jen.Code {
-	return jen.Return(g.outcome(g.ctx(), errName), jen.Id(errName))
+	m := g.m
+	if m.Fallback != model.FallbackFailed {
+		return jen.Return(g.outcome(g.ctx(), errName), jen.Id(errName))
+	}
+	return jen.Id(m.Outcome).Op(":=").Add(g.outcome(g.ctx(), errName)).Line().
+		Id(m.Failed).Op("=").Id(m.Outcome).Op("==").Qual(circuitPath, "Failure").Line().
+		Return(jen.Id(m.Outcome), jen.Id(errName))
 }
+
+// failedVar renders the declaration of the local recording a Failure,
+// under fallback=failed.
+func (g guard) failedVar() []jen.Code {
+	if g.m.Fallback != model.FallbackFailed {
+		return nil
+	}
+	return []jen.Code{jen.Var().Id(g.m.Failed).Bool()}
+}
+
+// fallbackCall renders the call of the fallback's method with the
+// method's arguments, its context marked with cause (circuit.WithFallback).
+func (g guard) fallbackCall(cause jen.Code) *jen.Statement {
+	m := g.m
+	args := make([]jen.Code, len(m.Params))
+	for i, p := range m.Params {
+		a := jen.Id(p.Name)
+		switch {
+		case i == m.Ctx:
+			a = jen.Qual(circuitPath, "WithFallback").Call(jen.Id(p.Name), cause)
+		case m.Ctx < 0 && i == m.Request:
+			a = jen.Id(p.Name).Dot("WithContext").Call(jen.Qual(circuitPath, "WithFallback").Call(jen.Id(p.Name).Dot("Context").Call(), cause))
+		}
+		if m.Variadic && i == len(m.Params)-1 {
+			a.Op("...")
+		}
+		args[i] = a
+	}
+	return jen.Id(m.Recv).Dot(g.w.Fallback).Dot(m.Name).Call(args...)
+}
+
+// fallback renders, for a method that falls back, the statements that
+// run then when the call's error errName says so: a rejection (a
+// *circuit.OpenError), or under fallback=failed a Failure. outer adds the
+// test that there is an error. then renders what answers from the
+// fallback's call.
+func (g guard) fallback(errName string, outer bool, then func(call *jen.Statement) []jen.Code) []jen.Code {
+	m := g.m
+	if m.Fallback == model.FallbackNever {
+		return nil
+	}
+	cond := jen.Qual("errors", "As").Call(jen.Id(errName), jen.Op("&").Id(m.Open))
+	if m.Fallback == model.FallbackFailed {
+		cond = jen.Id(m.Failed).Op("||").Add(cond)
+	}
+	has := jen.Id(m.Recv).Dot(g.w.Fallback).Op("!=").Nil()
+	if outer {
+		has = jen.Id(errName).Op("!=").Nil().Op("&&").Add(has)
+	}
+	return []jen.Code{jen.If(has).Block(
+		jen.Var().Id(m.Open).Op("*").Qual(circuitPath, "OpenError"),
+		jen.If(cond).Block(then(g.fallbackCall(jen.Id(errName)))...),
+	)}
+}
+
+// answer renders the return of the fallback's call.
+func answer(call *jen.Statement) []jen.Code { return []jen.Code{jen.Return(call)} }
 
 // outcome renders the classifier's call on next's error errName, in the
 // call's context ctx.
@@ -145,8 +210,9 @@ func (g guard) admit(rejected ...jen.Code) jen.Code {
 // call's error: admitted here, settled by the row's Scan.
 func (g guard) row() []jen.Code {
 	m, r := g.m, g.m.Row
+	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Op("&").Id(r.Name).Values(jen.Id(r.Err).Op(":").Id(m.Err))))
 	return []jen.Code{
-		g.admit(jen.Return(jen.Op("&").Id(r.Name).Values(jen.Id(r.Err).Op(":").Id(m.Err)))),
+		g.admit(rejected...),
 		jen.Return(jen.Op("&").Id(r.Name).Values(
 			jen.Id(r.Next).Op(":").Add(g.call),
 			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
@@ -177,11 +243,19 @@ func (g guard) seq() []jen.Code {
 		),
 	)
 	return []jen.Code{jen.Return(jen.Func().Params(jen.Id(m.Yield).Func().Params(elem, jen.Error()).Bool()).Block(
-		g.admit(
+		g.admit(append(g.fallback(m.Err, false, func(call *jen.Statement) []jen.Code {
+			// Iterate the fallback's sequence instead.
+			return []jen.Code{
+				jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(call)).Block(
+					jen.If(jen.Op("!").Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr))).Block(jen.Return()),
+				),
+				jen.Return(),
+			}
+		}),
 			jen.Var().Id(m.Value).Add(typeCode(m.Elem)),
 			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.Err)),
 			jen.Return(),
-		),
+		)...),
 		jen.Id(m.Settled).Op(":=").False(),
 		jen.Defer().Func().Params().Block(
 			jen.If(jen.Op("!").Id(m.Settled)).Block(
@@ -210,21 +284,21 @@ func (g guard) reported() []jen.Code {
 	case m.Reject.SQLRow:
 		reject = jen.Id(g.sqlRow).Call(jen.Id(m.Err))
 	}
-	return []jen.Code{
-		jen.Var().Add(r).Add(typeCode(t)),
-		jen.Var().Id(m.Ran).Bool(),
-		jen.Id(m.Err).Op(":=").Add(g.run(
-			jen.Id(m.Ran).Op("=").True(),
-			jen.Add(r).Op("=").Add(g.call),
-			jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
-			g.classify(m.CallErr),
-		)),
+	body := append([]jen.Code{jen.Var().Add(r).Add(typeCode(t)), jen.Var().Id(m.Ran).Bool()}, g.failedVar()...)
+	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(
+		jen.Id(m.Ran).Op("=").True(),
+		jen.Add(r).Op("=").Add(g.call),
+		jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
+		g.classify(m.CallErr),
+	)))
+	body = append(body, g.fallback(m.Err, true, answer)...)
+	return append(body,
 		jen.If(jen.Op("!").Id(m.Ran)).Block(
 			jen.Comment("rejected: next was not called"),
 			jen.Return(reject),
 		),
 		jen.Return(r),
-	}
+	)
 }
 
 // carrier renders the body of a method whose result carries its error.
@@ -233,27 +307,28 @@ func (g guard) carrier() []jen.Code {
 	r := jen.Id(m.Results[0].Name)
 	errID := jen.Id(m.Err)
 	elem := typeCode(types.Unalias(m.Results[0].Type).(*types.Pointer).Elem())
-	return []jen.Code{
-		jen.Var().Add(r).Add(typeCode(m.Results[0].Type)),
-		jen.Id(m.Err).Op(":=").Add(g.run(
-			jen.Add(r).Op("=").Add(g.call),
-			jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
-			g.classify(m.CallErr),
-		)),
+	body := append([]jen.Code{jen.Var().Add(r).Add(typeCode(m.Results[0].Type))}, g.failedVar()...)
+	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(
+		jen.Add(r).Op("=").Add(g.call),
+		jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
+		g.classify(m.CallErr),
+	)))
+	body = append(body, g.fallback(m.Err, true, answer)...)
+	return append(body,
 		jen.If(jen.Add(r).Op("==").Nil()).Block(
 			jen.Comment("rejected: next was not called"),
 			jen.Add(r).Op("=").New(elem),
 		),
 		jen.If(errID.Clone().Op("!=").Nil()).Block(jen.Add(r).Dot("SetErr").Call(errID)),
 		jen.Return(r),
-	}
+	)
 }
 
 // errorLast renders the body of a method that returns error last.
 func (g guard) errorLast() []jen.Code {
 	m := g.m
 	locals := m.Results[:len(m.Results)-1]
-	if len(locals) == 0 && m.Ran == "" {
+	if len(locals) == 0 && m.Ran == "" && m.Fallback == model.FallbackNever {
 		// No local outside the circuit: next's error is err.
 		return []jen.Code{jen.Return(g.run(jen.Id(m.Err).Op(":=").Add(g.call), g.classify(m.Err)))}
 	}
@@ -270,6 +345,7 @@ func (g guard) errorLast() []jen.Code {
 		body = append(body, jen.Var().Id(m.Ran).Bool())
 		inner = append(inner, jen.Id(m.Ran).Op("=").True())
 	}
+	body = append(body, g.failedVar()...)
 	if len(locals) == 0 {
 		inner = append(inner, jen.Id(m.CallErr).Op(":=").Add(g.call))
 	} else {
@@ -277,6 +353,9 @@ func (g guard) errorLast() []jen.Code {
 	}
 	inner = append(inner, g.classify(m.CallErr))
 	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(inner...)))
+	// The fallback, when the call did not go through, before the
+	// request's body is closed: the fallback owns it as next would.
+	body = append(body, g.fallback(m.Err, true, answer)...)
 	if m.Ran != "" {
 		// Like http.RoundTripper and http.Client.Do, close the request's
 		// body even when the call was rejected and next never saw it.

@@ -34,7 +34,21 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	for _, fd := range w.Fields {
 		fields = append(fields, jen.Id(fd.Name).Add(circuitType()).Comment(fd.Circuit.Name))
 	}
+	fields = append(fields, jen.Id(w.Fallback).Add(iface()).Comment("nil: no fallback"))
 	f.Type().Id(w.Type).Types(tparams...).Struct(fields...)
+
+	option := func() *jen.Statement { return jen.Id(w.Option).Types(targs...) }
+	f.Line()
+	doc(f, "%s configures a %s made by %s or %s.", w.Option, w.Type, w.Constructor, w.With)
+	f.Type().Id(w.Option).Types(tparams...).Func().Params(jen.Op("*").Add(self()))
+
+	f.Line()
+	doc(f, "%s answers a call of a guarded method that the circuit rejects from f: f's method runs with the same arguments, its context marked with the *circuit.OpenError (circuit.FromFallback), and its results are returned. A method with fallback=failed also falls back when the call ran and its error counted as a failure; one with fallback=never never does. The rejection is still observed; a caller tells the answer came from f by f's own results.", w.WithFallback)
+	f.Func().Id(w.WithFallback).Types(tparams...).Params(jen.Id(w.FallbackParam).Add(iface())).Add(option()).Block(
+		jen.Return(jen.Func().Params(jen.Id(w.OptionRecv).Op("*").Add(self())).Block(
+			jen.Id(w.OptionRecv).Dot(w.Fallback).Op("=").Id(w.FallbackParam),
+		)),
+	)
 
 	f.Line()
 	doc(f, "%s returns a %s that calls next through the circuits of b, with the policies circuitgen was given.", w.Constructor, w.Type)
@@ -42,7 +56,10 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	for _, fd := range w.Fields {
 		binds = append(binds, jen.Id(w.NewBreaker).Dot("Circuit").Call(jen.Lit(fd.Circuit.Name), jen.Id(fd.Policy.Var)))
 	}
-	f.Func().Id(w.Constructor).Types(tparams...).Params(jen.Id(w.NewNext).Add(iface()), jen.Id(w.NewBreaker).Op("*").Qual(circuitPath, "Breaker")).Op("*").Add(self()).Block(
+	binds = append(binds, jen.Id(w.NewOpts).Op("..."))
+	f.Func().Id(w.Constructor).Types(tparams...).Params(
+		jen.Id(w.NewNext).Add(iface()), jen.Id(w.NewBreaker).Op("*").Qual(circuitPath, "Breaker"), jen.Id(w.NewOpts).Op("...").Add(option()),
+	).Op("*").Add(self()).Block(
 		jen.Return(jen.Id(w.With).Types(targs...).CallFunc(func(g *jen.Group) {
 			for _, b := range binds {
 				g.Line().Add(b)
@@ -67,8 +84,12 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 		params = append(params, p)
 		values = append(values, jen.Id(fd.Name).Op(":").Id(fd.Param))
 	}
+	params = append(params, jen.Id(w.WithOpts).Op("...").Add(option()))
+	recv := jen.Id(w.WithRecv)
 	f.Func().Id(w.With).Types(tparams...).Params(params...).Op("*").Add(self()).Block(
-		jen.Return(jen.Op("&").Add(self()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, values...)),
+		recv.Clone().Op(":=").Op("&").Add(self()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, values...),
+		jen.For(jen.List(jen.Id("_"), jen.Id(w.WithOpt)).Op(":=").Range().Id(w.WithOpts)).Block(jen.Id(w.WithOpt).Call(recv.Clone())),
+		jen.Return(recv.Clone()),
 	)
 
 }

@@ -46,7 +46,10 @@ type Options struct {
 	// GuardReturned says whether a returned interface the run guards
 	// comes back guarded.
 	GuardReturned Value[bool]
-	Policy        PolicyOptions
+	// Fallback says when the wrapper's fallback answers: rejected,
+	// failed or never.
+	Fallback Value[string]
+	Policy   PolicyOptions
 	// Errors, Statuses, Codes and Classifier say what counts as a
 	// failure. They are one group: a level that gives any of them
 	// replaces all those of the enclosing level.

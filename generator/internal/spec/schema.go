@@ -82,6 +82,8 @@ var schema = []*key{
 		parse: parseIdent, yamlTags: str, slot: func(o *Options) slot { return &o.Skip }},
 	{Name: "guard_returned", Levels: atInterface | atMethod, Value: "true or false", Doc: "whether an interface a method returns comes back guarded, on the same Breaker, when this run guards that interface too",
 		parse: parseBool, yamlTags: []string{"!!bool"}, slot: func(o *Options) slot { return &o.GuardReturned }, Default: "true"},
+	{Name: "fallback", Levels: atInterface | atMethod, Value: "rejected, failed or never", Doc: "when the wrapper's fallback (With…Fallback) answers the call with its own method: rejected, when the circuit rejects it (a *circuit.OpenError); failed, also when it ran and the classifier counted a Failure; never, not for this method (a write)",
+		parse: parseFallback, yamlTags: str, slot: func(o *Options) slot { return &o.Fallback }, Default: "rejected"},
 	{Name: "threshold", Levels: policyLevels, Value: "1..1000, or 0 with rate", Doc: "consecutive failures that open the circuit (0: this rule off)",
 		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.Threshold },
 		Field: "FailureThreshold", apply: func(d *circuit.Policy, p *PolicyOptions) { d.FailureThreshold = p.Threshold.Val }},
@@ -166,6 +168,22 @@ func parseCircuitName(s string) (any, error) {
 		return nil, message(fmt.Sprintf("invalid circuit name %q: %s", s, reason(err)))
 	}
 	return s, nil
+}
+
+// Fallback modes: when a wrapper's fallback answers a method.
+const (
+	FallbackRejected = "rejected"
+	FallbackFailed   = "failed"
+	FallbackNever    = "never"
+)
+
+// parseFallback reads a fallback mode.
+func parseFallback(s string) (any, error) {
+	switch s {
+	case FallbackRejected, FallbackFailed, FallbackNever:
+		return s, nil
+	}
+	return nil, fmt.Errorf("%q is not rejected, failed or never", s)
 }
 
 // parseBool reads true or false.

@@ -33,26 +33,49 @@ var (
 //		// circuit kafka is open: retry after open.RetryAfter()
 //	}
 type GuardedClient struct {
-	next  Client
-	kafka *circuit.Circuit // kafka
+	next     Client
+	kafka    *circuit.Circuit // kafka
+	fallback Client           // nil: no fallback
+}
+
+// GuardedClientOption configures a GuardedClient made by NewGuardedClient or
+// NewGuardedClientWithCircuits.
+type GuardedClientOption func(*GuardedClient)
+
+// WithClientFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithClientFallback(f Client) GuardedClientOption {
+	return func(g *GuardedClient) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedClient returns a GuardedClient that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
+func NewGuardedClient(next Client, b *circuit.Breaker, opts ...GuardedClientOption) *GuardedClient {
 	return NewGuardedClientWithCircuits(
 		next,
 		b.Circuit("kafka", policyKafka),
+		opts...,
 	)
 }
 
 // NewGuardedClientWithCircuits returns a GuardedClient that calls next through
 // circuits the caller prepared with Breaker.Circuit: kafka for circuit kafka.
-func NewGuardedClientWithCircuits(next Client, kafka *circuit.Circuit) *GuardedClient {
-	return &GuardedClient{
+func NewGuardedClientWithCircuits(next Client, kafka *circuit.Circuit, opts ...GuardedClientOption) *GuardedClient {
+	g := &GuardedClient{
 		next:  next,
 		kafka: kafka,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Close calls next.Close directly: it is not guarded.
@@ -62,10 +85,17 @@ func (g *GuardedClient) Close() {
 
 // Ping calls next.Ping through circuit kafka.
 func (g *GuardedClient) Ping(ctx context.Context) error {
-	return g.kafka.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.Ping(ctx)
-		return classifyKafka(ctx, err), err
+	err := g.kafka.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Ping(ctx)
+		return classifyKafka(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Ping(circuit.WithFallback(ctx, err))
+		}
+	}
+	return err
 }
 
 // PollFetches calls next.PollFetches through circuit kafka.
@@ -78,6 +108,12 @@ func (g *GuardedClient) PollFetches(ctx context.Context) kgo.Fetches {
 		callErr := r0.Err()
 		return classifyKafka(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PollFetches(circuit.WithFallback(ctx, err))
+		}
+	}
 	if !ran {
 		// rejected: next was not called
 		return kgo.NewErrFetch(err)
@@ -95,6 +131,12 @@ func (g *GuardedClient) ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.
 		callErr := r0.FirstErr()
 		return classifyKafka(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ProduceSync(circuit.WithFallback(ctx, err), rs...)
+		}
+	}
 	if !ran {
 		// rejected: next was not called
 		return kgo.ProduceResults{{Err: err}}

@@ -35,25 +35,47 @@ var (
 type GuardedDoer struct {
 	next     Doer
 	provider *circuit.Circuit // provider
+	fallback Doer             // nil: no fallback
+}
+
+// GuardedDoerOption configures a GuardedDoer made by NewGuardedDoer or
+// NewGuardedDoerWithCircuits.
+type GuardedDoerOption func(*GuardedDoer)
+
+// WithDoerFallback answers a call of a guarded method that the circuit rejects
+// from f: f's method runs with the same arguments, its context marked with the
+// *circuit.OpenError (circuit.FromFallback), and its results are returned. A
+// method with fallback=failed also falls back when the call ran and its error
+// counted as a failure; one with fallback=never never does. The rejection is
+// still observed; a caller tells the answer came from f by f's own results.
+func WithDoerFallback(f Doer) GuardedDoerOption {
+	return func(g *GuardedDoer) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedDoer returns a GuardedDoer that calls next through the circuits of
 // b, with the policies circuitgen was given.
-func NewGuardedDoer(next Doer, b *circuit.Breaker) *GuardedDoer {
+func NewGuardedDoer(next Doer, b *circuit.Breaker, opts ...GuardedDoerOption) *GuardedDoer {
 	return NewGuardedDoerWithCircuits(
 		next,
 		b.Circuit("provider", policyDoer),
+		opts...,
 	)
 }
 
 // NewGuardedDoerWithCircuits returns a GuardedDoer that calls next through
 // circuits the caller prepared with Breaker.Circuit: provider for circuit
 // provider.
-func NewGuardedDoerWithCircuits(next Doer, provider *circuit.Circuit) *GuardedDoer {
-	return &GuardedDoer{
+func NewGuardedDoerWithCircuits(next Doer, provider *circuit.Circuit, opts ...GuardedDoerOption) *GuardedDoer {
+	g := &GuardedDoer{
 		next:     next,
 		provider: provider,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Do calls next.Do through circuit provider.
@@ -66,6 +88,12 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 		r0, callErr = g.next.Do(req)
 		return classifyProvider(req.Context(), r0, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Do(req.WithContext(circuit.WithFallback(req.Context(), err)))
+		}
+	}
 	if !ran && req.Body != nil {
 		_ = req.Body.Close()
 	}
@@ -85,25 +113,48 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 type GuardedCancelCounting struct {
 	next           CancelCounting
 	providerCancel *circuit.Circuit // provider-cancel
+	fallback       CancelCounting   // nil: no fallback
+}
+
+// GuardedCancelCountingOption configures a GuardedCancelCounting made by
+// NewGuardedCancelCounting or NewGuardedCancelCountingWithCircuits.
+type GuardedCancelCountingOption func(*GuardedCancelCounting)
+
+// WithCancelCountingFallback answers a call of a guarded method that the
+// circuit rejects from f: f's method runs with the same arguments, its context
+// marked with the *circuit.OpenError (circuit.FromFallback), and its results
+// are returned. A method with fallback=failed also falls back when the call ran
+// and its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithCancelCountingFallback(f CancelCounting) GuardedCancelCountingOption {
+	return func(g *GuardedCancelCounting) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedCancelCounting returns a GuardedCancelCounting that calls next
 // through the circuits of b, with the policies circuitgen was given.
-func NewGuardedCancelCounting(next CancelCounting, b *circuit.Breaker) *GuardedCancelCounting {
+func NewGuardedCancelCounting(next CancelCounting, b *circuit.Breaker, opts ...GuardedCancelCountingOption) *GuardedCancelCounting {
 	return NewGuardedCancelCountingWithCircuits(
 		next,
 		b.Circuit("provider-cancel", policyDoer),
+		opts...,
 	)
 }
 
 // NewGuardedCancelCountingWithCircuits returns a GuardedCancelCounting that
 // calls next through circuits the caller prepared with Breaker.Circuit:
 // providerCancel for circuit provider-cancel.
-func NewGuardedCancelCountingWithCircuits(next CancelCounting, providerCancel *circuit.Circuit) *GuardedCancelCounting {
-	return &GuardedCancelCounting{
+func NewGuardedCancelCountingWithCircuits(next CancelCounting, providerCancel *circuit.Circuit, opts ...GuardedCancelCountingOption) *GuardedCancelCounting {
+	g := &GuardedCancelCounting{
 		next:           next,
 		providerCancel: providerCancel,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Do calls next.Do through circuit provider-cancel.
@@ -116,6 +167,12 @@ func (g *GuardedCancelCounting) Do(req *http.Request) (*http.Response, error) {
 		r0, callErr = g.next.Do(req)
 		return classifyProviderCancel(r0, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Do(req.WithContext(circuit.WithFallback(req.Context(), err)))
+		}
+	}
 	if !ran && req.Body != nil {
 		_ = req.Body.Close()
 	}

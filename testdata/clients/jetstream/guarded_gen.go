@@ -34,26 +34,49 @@ var (
 //	}
 type GuardedJetStream struct {
 	next      jetstream.JetStream
-	jetstream *circuit.Circuit // jetstream
+	jetstream *circuit.Circuit    // jetstream
+	fallback  jetstream.JetStream // nil: no fallback
+}
+
+// GuardedJetStreamOption configures a GuardedJetStream made by
+// NewGuardedJetStream or NewGuardedJetStreamWithCircuits.
+type GuardedJetStreamOption func(*GuardedJetStream)
+
+// WithJetStreamFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithJetStreamFallback(f jetstream.JetStream) GuardedJetStreamOption {
+	return func(g *GuardedJetStream) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedJetStream returns a GuardedJetStream that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedJetStream(next jetstream.JetStream, b *circuit.Breaker) *GuardedJetStream {
+func NewGuardedJetStream(next jetstream.JetStream, b *circuit.Breaker, opts ...GuardedJetStreamOption) *GuardedJetStream {
 	return NewGuardedJetStreamWithCircuits(
 		next,
 		b.Circuit("jetstream", policyJetStream),
+		opts...,
 	)
 }
 
 // NewGuardedJetStreamWithCircuits returns a GuardedJetStream that calls next
 // through circuits the caller prepared with Breaker.Circuit: jetstream1 for
 // circuit jetstream.
-func NewGuardedJetStreamWithCircuits(next jetstream.JetStream, jetstream1 *circuit.Circuit) *GuardedJetStream {
-	return &GuardedJetStream{
+func NewGuardedJetStreamWithCircuits(next jetstream.JetStream, jetstream1 *circuit.Circuit, opts ...GuardedJetStreamOption) *GuardedJetStream {
+	g := &GuardedJetStream{
 		next:      next,
 		jetstream: jetstream1,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // AccountInfo calls next.AccountInfo through circuit jetstream.
@@ -64,6 +87,12 @@ func (g *GuardedJetStream) AccountInfo(ctx context.Context) (*jetstream.AccountI
 		r0, callErr = g.next.AccountInfo(ctx)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.AccountInfo(circuit.WithFallback(ctx, err))
+		}
+	}
 	return r0, err
 }
 
@@ -85,6 +114,12 @@ func (g *GuardedJetStream) Consumer(ctx context.Context, stream string, consumer
 		r0, callErr = g.next.Consumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Consumer(circuit.WithFallback(ctx, err), stream, consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -96,6 +131,12 @@ func (g *GuardedJetStream) CreateConsumer(ctx context.Context, stream string, cf
 		r0, callErr = g.next.CreateConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -107,6 +148,12 @@ func (g *GuardedJetStream) CreateKeyValue(ctx context.Context, cfg jetstream.Key
 		r0, callErr = g.next.CreateKeyValue(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateKeyValue(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
 	}
@@ -121,6 +168,12 @@ func (g *GuardedJetStream) CreateObjectStore(ctx context.Context, cfg jetstream.
 		r0, callErr = g.next.CreateObjectStore(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateObjectStore(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -132,6 +185,12 @@ func (g *GuardedJetStream) CreateOrUpdateConsumer(ctx context.Context, stream st
 		r0, callErr = g.next.CreateOrUpdateConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdateConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -143,6 +202,12 @@ func (g *GuardedJetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg jetst
 		r0, callErr = g.next.CreateOrUpdateKeyValue(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdateKeyValue(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
 	}
@@ -157,6 +222,12 @@ func (g *GuardedJetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg je
 		r0, callErr = g.next.CreateOrUpdateObjectStore(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdateObjectStore(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -168,6 +239,12 @@ func (g *GuardedJetStream) CreateOrUpdatePushConsumer(ctx context.Context, strea
 		r0, callErr = g.next.CreateOrUpdatePushConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdatePushConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -179,6 +256,12 @@ func (g *GuardedJetStream) CreateOrUpdateStream(ctx context.Context, cfg jetstre
 		r0, callErr = g.next.CreateOrUpdateStream(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdateStream(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
 	}
@@ -193,6 +276,12 @@ func (g *GuardedJetStream) CreatePushConsumer(ctx context.Context, stream string
 		r0, callErr = g.next.CreatePushConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreatePushConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -204,6 +293,12 @@ func (g *GuardedJetStream) CreateStream(ctx context.Context, cfg jetstream.Strea
 		r0, callErr = g.next.CreateStream(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateStream(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
 	}
@@ -212,34 +307,62 @@ func (g *GuardedJetStream) CreateStream(ctx context.Context, cfg jetstream.Strea
 
 // DeleteConsumer calls next.DeleteConsumer through circuit jetstream.
 func (g *GuardedJetStream) DeleteConsumer(ctx context.Context, stream string, consumer string) error {
-	return g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.DeleteConsumer(ctx, stream, consumer)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.DeleteConsumer(ctx, stream, consumer)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteConsumer(circuit.WithFallback(ctx, err), stream, consumer)
+		}
+	}
+	return err
 }
 
 // DeleteKeyValue calls next.DeleteKeyValue through circuit jetstream.
 func (g *GuardedJetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
-	return g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.DeleteKeyValue(ctx, bucket)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.DeleteKeyValue(ctx, bucket)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteKeyValue(circuit.WithFallback(ctx, err), bucket)
+		}
+	}
+	return err
 }
 
 // DeleteObjectStore calls next.DeleteObjectStore through circuit jetstream.
 func (g *GuardedJetStream) DeleteObjectStore(ctx context.Context, bucket string) error {
-	return g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.DeleteObjectStore(ctx, bucket)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.DeleteObjectStore(ctx, bucket)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteObjectStore(circuit.WithFallback(ctx, err), bucket)
+		}
+	}
+	return err
 }
 
 // DeleteStream calls next.DeleteStream through circuit jetstream.
 func (g *GuardedJetStream) DeleteStream(ctx context.Context, stream string) error {
-	return g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.DeleteStream(ctx, stream)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.DeleteStream(ctx, stream)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteStream(circuit.WithFallback(ctx, err), stream)
+		}
+	}
+	return err
 }
 
 // KeyValue calls next.KeyValue through circuit jetstream.
@@ -250,6 +373,12 @@ func (g *GuardedJetStream) KeyValue(ctx context.Context, bucket string) (jetstre
 		r0, callErr = g.next.KeyValue(ctx, bucket)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.KeyValue(circuit.WithFallback(ctx, err), bucket)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
 	}
@@ -279,6 +408,12 @@ func (g *GuardedJetStream) ObjectStore(ctx context.Context, bucket string) (jets
 		r0, callErr = g.next.ObjectStore(ctx, bucket)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ObjectStore(circuit.WithFallback(ctx, err), bucket)
+		}
+	}
 	return r0, err
 }
 
@@ -305,6 +440,12 @@ func (g *GuardedJetStream) OrderedConsumer(ctx context.Context, stream string, c
 		r0, callErr = g.next.OrderedConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.OrderedConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -316,6 +457,12 @@ func (g *GuardedJetStream) PauseConsumer(ctx context.Context, stream string, con
 		r0, callErr = g.next.PauseConsumer(ctx, stream, consumer, pauseUntil)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PauseConsumer(circuit.WithFallback(ctx, err), stream, consumer, pauseUntil)
+		}
+	}
 	return r0, err
 }
 
@@ -327,6 +474,12 @@ func (g *GuardedJetStream) Publish(ctx context.Context, subject string, payload 
 		r0, callErr = g.next.Publish(ctx, subject, payload, opts...)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Publish(circuit.WithFallback(ctx, err), subject, payload, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -338,6 +491,12 @@ func (g *GuardedJetStream) PublishAsync(subject string, payload []byte, opts ...
 		r0, callErr = g.next.PublishAsync(subject, payload, opts...)
 		return classifyJetStream(context.Background(), callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PublishAsync(subject, payload, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -359,6 +518,12 @@ func (g *GuardedJetStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts .
 		r0, callErr = g.next.PublishMsg(ctx, msg, opts...)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PublishMsg(circuit.WithFallback(ctx, err), msg, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -370,6 +535,12 @@ func (g *GuardedJetStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.Publ
 		r0, callErr = g.next.PublishMsgAsync(msg, opts...)
 		return classifyJetStream(context.Background(), callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PublishMsgAsync(msg, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -381,6 +552,12 @@ func (g *GuardedJetStream) PushConsumer(ctx context.Context, stream string, cons
 		r0, callErr = g.next.PushConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PushConsumer(circuit.WithFallback(ctx, err), stream, consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -392,6 +569,12 @@ func (g *GuardedJetStream) ResetConsumer(ctx context.Context, stream string, con
 		r0, callErr = g.next.ResetConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ResetConsumer(circuit.WithFallback(ctx, err), stream, consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -403,6 +586,12 @@ func (g *GuardedJetStream) ResetConsumerToSequence(ctx context.Context, stream s
 		r0, callErr = g.next.ResetConsumerToSequence(ctx, stream, consumer, seq)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ResetConsumerToSequence(circuit.WithFallback(ctx, err), stream, consumer, seq)
+		}
+	}
 	return r0, err
 }
 
@@ -414,6 +603,12 @@ func (g *GuardedJetStream) ResumeConsumer(ctx context.Context, stream string, co
 		r0, callErr = g.next.ResumeConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ResumeConsumer(circuit.WithFallback(ctx, err), stream, consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -425,6 +620,12 @@ func (g *GuardedJetStream) Stream(ctx context.Context, stream string) (jetstream
 		r0, callErr = g.next.Stream(ctx, stream)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Stream(circuit.WithFallback(ctx, err), stream)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
 	}
@@ -439,6 +640,12 @@ func (g *GuardedJetStream) StreamNameBySubject(ctx context.Context, subject stri
 		r0, callErr = g.next.StreamNameBySubject(ctx, subject)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.StreamNameBySubject(circuit.WithFallback(ctx, err), subject)
+		}
+	}
 	return r0, err
 }
 
@@ -455,6 +662,12 @@ func (g *GuardedJetStream) UpdateConsumer(ctx context.Context, stream string, cf
 		r0, callErr = g.next.UpdateConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdateConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -466,6 +679,12 @@ func (g *GuardedJetStream) UpdateKeyValue(ctx context.Context, cfg jetstream.Key
 		r0, callErr = g.next.UpdateKeyValue(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdateKeyValue(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
 	}
@@ -480,6 +699,12 @@ func (g *GuardedJetStream) UpdateObjectStore(ctx context.Context, cfg jetstream.
 		r0, callErr = g.next.UpdateObjectStore(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdateObjectStore(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -491,6 +716,12 @@ func (g *GuardedJetStream) UpdatePushConsumer(ctx context.Context, stream string
 		r0, callErr = g.next.UpdatePushConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdatePushConsumer(circuit.WithFallback(ctx, err), stream, cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -502,6 +733,12 @@ func (g *GuardedJetStream) UpdateStream(ctx context.Context, cfg jetstream.Strea
 		r0, callErr = g.next.UpdateStream(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdateStream(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	if r0 != nil {
 		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
 	}
@@ -521,25 +758,48 @@ func (g *GuardedJetStream) UpdateStream(ctx context.Context, cfg jetstream.Strea
 type GuardedStream struct {
 	next            jetstream.Stream
 	jetstreamStream *circuit.Circuit // jetstream-stream
+	fallback        jetstream.Stream // nil: no fallback
+}
+
+// GuardedStreamOption configures a GuardedStream made by NewGuardedStream or
+// NewGuardedStreamWithCircuits.
+type GuardedStreamOption func(*GuardedStream)
+
+// WithStreamFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithStreamFallback(f jetstream.Stream) GuardedStreamOption {
+	return func(g *GuardedStream) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedStream returns a GuardedStream that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedStream(next jetstream.Stream, b *circuit.Breaker) *GuardedStream {
+func NewGuardedStream(next jetstream.Stream, b *circuit.Breaker, opts ...GuardedStreamOption) *GuardedStream {
 	return NewGuardedStreamWithCircuits(
 		next,
 		b.Circuit("jetstream-stream", policyJetStream),
+		opts...,
 	)
 }
 
 // NewGuardedStreamWithCircuits returns a GuardedStream that calls next through
 // circuits the caller prepared with Breaker.Circuit: jetstreamStream for
 // circuit jetstream-stream.
-func NewGuardedStreamWithCircuits(next jetstream.Stream, jetstreamStream *circuit.Circuit) *GuardedStream {
-	return &GuardedStream{
+func NewGuardedStreamWithCircuits(next jetstream.Stream, jetstreamStream *circuit.Circuit, opts ...GuardedStreamOption) *GuardedStream {
+	g := &GuardedStream{
 		next:            next,
 		jetstreamStream: jetstreamStream,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // CachedInfo calls next.CachedInfo directly: it is not guarded.
@@ -555,6 +815,12 @@ func (g *GuardedStream) Consumer(ctx context.Context, consumer string) (jetstrea
 		r0, callErr = g.next.Consumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Consumer(circuit.WithFallback(ctx, err), consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -571,6 +837,12 @@ func (g *GuardedStream) CreateConsumer(ctx context.Context, cfg jetstream.Consum
 		r0, callErr = g.next.CreateConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -582,6 +854,12 @@ func (g *GuardedStream) CreateOrUpdateConsumer(ctx context.Context, cfg jetstrea
 		r0, callErr = g.next.CreateOrUpdateConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdateConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -593,6 +871,12 @@ func (g *GuardedStream) CreateOrUpdatePushConsumer(ctx context.Context, cfg jets
 		r0, callErr = g.next.CreateOrUpdatePushConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreateOrUpdatePushConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -604,23 +888,43 @@ func (g *GuardedStream) CreatePushConsumer(ctx context.Context, cfg jetstream.Co
 		r0, callErr = g.next.CreatePushConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.CreatePushConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
 // DeleteConsumer calls next.DeleteConsumer through circuit jetstream-stream.
 func (g *GuardedStream) DeleteConsumer(ctx context.Context, consumer string) error {
-	return g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.DeleteConsumer(ctx, consumer)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.DeleteConsumer(ctx, consumer)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteConsumer(circuit.WithFallback(ctx, err), consumer)
+		}
+	}
+	return err
 }
 
 // DeleteMsg calls next.DeleteMsg through circuit jetstream-stream.
 func (g *GuardedStream) DeleteMsg(ctx context.Context, seq uint64) error {
-	return g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.DeleteMsg(ctx, seq)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.DeleteMsg(ctx, seq)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteMsg(circuit.WithFallback(ctx, err), seq)
+		}
+	}
+	return err
 }
 
 // GetLastMsgForSubject calls next.GetLastMsgForSubject through circuit jetstream-stream.
@@ -631,6 +935,12 @@ func (g *GuardedStream) GetLastMsgForSubject(ctx context.Context, subject string
 		r0, callErr = g.next.GetLastMsgForSubject(ctx, subject)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.GetLastMsgForSubject(circuit.WithFallback(ctx, err), subject)
+		}
+	}
 	return r0, err
 }
 
@@ -642,6 +952,12 @@ func (g *GuardedStream) GetMsg(ctx context.Context, seq uint64, opts ...jetstrea
 		r0, callErr = g.next.GetMsg(ctx, seq, opts...)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.GetMsg(circuit.WithFallback(ctx, err), seq, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -653,6 +969,12 @@ func (g *GuardedStream) Info(ctx context.Context, opts ...jetstream.StreamInfoOp
 		r0, callErr = g.next.Info(ctx, opts...)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Info(circuit.WithFallback(ctx, err), opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -669,6 +991,12 @@ func (g *GuardedStream) OrderedConsumer(ctx context.Context, cfg jetstream.Order
 		r0, callErr = g.next.OrderedConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.OrderedConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -680,15 +1008,28 @@ func (g *GuardedStream) PauseConsumer(ctx context.Context, consumer string, paus
 		r0, callErr = g.next.PauseConsumer(ctx, consumer, pauseUntil)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PauseConsumer(circuit.WithFallback(ctx, err), consumer, pauseUntil)
+		}
+	}
 	return r0, err
 }
 
 // Purge calls next.Purge through circuit jetstream-stream.
 func (g *GuardedStream) Purge(ctx context.Context, opts ...jetstream.StreamPurgeOpt) error {
-	return g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.Purge(ctx, opts...)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Purge(ctx, opts...)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Purge(circuit.WithFallback(ctx, err), opts...)
+		}
+	}
+	return err
 }
 
 // PushConsumer calls next.PushConsumer through circuit jetstream-stream.
@@ -699,6 +1040,12 @@ func (g *GuardedStream) PushConsumer(ctx context.Context, consumer string) (jets
 		r0, callErr = g.next.PushConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PushConsumer(circuit.WithFallback(ctx, err), consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -710,6 +1057,12 @@ func (g *GuardedStream) ResetConsumer(ctx context.Context, consumer string) (*je
 		r0, callErr = g.next.ResetConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ResetConsumer(circuit.WithFallback(ctx, err), consumer)
+		}
+	}
 	return r0, err
 }
 
@@ -721,6 +1074,12 @@ func (g *GuardedStream) ResetConsumerToSequence(ctx context.Context, consumer st
 		r0, callErr = g.next.ResetConsumerToSequence(ctx, consumer, seq)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ResetConsumerToSequence(circuit.WithFallback(ctx, err), consumer, seq)
+		}
+	}
 	return r0, err
 }
 
@@ -732,23 +1091,43 @@ func (g *GuardedStream) ResumeConsumer(ctx context.Context, consumer string) (*j
 		r0, callErr = g.next.ResumeConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ResumeConsumer(circuit.WithFallback(ctx, err), consumer)
+		}
+	}
 	return r0, err
 }
 
 // SecureDeleteMsg calls next.SecureDeleteMsg through circuit jetstream-stream.
 func (g *GuardedStream) SecureDeleteMsg(ctx context.Context, seq uint64) error {
-	return g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.SecureDeleteMsg(ctx, seq)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.SecureDeleteMsg(ctx, seq)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.SecureDeleteMsg(circuit.WithFallback(ctx, err), seq)
+		}
+	}
+	return err
 }
 
 // UnpinConsumer calls next.UnpinConsumer through circuit jetstream-stream.
 func (g *GuardedStream) UnpinConsumer(ctx context.Context, consumer string, group string) error {
-	return g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.UnpinConsumer(ctx, consumer, group)
-		return classifyJetStream(ctx, err), err
+	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.UnpinConsumer(ctx, consumer, group)
+		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UnpinConsumer(circuit.WithFallback(ctx, err), consumer, group)
+		}
+	}
+	return err
 }
 
 // UpdateConsumer calls next.UpdateConsumer through circuit jetstream-stream.
@@ -759,6 +1138,12 @@ func (g *GuardedStream) UpdateConsumer(ctx context.Context, cfg jetstream.Consum
 		r0, callErr = g.next.UpdateConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdateConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -770,6 +1155,12 @@ func (g *GuardedStream) UpdatePushConsumer(ctx context.Context, cfg jetstream.Co
 		r0, callErr = g.next.UpdatePushConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.UpdatePushConsumer(circuit.WithFallback(ctx, err), cfg)
+		}
+	}
 	return r0, err
 }
 
@@ -785,26 +1176,49 @@ func (g *GuardedStream) UpdatePushConsumer(ctx context.Context, cfg jetstream.Co
 //	}
 type GuardedKeyValue struct {
 	next        jetstream.KeyValue
-	jetstreamKv *circuit.Circuit // jetstream-kv
+	jetstreamKv *circuit.Circuit   // jetstream-kv
+	fallback    jetstream.KeyValue // nil: no fallback
+}
+
+// GuardedKeyValueOption configures a GuardedKeyValue made by NewGuardedKeyValue
+// or NewGuardedKeyValueWithCircuits.
+type GuardedKeyValueOption func(*GuardedKeyValue)
+
+// WithKeyValueFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithKeyValueFallback(f jetstream.KeyValue) GuardedKeyValueOption {
+	return func(g *GuardedKeyValue) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedKeyValue returns a GuardedKeyValue that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedKeyValue(next jetstream.KeyValue, b *circuit.Breaker) *GuardedKeyValue {
+func NewGuardedKeyValue(next jetstream.KeyValue, b *circuit.Breaker, opts ...GuardedKeyValueOption) *GuardedKeyValue {
 	return NewGuardedKeyValueWithCircuits(
 		next,
 		b.Circuit("jetstream-kv", policyJetStream),
+		opts...,
 	)
 }
 
 // NewGuardedKeyValueWithCircuits returns a GuardedKeyValue that calls next
 // through circuits the caller prepared with Breaker.Circuit: jetstreamKv for
 // circuit jetstream-kv.
-func NewGuardedKeyValueWithCircuits(next jetstream.KeyValue, jetstreamKv *circuit.Circuit) *GuardedKeyValue {
-	return &GuardedKeyValue{
+func NewGuardedKeyValueWithCircuits(next jetstream.KeyValue, jetstreamKv *circuit.Circuit, opts ...GuardedKeyValueOption) *GuardedKeyValue {
+	g := &GuardedKeyValue{
 		next:        next,
 		jetstreamKv: jetstreamKv,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Bucket calls next.Bucket directly: it is not guarded.
@@ -820,15 +1234,28 @@ func (g *GuardedKeyValue) Create(ctx context.Context, key string, value []byte, 
 		r0, callErr = g.next.Create(ctx, key, value, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Create(circuit.WithFallback(ctx, err), key, value, opts...)
+		}
+	}
 	return r0, err
 }
 
 // Delete calls next.Delete through circuit jetstream-kv.
 func (g *GuardedKeyValue) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	return g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.Delete(ctx, key, opts...)
-		return classifyJetstreamKv(ctx, err), err
+	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Delete(ctx, key, opts...)
+		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Delete(circuit.WithFallback(ctx, err), key, opts...)
+		}
+	}
+	return err
 }
 
 // Get calls next.Get through circuit jetstream-kv.
@@ -839,6 +1266,12 @@ func (g *GuardedKeyValue) Get(ctx context.Context, key string) (jetstream.KeyVal
 		r0, callErr = g.next.Get(ctx, key)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Get(circuit.WithFallback(ctx, err), key)
+		}
+	}
 	return r0, err
 }
 
@@ -850,6 +1283,12 @@ func (g *GuardedKeyValue) GetRevision(ctx context.Context, key string, revision 
 		r0, callErr = g.next.GetRevision(ctx, key, revision)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.GetRevision(circuit.WithFallback(ctx, err), key, revision)
+		}
+	}
 	return r0, err
 }
 
@@ -861,6 +1300,12 @@ func (g *GuardedKeyValue) History(ctx context.Context, key string, opts ...jetst
 		r0, callErr = g.next.History(ctx, key, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.History(circuit.WithFallback(ctx, err), key, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -872,6 +1317,12 @@ func (g *GuardedKeyValue) Keys(ctx context.Context, opts ...jetstream.WatchOpt) 
 		r0, callErr = g.next.Keys(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Keys(circuit.WithFallback(ctx, err), opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -883,6 +1334,12 @@ func (g *GuardedKeyValue) ListKeys(ctx context.Context, opts ...jetstream.WatchO
 		r0, callErr = g.next.ListKeys(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ListKeys(circuit.WithFallback(ctx, err), opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -894,23 +1351,43 @@ func (g *GuardedKeyValue) ListKeysFiltered(ctx context.Context, filters ...strin
 		r0, callErr = g.next.ListKeysFiltered(ctx, filters...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ListKeysFiltered(circuit.WithFallback(ctx, err), filters...)
+		}
+	}
 	return r0, err
 }
 
 // Purge calls next.Purge through circuit jetstream-kv.
 func (g *GuardedKeyValue) Purge(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	return g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.Purge(ctx, key, opts...)
-		return classifyJetstreamKv(ctx, err), err
+	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Purge(ctx, key, opts...)
+		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Purge(circuit.WithFallback(ctx, err), key, opts...)
+		}
+	}
+	return err
 }
 
 // PurgeDeletes calls next.PurgeDeletes through circuit jetstream-kv.
 func (g *GuardedKeyValue) PurgeDeletes(ctx context.Context, opts ...jetstream.KVPurgeOpt) error {
-	return g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.PurgeDeletes(ctx, opts...)
-		return classifyJetstreamKv(ctx, err), err
+	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.PurgeDeletes(ctx, opts...)
+		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PurgeDeletes(circuit.WithFallback(ctx, err), opts...)
+		}
+	}
+	return err
 }
 
 // Put calls next.Put through circuit jetstream-kv.
@@ -921,6 +1398,12 @@ func (g *GuardedKeyValue) Put(ctx context.Context, key string, value []byte) (ui
 		r0, callErr = g.next.Put(ctx, key, value)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Put(circuit.WithFallback(ctx, err), key, value)
+		}
+	}
 	return r0, err
 }
 
@@ -932,6 +1415,12 @@ func (g *GuardedKeyValue) PutString(ctx context.Context, key string, value strin
 		r0, callErr = g.next.PutString(ctx, key, value)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PutString(circuit.WithFallback(ctx, err), key, value)
+		}
+	}
 	return r0, err
 }
 
@@ -943,6 +1432,12 @@ func (g *GuardedKeyValue) Status(ctx context.Context) (jetstream.KeyValueStatus,
 		r0, callErr = g.next.Status(ctx)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Status(circuit.WithFallback(ctx, err))
+		}
+	}
 	return r0, err
 }
 
@@ -954,6 +1449,12 @@ func (g *GuardedKeyValue) Update(ctx context.Context, key string, value []byte, 
 		r0, callErr = g.next.Update(ctx, key, value, revision)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Update(circuit.WithFallback(ctx, err), key, value, revision)
+		}
+	}
 	return r0, err
 }
 
@@ -965,6 +1466,12 @@ func (g *GuardedKeyValue) Watch(ctx context.Context, keys string, opts ...jetstr
 		r0, callErr = g.next.Watch(ctx, keys, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Watch(circuit.WithFallback(ctx, err), keys, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -976,6 +1483,12 @@ func (g *GuardedKeyValue) WatchAll(ctx context.Context, opts ...jetstream.WatchO
 		r0, callErr = g.next.WatchAll(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.WatchAll(circuit.WithFallback(ctx, err), opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -987,6 +1500,12 @@ func (g *GuardedKeyValue) WatchFiltered(ctx context.Context, keys []string, opts
 		r0, callErr = g.next.WatchFiltered(ctx, keys, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.WatchFiltered(circuit.WithFallback(ctx, err), keys, opts...)
+		}
+	}
 	return r0, err
 }
 

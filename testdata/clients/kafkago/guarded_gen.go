@@ -35,25 +35,48 @@ var (
 type GuardedWriter struct {
 	next        Writer
 	kafkaWriter *circuit.Circuit // kafka-writer
+	fallback    Writer           // nil: no fallback
+}
+
+// GuardedWriterOption configures a GuardedWriter made by NewGuardedWriter or
+// NewGuardedWriterWithCircuits.
+type GuardedWriterOption func(*GuardedWriter)
+
+// WithWriterFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithWriterFallback(f Writer) GuardedWriterOption {
+	return func(g *GuardedWriter) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedWriter returns a GuardedWriter that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedWriter(next Writer, b *circuit.Breaker) *GuardedWriter {
+func NewGuardedWriter(next Writer, b *circuit.Breaker, opts ...GuardedWriterOption) *GuardedWriter {
 	return NewGuardedWriterWithCircuits(
 		next,
 		b.Circuit("kafka-writer", policyKafkaWriter),
+		opts...,
 	)
 }
 
 // NewGuardedWriterWithCircuits returns a GuardedWriter that calls next through
 // circuits the caller prepared with Breaker.Circuit: kafkaWriter for circuit
 // kafka-writer.
-func NewGuardedWriterWithCircuits(next Writer, kafkaWriter *circuit.Circuit) *GuardedWriter {
-	return &GuardedWriter{
+func NewGuardedWriterWithCircuits(next Writer, kafkaWriter *circuit.Circuit, opts ...GuardedWriterOption) *GuardedWriter {
+	g := &GuardedWriter{
 		next:        next,
 		kafkaWriter: kafkaWriter,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Close calls next.Close directly: it is not guarded.
@@ -68,10 +91,17 @@ func (g *GuardedWriter) Stats() kafka.WriterStats {
 
 // WriteMessages calls next.WriteMessages through circuit kafka-writer.
 func (g *GuardedWriter) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
-	return g.kafkaWriter.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.WriteMessages(ctx, msgs...)
-		return classifyKafkaWriter(ctx, err), err
+	err := g.kafkaWriter.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.WriteMessages(ctx, msgs...)
+		return classifyKafkaWriter(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.WriteMessages(circuit.WithFallback(ctx, err), msgs...)
+		}
+	}
+	return err
 }
 
 // classifyKafkaWriter returns Ignored for any error of a call whose ctx the

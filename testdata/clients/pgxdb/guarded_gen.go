@@ -36,25 +36,47 @@ var (
 type GuardedPool struct {
 	next     Pool
 	postgres *circuit.Circuit // postgres
+	fallback Pool             // nil: no fallback
+}
+
+// GuardedPoolOption configures a GuardedPool made by NewGuardedPool or
+// NewGuardedPoolWithCircuits.
+type GuardedPoolOption func(*GuardedPool)
+
+// WithPoolFallback answers a call of a guarded method that the circuit rejects
+// from f: f's method runs with the same arguments, its context marked with the
+// *circuit.OpenError (circuit.FromFallback), and its results are returned. A
+// method with fallback=failed also falls back when the call ran and its error
+// counted as a failure; one with fallback=never never does. The rejection is
+// still observed; a caller tells the answer came from f by f's own results.
+func WithPoolFallback(f Pool) GuardedPoolOption {
+	return func(g *GuardedPool) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedPool returns a GuardedPool that calls next through the circuits of
 // b, with the policies circuitgen was given.
-func NewGuardedPool(next Pool, b *circuit.Breaker) *GuardedPool {
+func NewGuardedPool(next Pool, b *circuit.Breaker, opts ...GuardedPoolOption) *GuardedPool {
 	return NewGuardedPoolWithCircuits(
 		next,
 		b.Circuit("postgres", policyPool),
+		opts...,
 	)
 }
 
 // NewGuardedPoolWithCircuits returns a GuardedPool that calls next through
 // circuits the caller prepared with Breaker.Circuit: postgres for circuit
 // postgres.
-func NewGuardedPoolWithCircuits(next Pool, postgres *circuit.Circuit) *GuardedPool {
-	return &GuardedPool{
+func NewGuardedPoolWithCircuits(next Pool, postgres *circuit.Circuit, opts ...GuardedPoolOption) *GuardedPool {
+	g := &GuardedPool{
 		next:     next,
 		postgres: postgres,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Exec calls next.Exec through circuit postgres.
@@ -65,6 +87,12 @@ func (g *GuardedPool) Exec(ctx context.Context, sql string, arguments ...any) (p
 		r0, callErr = g.next.Exec(ctx, sql, arguments...)
 		return classifyPool(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Exec(circuit.WithFallback(ctx, err), sql, arguments...)
+		}
+	}
 	return r0, err
 }
 
@@ -76,6 +104,12 @@ func (g *GuardedPool) Query(ctx context.Context, sql string, args ...any) (pgx.R
 		r0, callErr = g.next.Query(ctx, sql, args...)
 		return classifyPool(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Query(circuit.WithFallback(ctx, err), sql, args...)
+		}
+	}
 	return r0, err
 }
 
@@ -83,6 +117,12 @@ func (g *GuardedPool) Query(ctx context.Context, sql string, args ...any) (pgx.R
 func (g *GuardedPool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	ticket, err := g.postgres.Allow(ctx)
 	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.QueryRow(circuit.WithFallback(ctx, err), sql, args...)
+			}
+		}
 		return &guardedPoolQueryRowRow{err: err}
 	}
 	return &guardedPoolQueryRowRow{next: g.next.QueryRow(ctx, sql, args...), ctx: ctx, ticket: ticket}
@@ -122,25 +162,48 @@ func (r *guardedPoolQueryRowRow) Scan(p0 ...any) error {
 type GuardedCatalog struct {
 	next            Catalog
 	postgresCatalog *circuit.Circuit // postgres-catalog
+	fallback        Catalog          // nil: no fallback
+}
+
+// GuardedCatalogOption configures a GuardedCatalog made by NewGuardedCatalog or
+// NewGuardedCatalogWithCircuits.
+type GuardedCatalogOption func(*GuardedCatalog)
+
+// WithCatalogFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithCatalogFallback(f Catalog) GuardedCatalogOption {
+	return func(g *GuardedCatalog) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedCatalog returns a GuardedCatalog that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedCatalog(next Catalog, b *circuit.Breaker) *GuardedCatalog {
+func NewGuardedCatalog(next Catalog, b *circuit.Breaker, opts ...GuardedCatalogOption) *GuardedCatalog {
 	return NewGuardedCatalogWithCircuits(
 		next,
 		b.Circuit("postgres-catalog", policyPool),
+		opts...,
 	)
 }
 
 // NewGuardedCatalogWithCircuits returns a GuardedCatalog that calls next
 // through circuits the caller prepared with Breaker.Circuit: postgresCatalog
 // for circuit postgres-catalog.
-func NewGuardedCatalogWithCircuits(next Catalog, postgresCatalog *circuit.Circuit) *GuardedCatalog {
-	return &GuardedCatalog{
+func NewGuardedCatalogWithCircuits(next Catalog, postgresCatalog *circuit.Circuit, opts ...GuardedCatalogOption) *GuardedCatalog {
+	g := &GuardedCatalog{
 		next:            next,
 		postgresCatalog: postgresCatalog,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Numbers calls next.Numbers through circuit postgres-catalog.
@@ -148,6 +211,17 @@ func (g *GuardedCatalog) Numbers(ctx context.Context, n int) iter.Seq2[int, erro
 	return func(yield func(int, error) bool) {
 		ticket, err := g.postgresCatalog.Allow(ctx)
 		if err != nil {
+			if g.fallback != nil {
+				var open *circuit.OpenError
+				if errors.As(err, &open) {
+					for v, callErr := range g.fallback.Numbers(circuit.WithFallback(ctx, err), n) {
+						if !yield(v, callErr) {
+							return
+						}
+					}
+					return
+				}
+			}
 			var v int
 			yield(v, err)
 			return

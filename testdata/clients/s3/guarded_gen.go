@@ -33,26 +33,49 @@ var (
 //		// circuit s3 is open: retry after open.RetryAfter()
 //	}
 type GuardedClient struct {
-	next Client
-	s3   *circuit.Circuit // s3
+	next     Client
+	s3       *circuit.Circuit // s3
+	fallback Client           // nil: no fallback
+}
+
+// GuardedClientOption configures a GuardedClient made by NewGuardedClient or
+// NewGuardedClientWithCircuits.
+type GuardedClientOption func(*GuardedClient)
+
+// WithClientFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithClientFallback(f Client) GuardedClientOption {
+	return func(g *GuardedClient) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedClient returns a GuardedClient that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
+func NewGuardedClient(next Client, b *circuit.Breaker, opts ...GuardedClientOption) *GuardedClient {
 	return NewGuardedClientWithCircuits(
 		next,
 		b.Circuit("s3", policyS3),
+		opts...,
 	)
 }
 
 // NewGuardedClientWithCircuits returns a GuardedClient that calls next through
 // circuits the caller prepared with Breaker.Circuit: s31 for circuit s3.
-func NewGuardedClientWithCircuits(next Client, s31 *circuit.Circuit) *GuardedClient {
-	return &GuardedClient{
+func NewGuardedClientWithCircuits(next Client, s31 *circuit.Circuit, opts ...GuardedClientOption) *GuardedClient {
+	g := &GuardedClient{
 		next: next,
 		s3:   s31,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // DeleteObject calls next.DeleteObject through circuit s3.
@@ -63,6 +86,12 @@ func (g *GuardedClient) DeleteObject(ctx context.Context, params *s3.DeleteObjec
 		r0, callErr = g.next.DeleteObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.DeleteObject(circuit.WithFallback(ctx, err), params, optFns...)
+		}
+	}
 	return r0, err
 }
 
@@ -74,6 +103,12 @@ func (g *GuardedClient) GetObject(ctx context.Context, params *s3.GetObjectInput
 		r0, callErr = g.next.GetObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.GetObject(circuit.WithFallback(ctx, err), params, optFns...)
+		}
+	}
 	return r0, err
 }
 
@@ -85,6 +120,12 @@ func (g *GuardedClient) HeadObject(ctx context.Context, params *s3.HeadObjectInp
 		r0, callErr = g.next.HeadObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.HeadObject(circuit.WithFallback(ctx, err), params, optFns...)
+		}
+	}
 	return r0, err
 }
 
@@ -96,6 +137,12 @@ func (g *GuardedClient) ListObjectsV2(ctx context.Context, params *s3.ListObject
 		r0, callErr = g.next.ListObjectsV2(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ListObjectsV2(circuit.WithFallback(ctx, err), params, optFns...)
+		}
+	}
 	return r0, err
 }
 
@@ -107,6 +154,12 @@ func (g *GuardedClient) PutObject(ctx context.Context, params *s3.PutObjectInput
 		r0, callErr = g.next.PutObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PutObject(circuit.WithFallback(ctx, err), params, optFns...)
+		}
+	}
 	return r0, err
 }
 

@@ -34,26 +34,48 @@ var (
 //		// circuit sql is open: retry after open.RetryAfter()
 //	}
 type GuardedDB struct {
-	next DB
-	sql  *circuit.Circuit // sql
+	next     DB
+	sql      *circuit.Circuit // sql
+	fallback DB               // nil: no fallback
+}
+
+// GuardedDBOption configures a GuardedDB made by NewGuardedDB or
+// NewGuardedDBWithCircuits.
+type GuardedDBOption func(*GuardedDB)
+
+// WithDBFallback answers a call of a guarded method that the circuit rejects
+// from f: f's method runs with the same arguments, its context marked with the
+// *circuit.OpenError (circuit.FromFallback), and its results are returned. A
+// method with fallback=failed also falls back when the call ran and its error
+// counted as a failure; one with fallback=never never does. The rejection is
+// still observed; a caller tells the answer came from f by f's own results.
+func WithDBFallback(f DB) GuardedDBOption {
+	return func(g *GuardedDB) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedDB returns a GuardedDB that calls next through the circuits of b,
 // with the policies circuitgen was given.
-func NewGuardedDB(next DB, b *circuit.Breaker) *GuardedDB {
+func NewGuardedDB(next DB, b *circuit.Breaker, opts ...GuardedDBOption) *GuardedDB {
 	return NewGuardedDBWithCircuits(
 		next,
 		b.Circuit("sql", policySQL),
+		opts...,
 	)
 }
 
 // NewGuardedDBWithCircuits returns a GuardedDB that calls next through circuits
 // the caller prepared with Breaker.Circuit: sql1 for circuit sql.
-func NewGuardedDBWithCircuits(next DB, sql1 *circuit.Circuit) *GuardedDB {
-	return &GuardedDB{
+func NewGuardedDBWithCircuits(next DB, sql1 *circuit.Circuit, opts ...GuardedDBOption) *GuardedDB {
+	g := &GuardedDB{
 		next: next,
 		sql:  sql1,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
 
 // Close calls next.Close directly: it is not guarded.
@@ -69,15 +91,28 @@ func (g *GuardedDB) ExecContext(ctx context.Context, query string, args ...any) 
 		r0, callErr = g.next.ExecContext(ctx, query, args...)
 		return classifySQL(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.ExecContext(circuit.WithFallback(ctx, err), query, args...)
+		}
+	}
 	return r0, err
 }
 
 // PingContext calls next.PingContext through circuit sql.
 func (g *GuardedDB) PingContext(ctx context.Context) error {
-	return g.sql.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.PingContext(ctx)
-		return classifySQL(ctx, err), err
+	err := g.sql.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.PingContext(ctx)
+		return classifySQL(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.PingContext(circuit.WithFallback(ctx, err))
+		}
+	}
+	return err
 }
 
 // QueryRowContext calls next.QueryRowContext through circuit sql.
@@ -90,6 +125,12 @@ func (g *GuardedDB) QueryRowContext(ctx context.Context, query string, args ...a
 		callErr := r0.Err()
 		return classifySQL(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.QueryRowContext(circuit.WithFallback(ctx, err), query, args...)
+		}
+	}
 	if !ran {
 		// rejected: next was not called
 		return rejectedSQLRow(err)
