@@ -97,12 +97,6 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 		r0, callErr = g.next.Charge(ctx, req)
 		return classifyBillingAPI(ctx, callErr), callErr
 	})
-	if err != nil && g.fallback != nil {
-		var open *circuit.OpenError
-		if errors.As(err, &open) {
-			return g.fallback.Charge(circuit.WithFallback(ctx, err), req)
-		}
-	}
 	return r0, err
 }
 
@@ -119,12 +113,6 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 		r0, callErr = g.next.Health(ctx)
 		return classifyBillingAPIHealth(ctx, r0, callErr), callErr
 	})
-	if err != nil && g.fallback != nil {
-		var open *circuit.OpenError
-		if errors.As(err, &open) {
-			return g.fallback.Health(circuit.WithFallback(ctx, err))
-		}
-	}
 	return r0, err
 }
 
@@ -136,10 +124,21 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
 		return classifyBillingAPI(ctx, callErr), callErr
 	})
+	return r0, err
+}
+
+// Receipt calls next.Receipt through circuit billing-api:charge.
+func (g *GuardedBillingAPI) Receipt(ctx context.Context, id string) (*Receipt, error) {
+	var r0 *Receipt
+	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Receipt(ctx, id)
+		return classifyBillingAPI(ctx, callErr), callErr
+	})
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
-			return g.fallback.Invoices(circuit.WithFallback(ctx, err), customerID, opts...)
+			return g.fallback.Receipt(circuit.WithFallback(ctx, err), id)
 		}
 	}
 	return r0, err
@@ -153,12 +152,6 @@ func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount
 		r0, callErr = g.next.Refund(ctx, receiptID, amount)
 		return classifyBillingAPI(ctx, callErr), callErr
 	})
-	if err != nil && g.fallback != nil {
-		var open *circuit.OpenError
-		if errors.As(err, &open) {
-			return g.fallback.Refund(circuit.WithFallback(ctx, err), receiptID, amount)
-		}
-	}
 	return r0, err
 }
 
