@@ -46,6 +46,20 @@ func startDeadServer(t *testing.T) *deadServer {
 	return d
 }
 
+// settled waits until no connection has arrived for 100ms, the pool's
+// attempts of the calls before done, and returns the count.
+func (d *deadServer) settled() int64 {
+	n := d.conns.Load()
+	for {
+		time.Sleep(100 * time.Millisecond)
+		m := d.conns.Load()
+		if m == n {
+			return n
+		}
+		n = m
+	}
+}
+
 // dsn is a DSN for the dead server.
 func (d *deadServer) dsn() string {
 	return fmt.Sprintf("postgres://nobody@%s/db?sslmode=disable&connect_timeout=2", d.ln.Addr())
@@ -114,7 +128,7 @@ func TestQueryRowAgainstPostgres(t *testing.T) {
 	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateOpen {
 		t.Fatalf("after 3 failed connections: %+v, want open", s)
 	}
-	before := dead.conns.Load()
+	before := dead.settled()
 	row := gone.QueryRow(ctx, "SELECT 1")
 	var open *circuit.OpenError
 	if err := row.Scan(&n); !errors.As(err, &open) || open.Name != "postgres" {
@@ -174,7 +188,7 @@ func TestIteratorAgainstPostgres(t *testing.T) {
 	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateOpen {
 		t.Fatalf("after 3 failures: %+v, want open", s)
 	}
-	before := dead.conns.Load()
+	before := dead.settled()
 	var got []error
 	for v, err := range gone.Numbers(ctx, 3) {
 		if v != 0 {
@@ -188,5 +202,48 @@ func TestIteratorAgainstPostgres(t *testing.T) {
 	}
 	if after := dead.conns.Load(); after != before {
 		t.Errorf("the rejected iteration connected %d times, want none", after-before)
+	}
+}
+
+// TestFallbacksAgainstPostgres gives the guarded pool and catalog of a
+// server that went away a fallback over the healthy server: once their
+// circuits open, a rejected QueryRow returns the fallback's row and a
+// rejected iteration ranges over the fallback's sequence, while the gone
+// server is not dialed.
+func TestFallbacksAgainstPostgres(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	healthy := newPool(t, testenv.PostgresDSN(t))
+	dead := startDeadServer(t)
+	gone := newPool(t, dead.dsn())
+	db := NewGuardedPool(gone, kit.Breaker, WithPoolFallback(healthy))
+	cat := NewGuardedCatalog(PoolCatalog{gone}, kit.Breaker, WithCatalogFallback(PoolCatalog{healthy}))
+	var n int
+	for range 3 {
+		if err := db.QueryRow(ctx, "SELECT 1").Scan(&n); err == nil {
+			t.Fatal("QueryRow on a server that went away succeeded")
+		}
+		for _, err := range cat.Numbers(ctx, 3) {
+			if err == nil {
+				t.Fatal("a series from a server that went away yielded a value")
+			}
+		}
+	}
+	before := dead.settled()
+	if err := db.QueryRow(ctx, "SELECT $1::int", 42).Scan(&n); err != nil || n != 42 {
+		t.Fatalf("QueryRow on the open circuit = %d, %v; want 42 from the fallback", n, err)
+	}
+	sum := 0
+	for v, err := range cat.Numbers(ctx, 4) {
+		if err != nil {
+			t.Fatalf("the fallback's series: %v", err)
+		}
+		sum += v
+	}
+	if sum != 10 {
+		t.Fatalf("sum of the fallback's 1..4 = %d, want 10", sum)
+	}
+	if after := dead.conns.Load(); after != before {
+		t.Errorf("the rejected calls dialed the gone server %d times, want none", after-before)
 	}
 }
