@@ -90,6 +90,7 @@ func Generate(cfg Config) ([]Output, error) {
 	r.besideManifests()
 	targets := r.targets()
 	paths, idents := r.named(targets)
+	r.prog.Deps = r.namesImports(targets)
 	if err := r.prog.TypeCheck(paths, idents); err != nil {
 		return nil, err
 	}

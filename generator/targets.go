@@ -2,6 +2,7 @@ package generator
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,6 +130,40 @@ func (r *run) named(targets []model.Target) (paths, idents []string) {
 		}
 	}
 	return paths, idents
+}
+
+// namesImports reports whether a manifest entry for an interface of
+// another package names something by a package name that is not an import
+// path, one the interface's package may import (nats.ErrTimeout for a
+// jetstream interface): the load then lists every dependency's export
+// data at once, for inScope's packages.
+func (r *run) namesImports(targets []model.Target) bool {
+	for _, t := range targets {
+		for _, s := range t.Specs {
+			if !s.Manifest || s.PkgPath == "" {
+				continue
+			}
+			for _, n := range s.Names() {
+				name := strings.TrimPrefix(n.Val, "*")
+				i := strings.LastIndex(name, ".")
+				if i > 0 && !strings.ContainsAny(name[:i], "/.") && name[:i] != path.Base(s.PkgPath) && !stdRoot[name[:i]] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// stdRoot are the standard library's packages whose import path is one
+// word, which a manifest may name by it.
+var stdRoot = map[string]bool{
+	"bufio": true, "bytes": true, "cmp": true, "context": true, "embed": true, "errors": true,
+	"expvar": true, "flag": true, "fmt": true, "hash": true, "html": true, "image": true, "io": true,
+	"iter": true, "log": true, "maps": true, "math": true, "mime": true, "net": true, "os": true,
+	"path": true, "plugin": true, "reflect": true, "regexp": true, "runtime": true, "slices": true,
+	"sort": true, "strconv": true, "strings": true, "structs": true, "sync": true, "syscall": true,
+	"testing": true, "time": true, "unicode": true, "unique": true, "unsafe": true, "weak": true,
 }
 
 // inScope returns the import paths of the packages the manifest entries of

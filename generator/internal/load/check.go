@@ -72,22 +72,27 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 // not, with one go list run: packages a spec names through another
 // package's imports.
 func (p *Program) Load(paths []string) error {
-	var need []string
+	if p.imp == nil {
+		return nil
+	}
+	var need, unlisted []string
 	for _, path := range paths {
 		if p.Pkg(path) == nil && valid(path) && !slices.Contains(need, path) {
 			delete(p.failed, path)
 			need = append(need, path)
+			if p.imp.exports[path] == "" {
+				unlisted = append(unlisted, path)
+			}
 		}
 	}
-	if len(need) == 0 || p.imp == nil {
-		return nil
-	}
-	exports, err := p.exports(need)
-	if err != nil {
-		return err
-	}
-	for path, f := range exports {
-		p.imp.exports[path] = f
+	if len(unlisted) > 0 {
+		exports, err := p.exports(unlisted)
+		if err != nil {
+			return err
+		}
+		for path, f := range exports {
+			p.imp.exports[path] = f
+		}
 	}
 	for _, path := range need {
 		if t, err := p.imp.Import(path); err == nil {
@@ -108,7 +113,11 @@ func (p *Program) exports(paths []string) (map[string]string, error) {
 		return exports, nil
 	}
 	slices.Sort(paths)
-	listed, err := p.list([]string{"-export", "-json=ImportPath,Export,Error"}, paths)
+	flags := []string{"-export", "-json=ImportPath,Export,Error"}
+	if p.Deps {
+		flags = append(flags, "-deps")
+	}
+	listed, err := p.list(flags, paths)
 	if err != nil {
 		return nil, err
 	}

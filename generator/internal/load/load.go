@@ -79,6 +79,10 @@ type Program struct {
 	failed map[string]string
 	// imp is TypeCheck's importer, which Load goes on with.
 	imp *importer
+	// Deps has TypeCheck list the export data of every dependency of the
+	// packages it reads too, so that Load finds a package they import
+	// without another go list run.
+	Deps bool
 	// std are the standard library's import paths, listed when a
 	// message needs them.
 	std []string
