@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross test demo bench fuzz soak nemesis fleet
+.PHONY: all generate check cross test demo bench fuzz soak nemesis nemesis-fleet fleet
 
 all: check test
 
@@ -66,6 +66,15 @@ NEMESIS_FAULTS ?= all
 nemesis:
 	CIRCUITGEN_NEMESIS=$(NEMESIS) CIRCUITGEN_NEMESIS_FAULTS=$(NEMESIS_FAULTS) $(GO) test -count=1 -v -timeout 60m \
 	  -run '^TestNemesis$$' ./runtime/filestore/
+
+# The fleet nemesis at length: cached worker processes on Redis and
+# PostgreSQL behind a fault proxy (delay ramps, one-way blackholes, resets,
+# pauses), server restarts with and without persistence, FLUSHALL, the
+# notify trigger dropped and disabled, SIGSTOP of workers; NEMESIS a store
+# (CI runs 20s). It starts a private PostgreSQL and redis-servers.
+nemesis-fleet:
+	bash -c '. .ci/services.sh && trap stop_services EXIT && start_postgres >/dev/null && \
+	  CIRCUITGEN_FLEET_NEMESIS=$(NEMESIS) $(GO) test -count=1 -v -timeout 60m -run "^TestFleetNemesis$$" ./internal/fleetnemesis/'
 
 # The fleet simulation of issue 16 at full size: FLEET_K processes ×
 # FLEET_G goroutines on one hot circuit against a private redis-server,

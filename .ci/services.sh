@@ -13,8 +13,10 @@
 # listen on 127.0.0.1 at free ports, as does the TLS server.
 #
 # Each instance lives in its own temporary directory, listens only on a unix
-# socket there (no TCP port to collide with), persists nothing and is stopped
-# by its pid. PostgreSQL refuses to run as root, so as root it runs as the
+# socket there (no TCP port to collide with) and is stopped by its pid.
+# Redis runs with the settings the Redis store's guarantees need
+# (docs/distributed-stores.md): appendonly yes, appendfsync everysec,
+# maxmemory-policy noeviction. PostgreSQL refuses to run as root, so as root it runs as the
 # "postgres" user (Debian's postgresql package creates it) or $CIRCUITGEN_PG_USER.
 
 _circuitgen_redis_dir=""
@@ -38,7 +40,7 @@ start_redis() {
 	_circuitgen_redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/circuitgen-redis.XXXXXX") || return 1
 	local d=$_circuitgen_redis_dir
 	"$bin" --port 0 --unixsocket "$d/redis.sock" --unixsocketperm 700 \
-		--dir "$d" --save '' --appendonly no \
+		--dir "$d" --save '' --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
 		--daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log" || return 1
 	if ! _circuitgen_wait redis-cli -s "$d/redis.sock" ping; then
 		echo "start_redis: redis-server did not start; log:" >&2
@@ -74,7 +76,7 @@ start_redis_cluster() {
 		mkdir -p "$d"
 		p=$(_circuitgen_free_port) || return 1
 		"$bin" --bind 127.0.0.1 --port "$p" --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
-			--cluster-node-timeout 2000 --dir "$d" --save '' --appendonly no \
+			--cluster-node-timeout 2000 --dir "$d" --save '' --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
 			--daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log" || return 1
 		_circuitgen_wait redis-cli -p "$p" ping || { cat "$d/redis.log" >&2; return 1; }
 		addrs+=("127.0.0.1:$p")
@@ -112,7 +114,7 @@ start_redis_tls() {
 	chmod 600 "$d/server.key" "$d/ca.key"
 	p=$(_circuitgen_free_port) || return 1
 	"$bin" --bind 127.0.0.1 --port 0 --tls-port "$p" --tls-cert-file "$d/server.crt" --tls-key-file "$d/server.key" \
-		--tls-ca-cert-file "$d/ca.crt" --tls-auth-clients no --dir "$d" --save '' --appendonly no \
+		--tls-ca-cert-file "$d/ca.crt" --tls-auth-clients no --dir "$d" --save '' --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
 		--daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log" || return 1
 	_circuitgen_wait redis-cli --tls --cacert "$d/ca.crt" -h 127.0.0.1 -p "$p" ping || { cat "$d/redis.log" >&2; return 1; }
 	export CIRCUITGEN_REDIS_TLS_URL="rediss://127.0.0.1:$p" CIRCUITGEN_REDIS_TLS_CA="$d/ca.crt"

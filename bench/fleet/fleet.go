@@ -21,6 +21,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// stallBound is the stall bound of the copies of the stores the fleet
+// opens with redisstore.WithCopies(0): the default.
+const stallBound = time.Second
+
 // config is one simulation.
 type config struct {
 	K, G     int           // processes, goroutines each
@@ -222,7 +226,7 @@ func runMode(ctx context.Context, cfg config, cache bool, logf func(string, ...a
 			return m, fmt.Errorf("worker %d: %q, %v", i, l, err)
 		}
 	}
-	time.Sleep(2 * redisstore.DefaultStallBound / 4) // every invalidation connection is up
+	time.Sleep(2 * stallBound / 4) // every invalidation connection is up
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		return m, err
 	}
@@ -252,7 +256,11 @@ func runMode(ctx context.Context, cfg config, cache bool, logf func(string, ...a
 	logf("cache %v: steady phase over, %d commands, %.3f s Redis CPU (idle server: %.3f s)", cache, m.Commands, m.RedisCPU, idle)
 
 	// Openings: another client opens the circuit, and clears it again.
-	opener := circuit.New(redisstore.New(c, redisstore.DefaultPrefix))
+	unc, err := redisstore.New(ctx, c)
+	if err != nil {
+		return m, err
+	}
+	opener := circuit.New(unc)
 	one := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	fail := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil }
 	var opened []time.Time
@@ -316,7 +324,10 @@ func latency(ctx context.Context, rounds int, per time.Duration) (file, cached, 
 	defer srv.stop()
 	c := srv.client()
 	defer c.Close()
-	rs := redisstore.NewCached(c, redisstore.DefaultPrefix, 0)
+	rs, err := redisstore.New(ctx, c, redisstore.WithCopies(0))
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	defer rs.Close()
 	dir, err := os.MkdirTemp("", "circuitgen-fleet-file-")
 	if err != nil {
@@ -358,7 +369,7 @@ func latency(ctx context.Context, rounds int, per time.Duration) (file, cached, 
 			return 0, 0, 0, err
 		}
 	}
-	time.Sleep(redisstore.DefaultStallBound / 2)
+	time.Sleep(stallBound / 2)
 	var fv, cv, kv []float64
 	for range rounds {
 		f, err := measure(bf)

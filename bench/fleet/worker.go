@@ -55,11 +55,13 @@ func worker(sock string) error {
 	}
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, ContextTimeoutEnabled: true, PoolSize: g + 2})
 	defer c.Close()
-	var s *redisstore.Store
+	var opts []redisstore.Option
 	if os.Getenv(envCache) == "on" {
-		s = redisstore.NewCached(c, redisstore.DefaultPrefix, 0)
-	} else {
-		s = redisstore.New(c, redisstore.DefaultPrefix)
+		opts = append(opts, redisstore.WithCopies(0))
+	}
+	s, err := redisstore.New(context.Background(), c, opts...)
+	if err != nil {
+		return err
 	}
 	defer s.Close()
 	b := circuit.New(s)

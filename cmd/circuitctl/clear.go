@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 const clearUsage = "usage: circuitctl clear [-store URL] [-yes] [-timeout D] NAME"
@@ -19,17 +18,17 @@ const clearUsage = "usage: circuitctl clear [-store URL] [-yes] [-timeout D] NAM
 func runClear(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("clear", clearUsage, "Removes the circuit's record, even a corrupt one: it starts afresh, closed.", stderr)
 	yes := c.fs.Bool("yes", false, "clear without asking")
-	return c.run(args, true, nil, func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int {
+	return c.run(args, true, nil, func(ctx context.Context, st opened, b *circuit.Breaker, names []string) int {
 		name := names[0]
 		snap, err := b.Snapshot(ctx, name)
 		var se *circuit.StateError
 		switch {
 		case errors.As(err, &se) && se.Corrupt():
-			fmt.Fprintf(stderr, "circuitctl clear: the record is corrupt; clearing removes it: %v\n", err)
+			fmt.Fprintf(stderr, "circuitctl clear: the record is corrupt; clearing removes it: %s\n", printable(err.Error()))
 		case err != nil:
 			return c.fail(err)
 		case !snap.Exists:
-			return c.fail(fmt.Errorf("circuit %s has no record in %s: nothing to clear", name, st))
+			return c.fail(fmt.Errorf("circuit %s has never been seen in %s (no record): nothing to clear", name, st))
 		}
 		if !*yes && !confirm(stderr, "clear", name, fmt.Sprintf("clear circuit %s in %s? [y/N] ", name, st)) {
 			return 1

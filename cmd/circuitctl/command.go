@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 // command is a circuitctl command that works on a store: its flags, -store
@@ -43,7 +42,7 @@ func newCommand(verb, usage, about string, stderr io.Writer) *command {
 // not nil; opens the store; and returns do's exit status over it. It
 // returns 0 for -h, 2 for a usage error and 1 when the store cannot be
 // opened, having said why.
-func (c *command) run(args []string, one bool, check func() error, do func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int) int {
+func (c *command) run(args []string, one bool, check func() error, do func(ctx context.Context, st opened, b *circuit.Breaker, names []string) int) int {
 	if err := c.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -74,12 +73,24 @@ func (c *command) run(args []string, one bool, check func() error, do func(ctx c
 	}
 	defer done()
 	c.renew = renew
-	return do(ctx, st, circuit.New(st), names)
+	return do(ctx, st, circuit.New(st.Store, circuit.WithObserver(warnings{c})), names)
+}
+
+// warnings is an EventObserver that says what the store reports about
+// itself (an unsafe server setting, a lost dataset) as a warning.
+type warnings struct{ c *command }
+
+func (warnings) ObserveTransition(circuit.Transition) {}
+
+func (w warnings) ObserveEvent(e circuit.Event) {
+	if e.Name == "" { // a circuit's StateErrors are the command's to say
+		fmt.Fprintf(w.c.stderr, "%s: warning: %s\n", w.c.name, printable(e.Err.Error()))
+	}
 }
 
 // fail says err and returns exit status 1.
 func (c *command) fail(err error) int {
-	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+	fmt.Fprintf(c.stderr, "%s: %s\n", c.name, printable(err.Error()))
 	return 1
 }
 

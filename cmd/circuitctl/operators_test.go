@@ -171,7 +171,7 @@ func rowOf(t *testing.T, db *sql.DB) func() string {
 
 func setupSQL(t *testing.T, db *sql.DB, d sqlstore.Dialect) func() string {
 	t.Helper()
-	s, err := sqlstore.New(db, d)
+	s, err := sqlstore.New(t.Context(), db, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func setupSQLite(t *testing.T) (string, string, func() string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return "sqlite://" + path, "circuit ledger (row", setupSQL(t, db, sqlstore.SQLite)
+	return "sqlite://" + path, `circuit "ledger" (row`, setupSQL(t, db, sqlstore.SQLite)
 }
 
 func randomHex() string {
@@ -216,7 +216,10 @@ func setupRedis(t *testing.T) (string, string, func() string) {
 			c.Del(ctx, keys...)
 		}
 	})
-	s := redisstore.New(c, prefix)
+	s, err := redisstore.New(ctx, c, redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
 	populate(t, s)
 	key := s.Key("ledger")
 	// A record is one string, fields separated by spaces; the state is the
@@ -271,7 +274,7 @@ func setupPostgres(t *testing.T) (string, string, func() string) {
 	}
 	db := stdlib.OpenDB(*scfg)
 	t.Cleanup(func() { db.Close() })
-	return u.String(), "circuit ledger (row", setupSQL(t, db, sqlstore.Postgres)
+	return u.String(), `circuit "ledger" (row`, setupSQL(t, db, sqlstore.Postgres)
 }
 
 func TestStateAndClear(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 // stateReport is what `circuitctl state -json` prints.
@@ -27,7 +26,7 @@ type stateReport struct {
 
 // readReport reads the named circuits of st, or every circuit with a
 // record when names is empty, and returns the report and the errors met.
-func readReport(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) (stateReport, []error) {
+func readReport(ctx context.Context, st opened, b *circuit.Breaker, names []string) (stateReport, []error) {
 	var errs []error
 	if len(names) == 0 {
 		var err error
@@ -36,7 +35,7 @@ func readReport(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, nam
 	}
 	states, serrs := readStates(ctx, b, names)
 	errs = append(errs, serrs...)
-	return stateReport{Store: st.String(), Circuits: states, Errors: texts(errs)}, errs
+	return stateReport{Store: st.where, Circuits: states, Errors: texts(errs)}, errs
 }
 
 // readStates reads the named circuits with b.Snapshot, which never changes
@@ -64,9 +63,12 @@ func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]circ
 
 // writeJSON prints the report as indented JSON.
 func writeJSON(w io.Writer, rep stateReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(jsonSafe(js), '\n'))
+	return err
 }
 
 // writeTable prints the report's circuits as an aligned table; times are
@@ -76,18 +78,14 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 	fmt.Fprintln(tw, "CIRCUIT\tSTATE\tFAILURES\tGENERATION\tOPEN UNTIL\tLEASE UNTIL\tUPDATED")
 	for _, c := range rep.Circuits {
 		if c.State == circuit.StatusUnreadable {
-			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t-\t-\n", c.Name)
+			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t-\t-\n", printable(c.Name))
 			continue
 		}
 		gen := "-"
 		if c.Recorded {
 			gen = fmt.Sprint(c.Generation)
 		}
-		state := c.State
-		if c.Forced {
-			state += " (forced)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, state, c.Failures, gen,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.Name), stateLabel(c), c.Failures, gen,
 			when(c.OpenUntil, now), when(c.LeaseUntil, now), when(c.UpdatedAt, now))
 	}
 	return tw.Flush()

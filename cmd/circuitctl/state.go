@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
 const stateUsage = "usage: circuitctl state [-store URL] [-json] [-watch] [-timeout D] [names...]"
@@ -18,7 +17,7 @@ func runState(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("state", stateUsage, "Prints the named circuits, or every circuit with a record in the store.", stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON instead of a table")
 	watch := c.fs.Bool("watch", false, "keep printing as the circuits change, until interrupted (-timeout bounds each reading)")
-	return c.run(args, false, nil, func(ctx context.Context, st *storeurl.Store, b *circuit.Breaker, names []string) int {
+	return c.run(args, false, nil, func(ctx context.Context, st opened, b *circuit.Breaker, names []string) int {
 		if *watch {
 			return watchStates(st, b, names, *c.store.timeout, *asJSON, stdout, stderr)
 		}

@@ -36,22 +36,33 @@ func addStoreFlags(fs *flag.FlagSet) storeFlags {
 // that ends at the timeout or on an interrupt, and renew, which gives a new
 // one of those (for the write that follows a confirmation, however long the
 // operator took to answer). The caller calls done.
-func (f storeFlags) open() (st *storeurl.Store, ctx context.Context, renew func() (context.Context, context.CancelFunc), done func(), err error) {
+func (f storeFlags) open() (st opened, ctx context.Context, renew func() (context.Context, context.CancelFunc), done func(), err error) {
 	raw := *f.url
 	if raw == "" {
 		raw = os.Getenv(storeEnv)
 	}
 	if raw == "" {
-		return nil, nil, nil, nil, errNoStore
+		return opened{}, nil, nil, nil, errNoStore
 	}
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	renew = func() (context.Context, context.CancelFunc) { return context.WithTimeout(sig, *f.timeout) }
 	ctx, cancel := renew()
-	st, err = storeurl.Open(ctx, raw)
+	s, err := storeurl.Open(ctx, raw)
 	if err != nil {
 		cancel()
 		stop()
-		return nil, nil, nil, nil, err
+		return opened{}, nil, nil, nil, err
 	}
+	st = opened{Store: s, where: storeurl.Redact(raw)}
 	return st, ctx, renew, func() { _ = st.Close(); cancel(); stop() }, nil
 }
+
+// opened is the store the command works on, and its URL with any password
+// hidden, for what the command says.
+type opened struct {
+	storeurl.Store
+	where string
+}
+
+// String returns the store's URL, its password hidden.
+func (o opened) String() string { return o.where }

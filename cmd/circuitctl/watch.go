@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
-	"github.com/circuitgen/circuitgen/runtime/storeurl"
 	"golang.org/x/term"
 )
 
@@ -32,7 +31,7 @@ const clearScreen = "\x1b[H\x1b[2J"
 // every time (its countdowns move); otherwise it prints the table again, or
 // one line of JSON, each time the circuits change. Errors of a reading are
 // shown with it (in the JSON report's errors) and the watch goes on. Exit status 0 when interrupted.
-func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+func watchStates(st opened, b *circuit.Breaker, names []string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	tty := !asJSON && isTerminal(stdout)
@@ -46,7 +45,7 @@ func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout
 		}
 		key, err := json.Marshal(rep)
 		if err != nil {
-			fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
+			fmt.Fprintf(stderr, "circuitctl state: %s\n", printable(err.Error()))
 			return 1
 		}
 		if tty || !bytes.Equal(key, last) {
@@ -54,7 +53,7 @@ func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout
 			var out bytes.Buffer
 			switch {
 			case asJSON:
-				out.Write(key)
+				out.Write(jsonSafe(key))
 				out.WriteByte('\n')
 			case tty:
 				now := time.Now()
@@ -68,11 +67,11 @@ func watchStates(st *storeurl.Store, b *circuit.Breaker, names []string, timeout
 			}
 			for _, e := range errs {
 				if !asJSON { // the report holds them
-					fmt.Fprintf(&out, "error: %v\n", e)
+					fmt.Fprintf(&out, "error: %s\n", printable(e.Error()))
 				}
 			}
 			if _, err := stdout.Write(out.Bytes()); err != nil {
-				fmt.Fprintf(stderr, "circuitctl state: %v\n", err)
+				fmt.Fprintf(stderr, "circuitctl state: %s\n", printable(err.Error()))
 				return 1
 			}
 		}

@@ -11,20 +11,34 @@ import (
 	"time"
 )
 
+// RedisSettings are the settings the Redis store's guarantees need
+// (docs/distributed-stores.md), which the test servers run with: every
+// write in the append-only file, written out every second, and no key
+// ever evicted.
+var RedisSettings = []string{"--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"}
+
 // StartRedis starts a redis-server of the test's own on a unix socket,
-// for a test that stops or freezes it, and returns it and its socket once
-// it answers. It is killed when the test ends (after a SIGCONT, should it
-// be frozen). Without redis-server on PATH the test is Missing.
-func StartRedis(t testing.TB) (*exec.Cmd, string) {
+// for a test that stops or freezes it, with RedisSettings and then extra
+// (which may override them), and returns it and its socket once it
+// answers. It is killed when the test ends (after a SIGCONT, should it be
+// frozen). Without redis-server on PATH the test is Missing.
+func StartRedis(t testing.TB, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	return StartRedisIn(t, t.TempDir(), extra...)
+}
+
+// StartRedisIn is StartRedis with the server's files (its socket, its
+// append-only file) in dir, so that a server started again in dir finds
+// what the last one persisted.
+func StartRedisIn(t testing.TB, dir string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		Missing(t, "redis-server is not on PATH: cannot start a server of the test's own (apt-get install -y redis-server)")
 	}
-	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-		"--dir", dir, "--save", "", "--appendonly", "no")
+	args := append([]string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700", "--dir", dir, "--save", ""}, RedisSettings...)
+	cmd := exec.Command(bin, append(args, extra...)...)
 	Start(t, cmd)
 	for i := 0; !pongs(sock); i++ {
 		if i == 100 {

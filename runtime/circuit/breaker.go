@@ -54,7 +54,7 @@ type ref struct {
 	batches sync.Map                  // window span → *batch, for a driver.WindowSharer (share.go)
 	batch   atomic.Pointer[batch]     // the batch last used
 
-	reported atomic.Pointer[time.Time] // when a StateError was last reported; nil never
+	reported atomic.Pointer[time.Duration] // when a StateError was last reported (Breaker.start); nil never
 }
 
 // ref returns the bound circuit name, validating the name the first time.
@@ -92,10 +92,10 @@ func WithObserver(o Observer) Option {
 // New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store, epoch: time.Now()}
-	b.binder, _ = StoreAs[driver.Binder](store)
-	b.storeClock, _ = StoreAs[driver.Clock](store)
-	b.windows, _ = StoreAs[driver.WindowStore](store)
-	b.sharer, _ = StoreAs[driver.WindowSharer](store)
+	b.binder, _ = store.(driver.Binder)
+	b.storeClock, _ = store.(driver.Clock)
+	b.windows, _ = store.(driver.WindowStore)
+	b.sharer, _ = store.(driver.WindowSharer)
 	for _, o := range opts {
 		o(b)
 	}
@@ -162,23 +162,27 @@ func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(con
 	if err != nil {
 		return err
 	}
+	// The call is timed only when something reads the time: the slow-call
+	// rule, or a CallObserver.
+	timed := p.SlowCall > 0 || b.calls != nil
+	var start time.Duration
+	if timed {
+		start = b.start()
+	}
 	settled := false
 	defer func() {
 		if !settled { // op panicked: settle, then let the panic go on
-			_ = b.settle(ctx, r, p, g, machine.Ignored)
+			_ = b.settle(ctx, r, p, g, machine.Ignored, b.took(timed, start))
 		}
 	}()
-	var start time.Time
-	if p.SlowCall > 0 {
-		start = b.start()
-	}
 	o, opErr := op(ctx)
 	settled = true
+	d := b.took(timed, start)
 	outcome := machine.Outcome(o)
 	if p.SlowCall > 0 {
-		outcome = p.Classify(outcome, b.since(start))
+		outcome = p.Classify(outcome, d)
 	}
-	if err := b.settle(ctx, r, p, g, outcome); err != nil {
+	if err := b.settle(ctx, r, p, g, outcome, d); err != nil {
 		return ranError(err, opErr)
 	}
 	return opErr
@@ -218,20 +222,24 @@ func (b *Breaker) now(storeNow time.Time) time.Time {
 	return time.Now()
 }
 
-// start and since measure how long an operation took, for Policy.SlowCall:
-// on the injected clock when there is one, else on the monotonic clock.
-func (b *Breaker) start() time.Time {
+// start returns a reading for took, which measures how long an operation
+// took (for Policy.SlowCall and the CallObservers): the injected clock's
+// time in nanoseconds when there is one, else the time since the Breaker's
+// epoch on the monotonic clock, which reads no wall clock.
+func (b *Breaker) start() time.Duration {
 	if b.clock != nil {
-		return b.clock()
+		return time.Duration(b.clock().UnixNano())
 	}
-	return time.Now()
+	return time.Since(b.epoch)
 }
 
-func (b *Breaker) since(start time.Time) time.Duration {
-	if b.clock != nil {
-		return b.clock().Sub(start)
+// took is how long a call that started at the reading start took, when it
+// was timed; 0 otherwise.
+func (b *Breaker) took(timed bool, start time.Duration) time.Duration {
+	if !timed {
+		return 0
 	}
-	return time.Since(start)
+	return b.start() - start
 }
 
 // replace stores next over prev. It reports false on a conflict.
@@ -282,7 +290,8 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 	return machine.Grant{}, b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
 
-// settle records a call's outcome, already classified (Policy.Classify).
+// settle records a call's outcome, already classified (Policy.Classify);
+// d is how long the call took, for the CallObservers.
 // A closed-admitted call of a current record is counted in the window of
 // the rate rule, once, before the decision that may open the circuit.
 //
@@ -293,9 +302,9 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 // cancellation and bounded by settleTimeout. The first load writes nothing
 // and runs on the caller's context while it lasts, so that a call that
 // changes nothing (a success on a healthy circuit) costs nothing more.
-func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machine.Grant, o machine.Outcome) error {
+func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machine.Grant, o machine.Outcome, d time.Duration) error {
 	for _, c := range b.calls {
-		c.ObserveOutcome(ctx, r.name, Outcome(o))
+		c.ObserveOutcome(ctx, r.name, Outcome(o), d)
 	}
 	if o == machine.Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing

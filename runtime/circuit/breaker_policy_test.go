@@ -41,6 +41,9 @@ func TestForceOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock.Advance(2 * time.Second)
+		if snap, _ := b.Snapshot(ctx, testName); snap.Forced || snap.State != circuit.StateHalfOpen || snap.Probing {
+			t.Errorf("Snapshot at the end of d = %+v, want half-open, ready to probe, not forced", snap)
+		}
 		tk, err := b.Allow(ctx, testName, pol)
 		if err != nil || !tk.Probe() {
 			t.Fatalf("Allow at the end of d = %v, %v; want the probe", tk, err)

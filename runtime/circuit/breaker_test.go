@@ -729,13 +729,15 @@ func TestSnapshot(t *testing.T) {
 	if _, after, _ := s.counts(); after != replaces {
 		t.Fatalf("Snapshot wrote the record %d times", after-replaces)
 	}
-	want := circuit.Snapshot{Name: testName, State: circuit.StateOpen, Failures: 3, Generation: 1,
+	// The cooldown is over: the circuit reads half-open, ready to probe,
+	// though its record still says open.
+	want := circuit.Snapshot{Name: testName, State: circuit.StateHalfOpen, Failures: 3, Generation: 1,
 		OpenUntil: t0.Add(pol.Cooldown), UpdatedAt: t0, Exists: true}
 	if snap != want {
 		t.Errorf("Snapshot =\n  %+v\nwant\n  %+v", snap, want)
 	}
-	if snap.State.String() != "open" {
-		t.Errorf("State.String() = %q", snap.State.String())
+	if r := s.rec(testName); r.State != circuit.StateOpen {
+		t.Errorf("the record is %s, want it still open", fmtRecord(r))
 	}
 	// Snapshot did not claim the probe: the next call does.
 	probe, err := b.Allow(t.Context(), testName, pol)
@@ -743,8 +745,13 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("Allow after Snapshots = %v, %v; want the probe", probe, err)
 	}
 	snap, _ = b.Snapshot(t.Context(), testName)
-	if snap.State != circuit.StateHalfOpen || !snap.LeaseUntil.Equal(clock.Now().Add(pol.ProbeLease)) || snap.State.String() != "half_open" {
+	if snap.State != circuit.StateHalfOpen || !snap.Probing || !snap.LeaseUntil.Equal(clock.Now().Add(pol.ProbeLease)) || snap.State.String() != "half_open" {
 		t.Errorf("Snapshot during the probe = %+v", snap)
+	}
+	// The probe crashed: once its lease is over, the next call probes anew.
+	clock.Advance(pol.ProbeLease)
+	if snap, _ = b.Snapshot(t.Context(), testName); snap.State != circuit.StateHalfOpen || snap.Probing {
+		t.Errorf("Snapshot after the probe's lease = %+v, want half-open, ready to probe", snap)
 	}
 	_ = probe.Done(circuit.Success)
 	snap, _ = b.Snapshot(t.Context(), testName)

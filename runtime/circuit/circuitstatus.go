@@ -10,15 +10,20 @@ import (
 // StatusUnreadable is the State of a Status whose record could not be read.
 const StatusUnreadable = "error"
 
-// Status is a circuit's stored state as operators read it, in JSON or on a
-// page: httpguard's status handler and circuitctl state report it. Times
-// are in UTC.
+// Status is a circuit's state as operators read it, in JSON or on a page:
+// httpguard's status handler and circuitctl state report it. Like
+// Snapshot, it is the state by time: an open circuit whose cooldown is over
+// is "half_open", ready to probe. Times are in UTC.
 type Status struct {
 	// Name is the circuit's name.
 	Name string `json:"name"`
 	// State is "closed", "open", "half_open", or StatusUnreadable when the
 	// circuit's record is corrupt or unreadable.
 	State string `json:"state"`
+	// Probing reports, for "half_open", that a probe holds a live claim;
+	// absent (false) when the circuit is ready to probe, the next call
+	// being the probe.
+	Probing bool `json:"probing,omitempty"`
 	// Failures is the consecutive failure count.
 	Failures int `json:"failures"`
 	// Generation is the record's generation; 0 when there is no record.
@@ -38,7 +43,7 @@ type Status struct {
 	Successes int `json:"successes,omitempty"`
 	Reopens   int `json:"reopens,omitempty"`
 	// Recorded reports whether the store holds a record; a circuit never
-	// called has none and is closed.
+	// seen (or cleared since) has none, and reads "closed".
 	Recorded bool `json:"recorded"`
 	// Error says why the state could not be read; empty otherwise.
 	// StatusOfError sets it to a reason without the store's internals.
@@ -48,7 +53,7 @@ type Status struct {
 // StatusOf returns the Status of a circuit read with Breaker.Snapshot.
 func StatusOf(snap Snapshot) Status {
 	return Status{
-		Name: snap.Name, State: snap.State.String(), Failures: snap.Failures, Generation: snap.Generation,
+		Name: snap.Name, State: snap.State.String(), Probing: snap.Probing, Failures: snap.Failures, Generation: snap.Generation,
 		OpenUntil: utc(snap.OpenUntil), LeaseUntil: utc(snap.LeaseUntil), UpdatedAt: utc(snap.UpdatedAt),
 		Recorded: snap.Exists, Forced: snap.Forced, Successes: snap.Successes, Reopens: snap.Reopens,
 	}

@@ -53,19 +53,3 @@ func Admit(rec *Record, name string, p Policy, now time.Time, fresh func() strin
 func Settle(rec *Record, g Grant, o Outcome, p Policy, now time.Time) *Record {
 	return machine.Settle(rec, g, machine.Outcome(o), p.rules(), now)
 }
-
-// StoreAs finds the first store in s's chain that implements T.
-func StoreAs[T any](s Store) (T, bool) {
-	for s != nil {
-		if c, ok := s.(T); ok {
-			return c, true
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}

@@ -42,7 +42,7 @@ func (b *Breaker) stateError(r *ref, op string, err error) *StateError {
 	}
 	now := b.start() // the injected clock, else the monotonic one
 	last := r.reported.Load()
-	if last != nil && now.Sub(*last) < stateErrorEvery || !r.reported.CompareAndSwap(last, &now) {
+	if last != nil && now-*last < stateErrorEvery || !r.reported.CompareAndSwap(last, &now) {
 		return se
 	}
 	e := *se // callers may still mark the returned one as Ran

@@ -37,7 +37,8 @@ type Observer interface {
 // the context of the call that made it, in place of ObserveTransition.
 //
 // New checks each observer for this interface once; a Breaker with no
-// CallObserver does no work for it on any call.
+// CallObserver does no work for it on any call, and times a call only for
+// Policy.SlowCall.
 type CallObserver interface {
 	Observer
 	// ObserveTransitionContext hears a committed transition, as
@@ -46,8 +47,12 @@ type CallObserver interface {
 	// ObserveRejection hears a call that e rejected: the operation did not run.
 	ObserveRejection(ctx context.Context, e *OpenError)
 	// ObserveOutcome hears the outcome of an admitted call to the named
-	// circuit, before it is settled; a panic is heard as Ignored.
-	ObserveOutcome(ctx context.Context, name string, o Outcome)
+	// circuit, before it is settled; a panic is heard as Ignored. d is how
+	// long the call took: the operation's run for Run, from Allow to Done
+	// for a Ticket; on WithClock's clock when one is given, else on the
+	// monotonic clock. The outcome is after Policy.SlowCall's rule: a slow
+	// Success is heard as Failure.
+	ObserveOutcome(ctx context.Context, name string, o Outcome, d time.Duration)
 }
 
 // ObserverFunc adapts a function to an Observer.

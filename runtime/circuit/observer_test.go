@@ -32,8 +32,8 @@ func (l *callLog) ObserveRejection(ctx context.Context, e *circuit.OpenError) {
 	l.events = append(l.events, fmt.Sprintf("%s: %s rejected (%v)", mark(ctx), e.Name, e.State))
 }
 
-func (l *callLog) ObserveOutcome(ctx context.Context, name string, o circuit.Outcome) {
-	l.events = append(l.events, fmt.Sprintf("%s: %s %v", mark(ctx), name, o))
+func (l *callLog) ObserveOutcome(ctx context.Context, name string, o circuit.Outcome, d time.Duration) {
+	l.events = append(l.events, fmt.Sprintf("%s: %s %v in %v", mark(ctx), name, o, d))
 }
 
 func TestCallObserver(t *testing.T) {
@@ -47,7 +47,10 @@ func TestCallObserver(t *testing.T) {
 	boom := errors.New("boom")
 	call := func(m string) context.Context { return context.WithValue(t.Context(), callKey{}, m) }
 
-	_ = b.Run(call("1"), testName, p, succeed)
+	_ = b.Run(call("1"), testName, p, func(context.Context) (circuit.Outcome, error) {
+		clock.Advance(250 * time.Millisecond) // the call takes a while
+		return circuit.Success, nil
+	})
 	_ = b.Run(call("2"), testName, p, func(context.Context) (circuit.Outcome, error) { return circuit.Ignored, boom })
 	_ = b.Run(call("3"), testName, p, failing(boom))
 	_ = b.Run(call("4"), testName, p, failing(boom)) // opens
@@ -60,7 +63,9 @@ func TestCallObserver(t *testing.T) {
 	if _, err := b.Allow(call("7"), testName, p); !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("Allow during the probe = %v, want ErrOpen", err)
 	}
-	if err := ticket.Done(circuit.Success); err != nil { // closes
+	clock.Advance(2 * time.Second) // the caller takes this long from Allow to Done
+	if err := ticket.Done(circuit.Success); err != nil {
+		// closes
 		t.Fatal(err)
 	}
 	func() {
@@ -70,17 +75,17 @@ func TestCallObserver(t *testing.T) {
 	_ = b.Run(call("10"), "bad name!", p, succeed) // a configuration error: nothing to hear
 
 	want := []string{
-		"1: billing-api success",
-		"2: billing-api ignored",
-		"3: billing-api failure",
-		"4: billing-api failure",
+		"1: billing-api success in 250ms",
+		"2: billing-api ignored in 0s",
+		"3: billing-api failure in 0s",
+		"4: billing-api failure in 0s",
 		"4: billing-api closed→open gen 1",
 		"5: billing-api rejected (open)",
 		"6: billing-api open→half_open gen 1",
 		"7: billing-api rejected (half_open)",
-		"6: billing-api success",
+		"6: billing-api success in 2s",
 		"6: billing-api half_open→closed gen 2",
-		"9: billing-api ignored",
+		"9: billing-api ignored in 0s",
 	}
 	if !slices.Equal(log.events, want) {
 		t.Errorf("the CallObserver heard:\n%q\nwant:\n%q", log.events, want)

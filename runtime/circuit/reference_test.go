@@ -279,7 +279,7 @@ func runHistory(t *testing.T, r *rand.Rand, p Policy, steps int) error {
 		if err != nil {
 			return err
 		}
-		if err := compareState(m, snap); err != nil {
+		if err := compareState(m, snap, clock.Now()); err != nil {
 			return fmt.Errorf("%s\nafter step %d: %v", joinLines(log), i, err)
 		}
 	}
@@ -305,17 +305,27 @@ func compare(want, got refResult) error {
 	return nil
 }
 
-func compareState(m *refModel, s circuit.Snapshot) error {
+func compareState(m *refModel, s circuit.Snapshot, now time.Time) error {
 	if s.Exists != m.exists {
 		return fmt.Errorf("exists %t, model %t", s.Exists, m.exists)
 	}
 	if !m.exists {
 		return nil
 	}
-	want := fmt.Sprintf("%s failures=%d successes=%d reopens=%d forced=%t gen=%d",
-		m.state, m.failures, m.successes, m.reopens, m.forced, m.generation)
-	got := fmt.Sprintf("%s failures=%d successes=%d reopens=%d forced=%t gen=%d",
-		s.State, s.Failures, s.Successes, s.Reopens, s.Forced, s.Generation)
+	// The state by time: an open circuit whose cooldown is over reads
+	// half-open, ready to probe, and no longer forced; a half-open one
+	// probes while a claim is live.
+	state, forced, probing := m.state, m.forced, false
+	switch {
+	case m.state == circuit.StateOpen && !now.Before(m.openUntil):
+		state, forced = circuit.StateHalfOpen, false
+	case m.state == circuit.StateHalfOpen:
+		probing = m.probeOut && now.Before(m.leaseUntil)
+	}
+	want := fmt.Sprintf("%s probing=%t failures=%d successes=%d reopens=%d forced=%t gen=%d",
+		state, probing, m.failures, m.successes, m.reopens, forced, m.generation)
+	got := fmt.Sprintf("%s probing=%t failures=%d successes=%d reopens=%d forced=%t gen=%d",
+		s.State, s.Probing, s.Failures, s.Successes, s.Reopens, s.Forced, s.Generation)
 	if m.state == circuit.StateOpen {
 		want += fmt.Sprintf(" until=t0+%v", m.openUntil.Sub(t0))
 		got += fmt.Sprintf(" until=t0+%v", s.OpenUntil.Sub(t0))

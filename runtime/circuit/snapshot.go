@@ -9,22 +9,30 @@ import (
 type Snapshot struct {
 	// Name is the circuit's name.
 	Name string
-	// State is the stored state. An open circuit whose cooldown has ended
-	// stays open here until a call claims its probe.
+	// State is the state by the store's clock, as the next call's decision
+	// would read it: an open circuit whose cooldown (or forced open) is
+	// over reads StateHalfOpen, not yet claimed, although its record says
+	// open until a call claims the probe. A circuit with no record reads
+	// StateClosed.
 	State State
+	// Probing reports, for StateHalfOpen, that a probe holds a live claim:
+	// other calls are rejected until it settles or its lease ends. When
+	// false, the circuit is ready to probe: the next call is the probe.
+	Probing bool
 	// Failures is the consecutive failure count.
 	Failures int
 	// Generation is the record's generation; 0 when there is no record.
 	Generation uint64
 	// OpenUntil is the end of the cooldown, LeaseUntil the end of the current
-	// probe's lease; zero when not set.
+	// probe's lease, as recorded (either may be past); zero when not set.
 	OpenUntil, LeaseUntil time.Time
 	// UpdatedAt is when the record last changed; zero when there is none.
 	UpdatedAt time.Time
-	// Exists reports whether the store holds a record.
+	// Exists reports whether the store holds a record: false for a
+	// circuit never seen (or cleared since).
 	Exists bool
 	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (Breaker.ForceOpen).
+	// OpenUntil (Breaker.ForceOpen), which has not passed.
 	Forced bool
 	// Successes is the number of half-open probes that succeeded in a row
 	// so far (Policy.CloseAfter).
@@ -34,25 +42,35 @@ type Snapshot struct {
 	Reopens int
 }
 
-// Snapshot reads the named circuit's state. It never claims a probe and
-// never writes.
+// Snapshot reads the named circuit's state, by the time of the store's
+// clock (or WithClock's) as a call's decision would. It never claims a
+// probe and never writes; a closed circuit's Snapshot reads no clock.
 func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	r, err := b.ref(name)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	rec, _, err := r.store.Load(ctx)
+	rec, storeNow, err := r.store.Load(ctx)
 	if err != nil {
 		return Snapshot{}, b.stateError(r, "load", err)
 	}
 	if rec == nil {
 		return Snapshot{Name: name, State: StateClosed}, nil
 	}
-	return Snapshot{
+	snap := Snapshot{
 		Name: name, State: rec.State, Failures: rec.Failures, Generation: rec.Generation,
 		OpenUntil: rec.OpenUntil, LeaseUntil: rec.LeaseUntil, UpdatedAt: rec.UpdatedAt, Exists: true,
 		Forced: rec.Forced, Successes: rec.Successes, Reopens: rec.Reopens,
-	}, nil
+	}
+	switch rec.State {
+	case StateOpen:
+		if !b.now(storeNow).Before(rec.OpenUntil) {
+			snap.State, snap.Forced = StateHalfOpen, false
+		}
+	case StateHalfOpen:
+		snap.Probing = b.now(storeNow).Before(rec.LeaseUntil)
+	}
+	return snap, nil
 }
 
 // Clear removes the named circuit's record, even a corrupt one. The circuit

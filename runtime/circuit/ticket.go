@@ -17,8 +17,9 @@ type Ticket struct {
 	ref    *ref
 	policy machine.Policy
 	grant  machine.Grant
-	start  time.Time   // when the call was admitted, for Policy.SlowCall
-	done   atomic.Bool // set by the first Done; Done may race with itself
+	start  time.Duration // when the call was admitted (Breaker.start), for Policy.SlowCall and the CallObservers
+	timed  bool          // whether start is set
+	done   atomic.Bool   // set by the first Done; Done may race with itself
 }
 
 // Allow admits one call to the named circuit under policy p, or returns the
@@ -39,8 +40,8 @@ func (b *Breaker) admit(ctx context.Context, r *ref, rules machine.Policy) (*Tic
 	if err != nil {
 		return nil, err
 	}
-	t := &Ticket{b: b, ctx: ctx, ref: r, policy: rules, grant: g}
-	if rules.SlowCall > 0 {
+	t := &Ticket{b: b, ctx: ctx, ref: r, policy: rules, grant: g, timed: rules.SlowCall > 0 || b.calls != nil}
+	if t.timed {
 		t.start = b.start()
 	}
 	return t, nil
@@ -57,11 +58,12 @@ func (t *Ticket) Done(o Outcome) error {
 	if !t.done.CompareAndSwap(false, true) {
 		return nil
 	}
+	d := t.b.took(t.timed, t.start)
 	outcome := machine.Outcome(o)
 	if t.policy.SlowCall > 0 {
-		outcome = t.policy.Classify(outcome, t.b.since(t.start))
+		outcome = t.policy.Classify(outcome, d)
 	}
-	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome); err != nil {
+	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome, d); err != nil {
 		return ranError(err, nil)
 	}
 	return nil

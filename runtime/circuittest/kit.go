@@ -54,8 +54,9 @@ func (k *Kit) Open(name string, d time.Duration) {
 	})
 }
 
-// HalfOpen leaves the named circuit open with its cooldown over: the next
-// call claims the half-open probe, and calls are rejected while it runs.
+// HalfOpen leaves the named circuit ready to probe, its cooldown over (it
+// reads StateHalfOpen): the next call claims the half-open probe, and calls
+// are rejected while it runs.
 func (k *Kit) HalfOpen(name string) {
 	k.put(name, func(r *driver.Record, now time.Time) {
 		r.State = driver.StateOpen

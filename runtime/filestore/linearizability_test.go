@@ -366,8 +366,13 @@ func linStep(state, input, output any) (bool, any) {
 		if st.rec == nil {
 			return !out.exists && out.state == circuit.StateClosed && out.gen == 0, st
 		}
-		r := st.rec
-		return out.exists && out.state == r.State && out.failures == r.Failures && out.gen == r.Generation &&
+		// A snapshot reads the state by time: an open record whose cooldown
+		// is over is half-open, ready to probe.
+		r, state := st.rec, st.rec.State
+		if state == circuit.StateOpen && !in.now.Before(r.OpenUntil) {
+			state = circuit.StateHalfOpen
+		}
+		return out.exists && out.state == state && out.failures == r.Failures && out.gen == r.Generation &&
 			out.openUntil.Equal(r.OpenUntil) && out.leaseUntil.Equal(r.LeaseUntil), st
 	case "clear":
 		return true, linState{grants: st.grants}

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -80,7 +81,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	srv := httptest.NewServer(httpguard.StatusHandlerFunc(f.b, func(ctx context.Context) ([]string, error) {
 		names, err := f.store.Names(ctx)
 		return append(names, named...), err
-	}))
+	}, httpguard.WithLogger(slog.New(slog.DiscardHandler))))
 	defer srv.Close()
 
 	dom := string(runChromium(t, bin, srv.URL+"/debug/circuits", "--dump-dom"))
@@ -90,17 +91,21 @@ func TestStatusPageInChromium(t *testing.T) {
 	if strings.Contains(dom, "<script") {
 		t.Error("the page has a script")
 	}
-	if m := sumRE.FindStringSubmatch(dom); m == nil || visible(m[1]) != "6 circuits: 1 forced open, 1 open, 1 half-open, 1 error, 2 closed; 1 record could not be read" {
+	if m := sumRE.FindStringSubmatch(dom); m == nil || visible(m[1]) != "7 circuits: 1 forced open, 1 open, 2 half-open, 1 error, 1 closed, 1 never seen; 1 record could not be read" {
 		t.Errorf("summary = %q", m)
 	}
-	// What a person reads in each row: name, state, then the numbers.
+	// What a person reads in each row: name, state, then the numbers. The
+	// records were written ten seconds before the page is rendered: their
+	// times read as past ("ago"), their deadlines as less than whole
+	// minutes away ("in 59m…"), however fast Chromium renders.
 	wants := map[string][]string{
 		"billing-api":            {"billing-api Closed 2 — — 1 ", " ago"},
 		"email-svc":              {"email-svc Half-open probe in flight 1 ", " UTC in 59m", " ago"},
+		"inventory":              {"inventory Half-open ready to probe: the next call is the probe 1 ", " ago — 1 "},
 		"ledger":                 {"ledger Error corrupt record — — — — —"},
 		"payment-gateway:refund": {"payment-gateway:refund Open 3 ", " UTC in 9m", "— 1 "},
 		"refunds":                {"refunds Forced open held open by an operator; circuitctl clear ends it 0 ", " UTC in 59m", "— 1 "},
-		"search":                 {"search Closed no record yet 0 — — 0 —"},
+		"search":                 {"search Never seen no record in the store 0 — — 0 —"},
 	}
 	rows := rowRE.FindAllStringSubmatch(dom, -1)
 	var order []string
@@ -116,7 +121,7 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Errorf("row %s has no state class", name)
 		}
 	}
-	if got := strings.Join(order, " "); got != "billing-api email-svc ledger payment-gateway:refund refunds search" {
+	if got := strings.Join(order, " "); got != "billing-api email-svc inventory ledger payment-gateway:refund refunds search" {
 		t.Errorf("rows = %s", got)
 	}
 	if m := regexp.MustCompile(`(?s)<section id="unreadable">(.*?)</section>`).FindStringSubmatch(dom); m == nil ||
@@ -137,12 +142,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	shot := filepath.Join(dir, "status-page.png")
 	_ = os.Remove(shot)
-	runChromium(t, bin, srv.URL+"/debug/circuits", "--screenshot="+shot, "--window-size=1200,800", "--hide-scrollbars")
+	runChromium(t, bin, srv.URL+"/debug/circuits", "--screenshot="+shot, "--window-size=1200,900", "--hide-scrollbars")
 	checkScreenshot(t, shot)
 	t.Logf("screenshot: %s", shot)
 }
 
-// checkScreenshot verifies the PNG is 1200x800 and shows each state's
+// checkScreenshot verifies the PNG is 1200x900 and shows each state's
 // badge colour.
 func checkScreenshot(t *testing.T, path string) {
 	t.Helper()
@@ -155,13 +160,13 @@ func checkScreenshot(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", path, err)
 	}
-	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 800 {
-		t.Errorf("screenshot is %v, want 1200x800", b)
+	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 900 {
+		t.Errorf("screenshot is %v, want 1200x900", b)
 	}
 	badges := map[string]color.RGBA{
 		"closed": {0xda, 0xfb, 0xe1, 0xff}, "open": {0xff, 0xeb, 0xe9, 0xff},
 		"half_open": {0xff, 0xf1, 0xc5, 0xff}, "error": {0xef, 0xe6, 0xff, 0xff},
-		"forced": {0xcf, 0x22, 0x2e, 0xff},
+		"forced": {0xcf, 0x22, 0x2e, 0xff}, "never seen": {0xea, 0xee, 0xf2, 0xff},
 	}
 	for state, c := range badges {
 		if n := countColour(img, c); n < 50 {

@@ -3,6 +3,8 @@ package httpguard_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,6 +24,8 @@ type fixture struct {
 	dir   string
 	store *filestore.Store
 	b     *circuit.Breaker
+	// w makes the fixture's records: b, unless dated moved it.
+	w *circuit.Breaker
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -31,7 +35,16 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{dir: dir, store: store, b: circuit.New(store)}
+	b := circuit.New(store)
+	return &fixture{dir: dir, store: store, b: b, w: b}
+}
+
+// dated makes the fixture's later records as if written ago: their times
+// are that far in the past, so that a page rendered at once, within the
+// same second, still shows them as past ("10s ago") and their deadlines as
+// less than whole ("in 59m50s").
+func (f *fixture) dated(ago time.Duration) {
+	f.w = circuit.New(f.store, circuit.WithClock(func() time.Time { return time.Now().Add(-ago) }))
 }
 
 // fail runs n failing calls through name under p.
@@ -50,9 +63,9 @@ func (f *fixture) fail(t *testing.T, b *circuit.Breaker, name string, p circuit.
 // closed records successful calls, so name has a closed record.
 func (f *fixture) closed(t *testing.T, name string, failures int) {
 	t.Helper()
-	f.fail(t, f.b, name, circuit.Policy{FailureThreshold: failures + 1, Cooldown: time.Minute, ProbeLease: time.Minute}, failures)
+	f.fail(t, f.w, name, circuit.Policy{FailureThreshold: failures + 1, Cooldown: time.Minute, ProbeLease: time.Minute}, failures)
 	if failures == 0 {
-		if err := f.b.Run(context.Background(), name, policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+		if err := f.w.Run(context.Background(), name, policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,17 +74,23 @@ func (f *fixture) closed(t *testing.T, name string, failures int) {
 // open opens name for policy's cooldown.
 func (f *fixture) open(t *testing.T, name string) {
 	t.Helper()
-	f.fail(t, f.b, name, policy, policy.FailureThreshold)
+	f.fail(t, f.w, name, policy, policy.FailureThreshold)
+}
+
+// cooledDown leaves name open with its cooldown over a minute ago: ready
+// to probe. A Breaker whose clock runs two minutes behind opens it.
+func (f *fixture) cooledDown(t *testing.T, name string) {
+	t.Helper()
+	past := circuit.New(f.store, circuit.WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) }))
+	f.fail(t, past, name, circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: time.Hour}, 1)
 }
 
 // halfOpen leaves name half-open with a probe in flight, leased for an hour:
-// a Breaker whose clock runs behind opens it with a cooldown already over,
-// and a call on the real clock claims the probe and never settles.
+// it cools down, and a call claims the probe and never settles.
 func (f *fixture) halfOpen(t *testing.T, name string) {
 	t.Helper()
-	past := circuit.New(f.store, circuit.WithClock(func() time.Time { return time.Now().Add(-time.Minute) }))
-	f.fail(t, past, name, circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Hour}, 1)
-	tk, err := f.b.Allow(context.Background(), name, policy)
+	f.cooledDown(t, name)
+	tk, err := f.w.Allow(context.Background(), name, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,4 +108,19 @@ func (f *fixture) corrupt(t *testing.T, name string) {
 	if err := os.WriteFile(filepath.Join(f.dir, circuit.Key(name)+".json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// send sends req with c and returns the response and its whole body.
+func send(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

@@ -44,12 +44,26 @@ func StatusClassifier(failures ...int) Classifier {
 	}
 }
 
-// Option configures Middleware.
+// Option configures Middleware, StatusHandlerFunc or AdminHandler; each
+// says which options apply to it and ignores the others.
 type Option func(*options)
 
 type options struct {
 	classify Classifier
 	logger   *slog.Logger
+}
+
+// newOptions applies opts over the defaults: DefaultFailureStatuses and
+// slog.Default().
+func newOptions(opts []Option) options {
+	o := options{classify: StatusClassifier(DefaultFailureStatuses...)}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	return o
 }
 
 // WithFailureStatuses makes Middleware count exactly the given response
@@ -63,8 +77,9 @@ func WithClassifier(c Classifier) Option {
 	return func(o *options) { o.classify = c }
 }
 
-// WithLogger sets where Middleware logs the store errors it hides from
-// clients; slog.Default() when not set.
+// WithLogger sets where Middleware, StatusHandlerFunc and AdminHandler log
+// what they hide from clients (the store's errors) and, for AdminHandler,
+// the changes it makes; slog.Default() when not set.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
@@ -94,13 +109,7 @@ func Middleware(b *circuit.Breaker, name string, p circuit.Policy, opts ...Optio
 	if err := p.Validate(); err != nil {
 		panic("httpguard: " + err.Error())
 	}
-	o := options{classify: StatusClassifier(DefaultFailureStatuses...)}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.logger == nil {
-		o.logger = slog.Default()
-	}
+	o := newOptions(opts)
 	return func(next http.Handler) http.Handler {
 		return &guard{b: b, name: name, policy: p, opts: o, next: next}
 	}

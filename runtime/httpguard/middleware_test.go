@@ -49,15 +49,11 @@ func guarded(t *testing.T, f *fixture, h http.Handler, opts ...httpguard.Option)
 
 func get(t *testing.T, c *http.Client, url string) (*http.Response, string) {
 	t.Helper()
-	resp, err := c.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := send(t, c, req)
 	return resp, string(body)
 }
 

@@ -39,33 +39,47 @@ type timeCell struct {
 	Text, ISO, Since string
 }
 
-var stateLabels = map[string]string{"closed": "Closed", "open": "Open", "half_open": "Half-open", circuit.StatusUnreadable: "Error"}
+// Kinds of rows beside the states: a forced open, a circuit never seen.
+const (
+	kindForced    = "forced"
+	kindNeverSeen = "never_seen"
+)
+
+var stateLabels = map[string]string{
+	"closed": "Closed", "open": "Open", "half_open": "Half-open", circuit.StatusUnreadable: "Error",
+	kindForced: "Forced open", kindNeverSeen: "Never seen",
+}
+
+// kind is what a row shows c as: its state, forced or never seen.
+func kind(c circuit.Status) string {
+	switch {
+	case c.Forced:
+		return kindForced
+	case !c.Recorded && c.State == "closed":
+		return kindNeverSeen
+	}
+	return c.State
+}
 
 func newPage(rep StatusReport, now time.Time) page {
 	p := page{Generated: cell(rep.GeneratedAt, now), Refresh: refreshSeconds, Error: rep.Error, Unreadable: rep.Unreadable}
 	counts := map[string]int{}
 	for _, c := range rep.Circuits {
-		kind, label := c.State, stateLabels[c.State]
-		if c.Forced {
-			kind, label = "forced", "Forced open"
-		}
+		kind := kind(c)
+		label := stateLabels[kind]
 		counts[kind]++
 		r := row{
 			Name: c.Name, State: c.State, Label: label, Class: "state-" + strings.ReplaceAll(kind, "_", "-"),
 			Failures: c.Failures, Generation: c.Generation,
 			OpenUntil: cell(c.OpenUntil, now), LeaseUntil: cell(c.LeaseUntil, now), Updated: cell(c.UpdatedAt, now),
-			Note: note(c, now),
+			Note: note(c),
 		}
 		p.Rows = append(p.Rows, r)
 	}
 	var parts []string
-	for _, s := range []string{"forced", "open", "half_open", circuit.StatusUnreadable, "closed"} {
+	for _, s := range []string{kindForced, "open", "half_open", circuit.StatusUnreadable, "closed", kindNeverSeen} {
 		if n := counts[s]; n > 0 {
-			label := stateLabels[s]
-			if s == "forced" {
-				label = "forced open"
-			}
-			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(label)))
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(stateLabels[s])))
 		}
 	}
 	n := len(rep.Circuits)
@@ -77,27 +91,27 @@ func newPage(rep StatusReport, now time.Time) page {
 		p.Summary += fmt.Sprintf("; %d %s could not be read", k, plural(k, "record"))
 	}
 	p.Title = "Circuits"
-	if k := counts["forced"] + counts["open"] + counts["half_open"] + counts[circuit.StatusUnreadable] + len(rep.Unreadable); k > 0 {
+	if k := counts[kindForced] + counts["open"] + counts["half_open"] + counts[circuit.StatusUnreadable] + len(rep.Unreadable); k > 0 {
 		p.Title = fmt.Sprintf("Circuits (%d not closed)", k)
 	}
 	return p
 }
 
-// note explains a state a person could misread.
-func note(c circuit.Status, now time.Time) string {
+// note explains a state a person could misread. The state is read by the
+// store's clock (circuit.Snapshot): an open circuit whose cooldown is over
+// is already half-open.
+func note(c circuit.Status) string {
 	switch {
 	case c.Error != "":
 		return c.Error
 	case !c.Recorded:
-		return "no record yet"
-	case c.Forced && now.Before(c.OpenUntil):
+		return "no record in the store"
+	case c.Forced:
 		return "held open by an operator; circuitctl clear ends it"
-	case c.State == "open" && !now.Before(c.OpenUntil):
-		return "cooldown over: the next call probes"
-	case c.State == "half_open" && !now.Before(c.LeaseUntil):
-		return "probe lease expired: the next call probes anew"
-	case c.State == "half_open":
+	case c.State == "half_open" && c.Probing:
 		return "probe in flight"
+	case c.State == "half_open":
+		return "ready to probe: the next call is the probe"
 	}
 	return ""
 }

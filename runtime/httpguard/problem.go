@@ -25,14 +25,17 @@ const (
 // ProblemContentType is the media type of an RFC 9457 problem document.
 const ProblemContentType = "application/problem+json"
 
-// Problem is the RFC 9457 problem document this package writes, with two
+// Problem is the RFC 9457 problem document this package writes, with
 // extension members. Clients may decode responses into it.
 type Problem struct {
-	// Type is TypeCircuitOpen or TypeCircuitUnavailable.
+	// Type is TypeCircuitOpen or TypeCircuitUnavailable; for AdminHandler's
+	// refusals also TypeCircuitUnknown, or "about:blank" when the status
+	// says it all (the title is then the status's text).
 	Type string `json:"type"`
 	// Title is a short, fixed summary of the problem type.
 	Title string `json:"title"`
-	// Status is the HTTP status code, 503.
+	// Status is the HTTP status code: 503 for TypeCircuitOpen and
+	// TypeCircuitUnavailable.
 	Status int `json:"status"`
 	// Detail explains this occurrence to a person.
 	Detail string `json:"detail"`
@@ -42,6 +45,10 @@ type Problem struct {
 	// OpenUntil is when the circuit may admit a call again, in RFC 3339
 	// (UTC); set for TypeCircuitOpen only.
 	OpenUntil time.Time `json:"open_until,omitzero"`
+	// Forced reports that an operator holds the circuit open until
+	// OpenUntil (circuit.Breaker.ForceOpen, circuitctl open), rather than
+	// the dependency's failures; absent otherwise. TypeCircuitOpen only.
+	Forced bool `json:"forced,omitempty"`
 }
 
 // WriteError writes the HTTP response for a circuit error and reports
@@ -57,7 +64,8 @@ type Problem struct {
 //
 // Otherwise a *circuit.OpenError anywhere in err's chain is answered with 503,
 // Retry-After set to its RetryAfterSeconds (at least 1), and a TypeCircuitOpen problem
-// with the circuit's name and open_until.
+// with the circuit's name, open_until, and forced when an operator holds it
+// open.
 //
 // Any other error, including nil and a *circuit.ConfigError (a programming
 // error, not the dependency's), writes nothing and returns false: the caller
@@ -76,11 +84,16 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) bool {
 
 func openProblem(oe *circuit.OpenError) Problem {
 	secs := retryAfter(oe)
-	detail := fmt.Sprintf("Calls to %s are suspended after repeated failures; retry after %d %s.", oe.Name, secs, plural(secs, "second"))
-	if oe.State == circuit.StateHalfOpen {
-		detail = fmt.Sprintf("%s is being probed for recovery; retry after %d %s.", oe.Name, secs, plural(secs, "second"))
+	retry := fmt.Sprintf("retry after %d %s", secs, plural(secs, "second"))
+	detail := fmt.Sprintf("Calls to %s are suspended after repeated failures; %s.", oe.Name, retry)
+	switch {
+	case oe.State == circuit.StateHalfOpen:
+		detail = fmt.Sprintf("%s is being probed for recovery; %s.", oe.Name, retry)
+	case oe.Forced:
+		detail = fmt.Sprintf("Calls to %s are held off by an operator; %s.", oe.Name, retry)
 	}
-	p := Problem{Type: TypeCircuitOpen, Title: "Circuit open", Status: http.StatusServiceUnavailable, Detail: detail, Circuit: oe.Name}
+	p := Problem{Type: TypeCircuitOpen, Title: "Circuit open", Status: http.StatusServiceUnavailable, Detail: detail,
+		Circuit: oe.Name, Forced: oe.Forced}
 	if !oe.Until.IsZero() {
 		p.OpenUntil = oe.Until.UTC()
 	}

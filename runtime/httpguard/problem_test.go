@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -27,16 +26,11 @@ func serveError(t *testing.T, err error) (*http.Response, []byte) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	resp, gerr := srv.Client().Get(srv.URL)
-	if gerr != nil {
-		t.Fatal(gerr)
-	}
-	defer resp.Body.Close()
-	body, rerr := io.ReadAll(resp.Body)
+	req, rerr := http.NewRequest(http.MethodGet, srv.URL, nil)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	return resp, body
+	return send(t, srv.Client(), req)
 }
 
 func TestWriteError(t *testing.T) {
@@ -53,6 +47,7 @@ func TestWriteError(t *testing.T) {
 		circuit            string
 		detail             string // a part of the expected detail
 		openUntil          bool
+		forced             bool
 		// hidden must not appear in the response.
 		hidden func(f *fixture) []string
 	}{
@@ -86,6 +81,17 @@ func TestWriteError(t *testing.T) {
 			},
 			status: 503, typ: httpguard.TypeCircuitOpen, retryMin: 3599, retryMax: 3600,
 			circuit: "mail", detail: "being probed for recovery", openUntil: true,
+		},
+		{
+			name: "forced open",
+			err: func(t *testing.T, f *fixture) error {
+				if err := f.b.ForceOpen(context.Background(), "refunds", 90*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				return f.b.Run(context.Background(), "refunds", policy, nil)
+			},
+			status: 503, typ: httpguard.TypeCircuitOpen, retryMin: 89, retryMax: 90,
+			circuit: "refunds", detail: "held off by an operator; retry after 90 seconds", openUntil: true, forced: true,
 		},
 		{
 			name: "open error with a short deadline",
@@ -196,6 +202,9 @@ func TestWriteError(t *testing.T) {
 				}
 			} else if _, ok := raw["open_until"]; ok {
 				t.Errorf("open_until present: %s", body)
+			}
+			if forced, ok := raw["forced"]; forced != tt.forced && (tt.forced || ok) {
+				t.Errorf("forced = %v (present %t), want %t", forced, ok, tt.forced)
 			}
 			if tt.hidden != nil {
 				for _, s := range tt.hidden(f) {

@@ -18,15 +18,20 @@ import (
 const refreshSeconds = 5
 
 // StatusHandler returns an http.Handler that reports the named circuits'
-// state, read with b.Snapshot (which never changes a circuit). Mount it on an
-// admin mux, not on the public one.
+// state, read with b.Snapshot (which never changes a circuit): the state by
+// the store's clock, so a circuit whose cooldown is over shows as half-open,
+// ready to probe, before any call arrives. Mount it on an admin mux, not on
+// the public one.
 //
 // It answers GET and HEAD. The response is JSON (a StatusReport) when the
 // query has format=json, or when the Accept header asks for
 // application/json and not for HTML; otherwise it is a self-contained HTML
 // page (no scripts, no external assets) that reloads itself every five
 // seconds. A circuit whose record is corrupt or unreadable is reported with
-// state "error" and does not fail the others.
+// state "error" and does not fail the others; a named circuit the store has
+// no record of is shown as never seen (in JSON, "recorded": false). Its
+// list of names cannot fail, so it logs nothing; StatusHandlerFunc takes a
+// logger.
 func StatusHandler(b *circuit.Breaker, names ...string) http.Handler {
 	names = slices.Clone(names)
 	return StatusHandlerFunc(b, func(context.Context) ([]string, error) { return names, nil })
@@ -41,15 +46,17 @@ func StatusHandler(b *circuit.Breaker, names ...string) http.Handler {
 // and a joined error, one per bad record (errors.Join, as the stores' Names
 // do): the page shows those circuits and lists the bad records in the
 // report's Unreadable. When list fails otherwise, the response is 500 with
-// the report's Error set and no circuits. Either way the causes are logged
-// with slog.Default, not shown.
-func StatusHandlerFunc(b *circuit.Breaker, list func(context.Context) ([]string, error)) http.Handler {
-	return &statusHandler{b: b, list: list}
+// the report's Error set and no circuits. Either way the causes are logged,
+// not shown: to WithLogger's logger, slog.Default() without one. The other
+// options do not apply to it.
+func StatusHandlerFunc(b *circuit.Breaker, list func(context.Context) ([]string, error), opts ...Option) http.Handler {
+	return &statusHandler{b: b, list: list, logger: newOptions(opts).logger}
 }
 
 type statusHandler struct {
-	b    *circuit.Breaker
-	list func(context.Context) ([]string, error)
+	b      *circuit.Breaker
+	list   func(context.Context) ([]string, error)
+	logger *slog.Logger
 }
 
 // ServeHTTP serves the report as JSON or HTML.
@@ -65,13 +72,13 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	names, err := h.list(r.Context())
 	bad, partial := recordErrors(err)
 	if err != nil && !partial {
-		slog.Default().LogAttrs(r.Context(), slog.LevelError, "circuit status: cannot list circuits", slog.String("error", err.Error()))
+		h.logger.LogAttrs(r.Context(), slog.LevelError, "circuit status: cannot list circuits", slog.String("error", err.Error()))
 		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []circuit.Status{}, Error: "the circuits in the store could not be listed"}
 		status = http.StatusInternalServerError
 	} else {
 		rep = report(r.Context(), h.b, names, now)
 		for _, e := range bad {
-			slog.Default().LogAttrs(r.Context(), slog.LevelError, "circuit status: a record cannot be read", slog.String("error", e.Error()))
+			h.logger.LogAttrs(r.Context(), slog.LevelError, "circuit status: a record cannot be read", slog.String("error", e.Error()))
 			rep.Unreadable = append(rep.Unreadable, circuit.Unreadable(e))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,19 +15,22 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/httpguard"
 )
 
-// population puts circuits of every kind into f's store and returns their
-// names: closed with 2 failures, open, half-open, forced open, corrupt,
-// never called.
+// population puts circuits of every kind into f's store, dated ten
+// seconds ago, and returns their names: closed with 2 failures, open,
+// half-open with a probe in flight, open with its cooldown over (ready to
+// probe), forced open, corrupt, never seen.
 func population(t *testing.T, f *fixture) []string {
 	t.Helper()
+	f.dated(10 * time.Second)
 	f.closed(t, "billing-api", 2)
 	f.open(t, "payment-gateway:refund")
 	f.halfOpen(t, "email-svc")
-	if err := f.b.ForceOpen(context.Background(), "refunds", time.Hour); err != nil {
+	f.cooledDown(t, "inventory")
+	if err := f.w.ForceOpen(context.Background(), "refunds", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	f.corrupt(t, "ledger")
-	return []string{"payment-gateway:refund", "billing-api", "email-svc", "ledger", "refunds", "search", "billing-api"}
+	return []string{"payment-gateway:refund", "billing-api", "email-svc", "inventory", "ledger", "refunds", "search", "billing-api"}
 }
 
 func fetchReport(t *testing.T, c *http.Client, req *http.Request) (*http.Response, httpguard.StatusReport) {
@@ -56,6 +60,7 @@ func TestStatusJSON(t *testing.T) {
 	}
 	type want struct {
 		state           string
+		probing         bool
 		failures        int
 		gen             uint64
 		open, lease     bool
@@ -64,7 +69,8 @@ func TestStatusJSON(t *testing.T) {
 	}
 	wants := map[string]want{
 		"billing-api":            {state: "closed", failures: 2, gen: 1, recorded: true},
-		"email-svc":              {state: "half_open", failures: 1, gen: 1, open: true, lease: true, recorded: true},
+		"email-svc":              {state: "half_open", probing: true, failures: 1, gen: 1, open: true, lease: true, recorded: true},
+		"inventory":              {state: "half_open", failures: 1, gen: 1, open: true, recorded: true},
 		"ledger":                 {state: "error", error: true},
 		"payment-gateway:refund": {state: "open", failures: 3, gen: 1, open: true, recorded: true},
 		"refunds":                {state: "open", gen: 1, open: true, recorded: true, forced: true},
@@ -74,18 +80,18 @@ func TestStatusJSON(t *testing.T) {
 	for _, c := range rep.Circuits {
 		names = append(names, c.Name)
 		w := wants[c.Name]
-		got := want{c.State, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != "", c.Forced}
+		got := want{c.State, c.Probing, c.Failures, c.Generation, !c.OpenUntil.IsZero(), !c.LeaseUntil.IsZero(), c.Recorded, c.Error != "", c.Forced}
 		if got != w {
 			t.Errorf("%s = %+v, want %+v", c.Name, got, w)
 		}
-		if c.Recorded && (c.UpdatedAt.IsZero() || time.Since(c.UpdatedAt) > time.Minute) {
+		if c.Recorded && (c.UpdatedAt.IsZero() || time.Since(c.UpdatedAt) > 3*time.Minute) {
 			t.Errorf("%s updated_at = %v", c.Name, c.UpdatedAt)
 		}
 	}
-	if got := strings.Join(names, " "); got != "billing-api email-svc ledger payment-gateway:refund refunds search" {
+	if got := strings.Join(names, " "); got != "billing-api email-svc inventory ledger payment-gateway:refund refunds search" {
 		t.Errorf("circuits = %s, want each once, sorted", got)
 	}
-	if ledger := rep.Circuits[2]; ledger.Error != "corrupt record" {
+	if ledger := rep.Circuits[3]; ledger.Error != "corrupt record" {
 		t.Errorf("ledger error = %q", ledger.Error)
 	}
 }
@@ -139,7 +145,9 @@ func TestStatusHandlerFunc(t *testing.T) {
 	f := newFixture(t)
 	f.open(t, "payment-gateway:refund")
 	f.closed(t, "billing-api", 0)
-	srv := httptest.NewServer(httpguard.StatusHandlerFunc(f.b, f.store.Names))
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	srv := httptest.NewServer(httpguard.StatusHandlerFunc(f.b, f.store.Names, httpguard.WithLogger(logger)))
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 	req.Header.Set("Accept", "application/json")
@@ -172,14 +180,24 @@ func TestStatusHandlerFunc(t *testing.T) {
 			t.Errorf("the page lacks %q:\n%s", want, body)
 		}
 	}
+	// What the page hides goes to the handler's logger.
+	if got := logs.String(); strings.Count(got, "a record cannot be read") != 2 || !strings.Contains(got, circuit.Key("ledger")) {
+		t.Errorf("the handler's logger heard:\n%s\nwant the corrupt record, once a request", got)
+	}
 
-	// A listing that fails as a whole is a 500 that hides the cause.
-	failing := httpguard.StatusHandlerFunc(f.b, func(context.Context) ([]string, error) { return nil, errors.New("/secret/dir: boom") })
+	// A listing that fails as a whole is a 500 that hides the cause, and
+	// logs it.
+	logs.Reset()
+	failing := httpguard.StatusHandlerFunc(f.b, func(context.Context) ([]string, error) { return nil, errors.New("/secret/dir: boom") },
+		httpguard.WithLogger(logger))
 	for _, query := range []string{"?format=json", ""} {
 		rec := httptest.NewRecorder()
 		failing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+query, nil))
 		if strings.Contains(rec.Body.String(), "secret") || rec.Code != 500 || !strings.Contains(rec.Body.String(), "could not be listed") {
 			t.Errorf("listing error %q: %d %s", query, rec.Code, rec.Body)
 		}
+	}
+	if got := logs.String(); strings.Count(got, "/secret/dir: boom") != 2 {
+		t.Errorf("the handler's logger heard:\n%s\nwant the listing's error, once a request", got)
 	}
 }

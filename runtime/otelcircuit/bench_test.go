@@ -1,9 +1,10 @@
 package otelcircuit_test
 
 // The cost of observing a Breaker's calls, on the calls that dominate
-// traffic, over the file store: no observer, prommetrics.Transitions, and
-// otelcircuit.Observer with the OTel SDK's meter provider, each a
-// sub-benchmark of the same binary, for the ratios:
+// traffic, over the file store: no observer, a CallObserver that does
+// nothing, prommetrics.Observer, and otelcircuit.Observer with the OTel
+// SDK's meter provider, each a sub-benchmark of the same binary, for the
+// ratios:
 //
 //	go test -run '^$' -bench . -benchmem ./runtime/otelcircuit/
 //
@@ -28,14 +29,24 @@ import (
 func succeed(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
 func fail(context.Context) (circuit.Outcome, error)    { return circuit.Failure, errDown }
 
+// idle is a CallObserver that does nothing: what the Breaker itself spends
+// on a call for its CallObservers, timing the call included.
+type idle struct{}
+
+func (idle) ObserveTransition(circuit.Transition)                                   {}
+func (idle) ObserveTransitionContext(context.Context, circuit.Transition)           {}
+func (idle) ObserveRejection(context.Context, *circuit.OpenError)                   {}
+func (idle) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
+
 // observers are the configurations compared, by sub-benchmark name.
 var observers = []struct {
 	name string
 	opts func(b *testing.B) []circuit.Option
 }{
 	{"none", func(*testing.B) []circuit.Option { return nil }},
+	{"idle", func(*testing.B) []circuit.Option { return []circuit.Option{circuit.WithObserver(idle{})} }},
 	{"prometheus", func(*testing.B) []circuit.Option {
-		return []circuit.Option{circuit.WithObserver(prommetrics.NewTransitions())}
+		return []circuit.Option{circuit.WithObserver(prommetrics.NewObserver())}
 	}},
 	{"otel", func(b *testing.B) []circuit.Option {
 		obs, err := otelcircuit.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))

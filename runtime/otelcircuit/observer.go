@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"go.opentelemetry.io/otel/attribute"
@@ -13,19 +14,34 @@ import (
 )
 
 // scope is the instrumentation scope of every instrument of the package.
-const scope = "github.com/circuitgen/circuitgen/runtime/otelcircuit"
+const scope = modulePath
 
-// Attribute keys.
+// meter returns mp's meter for the scope, with the module's version.
+func meter(mp metric.MeterProvider) metric.Meter {
+	return mp.Meter(scope, metric.WithInstrumentationVersion(version()))
+}
+
+// Attribute keys, in the circuitgen namespace.
 const (
-	keyName       = attribute.Key("circuit.name")
-	keyState      = attribute.Key("circuit.state")
-	keyOutcome    = attribute.Key("circuit.outcome")
-	keyFrom       = attribute.Key("circuit.from")
-	keyTo         = attribute.Key("circuit.to")
-	keyGeneration = attribute.Key("circuit.generation")
-	keyRetryAfter = attribute.Key("circuit.retry_after_s")
-	keyForced     = attribute.Key("circuit.forced")
+	keyName       = attribute.Key("circuitgen.circuit.name")
+	keyState      = attribute.Key("circuitgen.circuit.state")
+	keyForced     = attribute.Key("circuitgen.circuit.forced")
+	keyGeneration = attribute.Key("circuitgen.circuit.generation")
+	keyRetryAfter = attribute.Key("circuitgen.circuit.retry_after") // seconds
+	keyOutcome    = attribute.Key("circuitgen.call.outcome")
+	keyFrom       = attribute.Key("circuitgen.transition.from")
+	keyTo         = attribute.Key("circuitgen.transition.to")
 )
+
+// Span event names.
+const (
+	eventRejected   = "circuitgen.call.rejected"
+	eventTransition = "circuitgen.circuit.transition"
+)
+
+// durationBounds are the call-duration histogram's bucket boundaries, in
+// seconds: those the HTTP semantic conventions advise for request durations.
+var durationBounds = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 
 var outcomes = []circuit.Outcome{circuit.Ignored, circuit.Success, circuit.Failure}
 
@@ -33,33 +49,43 @@ var outcomes = []circuit.Outcome{circuit.Ignored, circuit.Success, circuit.Failu
 // is given to (circuit.WithObserver) as OTel metrics and span events. It is
 // safe for concurrent use.
 //
-// A call costs a lookup of its circuit's counts (a sync.Map read) and one
-// atomic addition: calls and rejections are counted in memory and reported
-// as asynchronous counters when the meter provider collects, so that the
-// happy path does not pay for the SDK's attribute lookups. Transitions, which are rare, go through a synchronous counter
-// with the caller's context (and so may carry exemplars).
+// Calls and rejections are counted in memory (a lookup of the circuit's
+// counts in a sync.Map and one atomic addition) and reported as
+// asynchronous counters when the meter provider collects, so that the
+// happy path does not pay for the SDK's attribute lookups. A call's
+// duration goes to a synchronous histogram, its attributes prepared once
+// per circuit; transitions, which are rare, go through a synchronous
+// counter. Both take the caller's context (and so may carry exemplars).
 type Observer struct {
 	transitions metric.Int64Counter
+	duration    metric.Float64Histogram
 	circuits    sync.Map // circuit name → *counts
 }
 
 var _ circuit.CallObserver = (*Observer)(nil)
 
-// counts are a circuit's call and rejection counts.
+// counts are a circuit's call and rejection counts, and the attributes of
+// its durations.
 type counts struct {
 	name     attribute.KeyValue
 	outcome  [3]atomic.Int64    // by circuit.Outcome
 	rejected [3][2]atomic.Int64 // by circuit.State, then OpenError.Forced
+	took     [3][]metric.RecordOption
 }
 
 // NewObserver returns an Observer whose instruments come from mp. Its
 // counters are reported for as long as mp lives.
 func NewObserver(mp metric.MeterProvider) (*Observer, error) {
-	m := mp.Meter(scope)
+	m := meter(mp)
 	o := new(Observer)
 	var err error
 	if o.transitions, err = m.Int64Counter("circuitgen.circuit.transitions", metric.WithUnit("{transition}"),
 		metric.WithDescription("State transitions of circuits committed by this process.")); err != nil {
+		return nil, fmt.Errorf("otelcircuit: %w", err)
+	}
+	if o.duration, err = m.Float64Histogram("circuitgen.circuit.call.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long the calls admitted through a circuit took, by outcome."),
+		metric.WithExplicitBucketBoundaries(durationBounds...)); err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
 	calls, err := m.Int64ObservableCounter("circuitgen.circuit.calls", metric.WithUnit("{call}"),
@@ -103,19 +129,26 @@ func (o *Observer) counts(name string) *counts {
 	if c, ok := o.circuits.Load(name); ok {
 		return c.(*counts)
 	}
-	c, _ := o.circuits.LoadOrStore(name, &counts{name: keyName.String(name)})
-	return c.(*counts)
-}
-
-// ObserveOutcome counts a completed call.
-func (o *Observer) ObserveOutcome(_ context.Context, name string, out circuit.Outcome) {
-	if int(out) < len(outcomes) {
-		o.counts(name).outcome[out].Add(1)
+	c := &counts{name: keyName.String(name)}
+	for _, out := range outcomes {
+		c.took[out] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(c.name, keyOutcome.String(out.String())))}
 	}
+	actual, _ := o.circuits.LoadOrStore(name, c)
+	return actual.(*counts)
 }
 
-// ObserveRejection counts a rejected call and adds a "circuit.rejected"
-// event to the caller's span.
+// ObserveOutcome counts a completed call and records how long it took.
+func (o *Observer) ObserveOutcome(ctx context.Context, name string, out circuit.Outcome, d time.Duration) {
+	if int(out) >= len(outcomes) {
+		return
+	}
+	c := o.counts(name)
+	c.outcome[out].Add(1)
+	o.duration.Record(ctx, d.Seconds(), c.took[out]...)
+}
+
+// ObserveRejection counts a rejected call and adds a
+// "circuitgen.call.rejected" event to the caller's span.
 func (o *Observer) ObserveRejection(ctx context.Context, e *circuit.OpenError) {
 	c := o.counts(e.Name)
 	if int(e.State) < len(c.rejected) {
@@ -126,19 +159,20 @@ func (o *Observer) ObserveRejection(ctx context.Context, e *circuit.OpenError) {
 		c.rejected[e.State][f].Add(1)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("circuit.rejected", trace.WithAttributes(c.name, keyState.String(e.State.String()),
-			keyForced.Bool(e.Forced), keyRetryAfter.Int(e.RetryAfterSeconds())))
+		span.AddEvent(eventRejected, trace.WithAttributes(c.name, keyState.String(e.State.String()),
+			keyForced.Bool(e.Forced), keyRetryAfter.Float64(e.RetryAfter().Seconds())))
 	}
 }
 
 // ObserveTransitionContext counts a transition and adds a
-// "circuit.transition" event to the span of the call that made it.
+// "circuitgen.circuit.transition" event to the span of the call that made
+// it.
 func (o *Observer) ObserveTransitionContext(ctx context.Context, t circuit.Transition) {
 	name := keyName.String(t.Name)
 	from, to := keyFrom.String(t.From.String()), keyTo.String(t.To.String())
 	o.transitions.Add(ctx, 1, metric.WithAttributes(name, from, to))
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("circuit.transition", trace.WithAttributes(name, from, to,
+		span.AddEvent(eventTransition, trace.WithAttributes(name, from, to,
 			keyGeneration.Int64(int64(t.Generation))))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -60,35 +61,55 @@ func run(t *testing.T, ctx context.Context, b *circuit.Breaker, name string, o c
 }
 
 // collect reads every metric from reader, one line per data point:
-// `name{key=value,...} value`, sorted, and the collection's error.
+// `name[unit]{key=value,...} value`, sorted (a histogram's value is its
+// count, sum and the count of each bucket that is not empty, by upper
+// bound), and the collection's error.
 func collect(t *testing.T, reader sdkmetric.Reader) ([]string, error) {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	err := reader.Collect(t.Context(), &rm)
 	var lines []string
+	line := func(m metricdata.Metrics, attrs attribute.Set, value string) {
+		var kvs []string
+		for _, kv := range attrs.ToSlice() {
+			kvs = append(kvs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+		}
+		lines = append(lines, fmt.Sprintf("%s[%s]{%s} %s", m.Name, m.Unit, strings.Join(kvs, ","), value))
+	}
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != "github.com/circuitgen/circuitgen/runtime/otelcircuit" {
-			t.Errorf("instrumentation scope %q", sm.Scope.Name)
+		if sm.Scope.Name != "github.com/circuitgen/circuitgen/runtime/otelcircuit" || sm.Scope.Version != "devel" {
+			t.Errorf("instrumentation scope %q version %q", sm.Scope.Name, sm.Scope.Version)
 		}
 		for _, m := range sm.Metrics {
-			var points []metricdata.DataPoint[int64]
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
 				if !d.IsMonotonic || d.Temporality != metricdata.CumulativeTemporality {
 					t.Errorf("%s: a sum that is not a cumulative counter", m.Name)
 				}
-				points = d.DataPoints
+				for _, p := range d.DataPoints {
+					line(m, p.Attributes, fmt.Sprint(p.Value))
+				}
 			case metricdata.Gauge[int64]:
-				points = d.DataPoints
+				for _, p := range d.DataPoints {
+					line(m, p.Attributes, fmt.Sprint(p.Value))
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					v := fmt.Sprintf("count=%d sum=%g", p.Count, p.Sum)
+					for i, n := range p.BucketCounts {
+						if n == 0 {
+							continue
+						}
+						le := "+Inf"
+						if i < len(p.Bounds) {
+							le = fmt.Sprint(p.Bounds[i])
+						}
+						v += fmt.Sprintf(" le%s:%d", le, n)
+					}
+					line(m, p.Attributes, v)
+				}
 			default:
 				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)
-			}
-			for _, p := range points {
-				var attrs []string
-				for _, kv := range p.Attributes.ToSlice() {
-					attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
-				}
-				lines = append(lines, fmt.Sprintf("%s{%s} %d", m.Name, strings.Join(attrs, ","), p.Value))
 			}
 		}
 	}
@@ -120,7 +141,12 @@ func TestObserver(t *testing.T) {
 		t.Fatalf("%d of 2 calls to an open circuit rejected", n)
 	}
 	now = now.Add(2 * time.Minute)
-	run(t, ctx, b, "billing-api", circuit.Success, 1) // open → half_open → closed
+	if err := b.Run(ctx, "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
+		now = now.Add(40 * time.Millisecond) // the probe takes 40ms
+		return circuit.Success, nil
+	}); err != nil { // open → half_open → closed
+		t.Fatal(err)
+	}
 	run(t, ctx, b, "billing-api", circuit.Ignored, 1)
 	span.End()
 	run(t, t.Context(), b, "search", circuit.Success, 2) // no span: metrics only
@@ -140,19 +166,24 @@ func TestObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	diff(t, "metrics", got, []string{
-		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=failure} 3",
-		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=ignored} 1",
-		"circuitgen.circuit.calls{circuit.name=billing-api,circuit.outcome=success} 1",
-		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=failure} 3",
-		"circuitgen.circuit.calls{circuit.name=search,circuit.outcome=success} 2",
-		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=billing-api,circuit.state=open} 2",
-		"circuitgen.circuit.rejections{circuit.forced=false,circuit.name=search,circuit.state=open} 1",
-		"circuitgen.circuit.rejections{circuit.forced=true,circuit.name=ledger,circuit.state=open} 1",
-		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=billing-api,circuit.to=open} 1",
-		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=ledger,circuit.to=open} 1",
-		"circuitgen.circuit.transitions{circuit.from=closed,circuit.name=search,circuit.to=open} 1",
-		"circuitgen.circuit.transitions{circuit.from=half_open,circuit.name=billing-api,circuit.to=closed} 1",
-		"circuitgen.circuit.transitions{circuit.from=open,circuit.name=billing-api,circuit.to=half_open} 1",
+		"circuitgen.circuit.call.duration[s]{circuitgen.call.outcome=failure,circuitgen.circuit.name=billing-api} count=3 sum=0 le0.005:3",
+		"circuitgen.circuit.call.duration[s]{circuitgen.call.outcome=failure,circuitgen.circuit.name=search} count=3 sum=0 le0.005:3",
+		"circuitgen.circuit.call.duration[s]{circuitgen.call.outcome=ignored,circuitgen.circuit.name=billing-api} count=1 sum=0 le0.005:1",
+		"circuitgen.circuit.call.duration[s]{circuitgen.call.outcome=success,circuitgen.circuit.name=billing-api} count=1 sum=0.04 le0.05:1",
+		"circuitgen.circuit.call.duration[s]{circuitgen.call.outcome=success,circuitgen.circuit.name=search} count=2 sum=0 le0.005:2",
+		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=failure,circuitgen.circuit.name=billing-api} 3",
+		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=failure,circuitgen.circuit.name=search} 3",
+		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=ignored,circuitgen.circuit.name=billing-api} 1",
+		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=success,circuitgen.circuit.name=billing-api} 1",
+		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=success,circuitgen.circuit.name=search} 2",
+		"circuitgen.circuit.rejections[{call}]{circuitgen.circuit.forced=false,circuitgen.circuit.name=billing-api,circuitgen.circuit.state=open} 2",
+		"circuitgen.circuit.rejections[{call}]{circuitgen.circuit.forced=false,circuitgen.circuit.name=search,circuitgen.circuit.state=open} 1",
+		"circuitgen.circuit.rejections[{call}]{circuitgen.circuit.forced=true,circuitgen.circuit.name=ledger,circuitgen.circuit.state=open} 1",
+		"circuitgen.circuit.transitions[{transition}]{circuitgen.circuit.name=billing-api,circuitgen.transition.from=closed,circuitgen.transition.to=open} 1",
+		"circuitgen.circuit.transitions[{transition}]{circuitgen.circuit.name=billing-api,circuitgen.transition.from=half_open,circuitgen.transition.to=closed} 1",
+		"circuitgen.circuit.transitions[{transition}]{circuitgen.circuit.name=billing-api,circuitgen.transition.from=open,circuitgen.transition.to=half_open} 1",
+		"circuitgen.circuit.transitions[{transition}]{circuitgen.circuit.name=ledger,circuitgen.transition.from=closed,circuitgen.transition.to=open} 1",
+		"circuitgen.circuit.transitions[{transition}]{circuitgen.circuit.name=search,circuitgen.transition.from=closed,circuitgen.transition.to=open} 1",
 	})
 
 	var events []string
@@ -166,13 +197,13 @@ func TestObserver(t *testing.T) {
 		}
 	}
 	diff(t, "span events", events, []string{
-		"checkout: circuit.transition circuit.name=billing-api circuit.from=closed circuit.to=open circuit.generation=1",
-		"checkout: circuit.rejected circuit.name=billing-api circuit.state=open circuit.forced=false circuit.retry_after_s=60",
-		"checkout: circuit.rejected circuit.name=billing-api circuit.state=open circuit.forced=false circuit.retry_after_s=60",
-		"checkout: circuit.transition circuit.name=billing-api circuit.from=open circuit.to=half_open circuit.generation=1",
-		"checkout: circuit.transition circuit.name=billing-api circuit.from=half_open circuit.to=closed circuit.generation=2",
-		"refund: circuit.transition circuit.name=ledger circuit.from=closed circuit.to=open circuit.generation=1",
-		"refund: circuit.rejected circuit.name=ledger circuit.state=open circuit.forced=true circuit.retry_after_s=3600",
+		"checkout: circuitgen.circuit.transition circuitgen.circuit.name=billing-api circuitgen.transition.from=closed circuitgen.transition.to=open circuitgen.circuit.generation=1",
+		"checkout: circuitgen.call.rejected circuitgen.circuit.name=billing-api circuitgen.circuit.state=open circuitgen.circuit.forced=false circuitgen.circuit.retry_after=60",
+		"checkout: circuitgen.call.rejected circuitgen.circuit.name=billing-api circuitgen.circuit.state=open circuitgen.circuit.forced=false circuitgen.circuit.retry_after=60",
+		"checkout: circuitgen.circuit.transition circuitgen.circuit.name=billing-api circuitgen.transition.from=open circuitgen.transition.to=half_open circuitgen.circuit.generation=1",
+		"checkout: circuitgen.circuit.transition circuitgen.circuit.name=billing-api circuitgen.transition.from=half_open circuitgen.transition.to=closed circuitgen.circuit.generation=2",
+		"refund: circuitgen.circuit.transition circuitgen.circuit.name=ledger circuitgen.transition.from=closed circuitgen.transition.to=open circuitgen.circuit.generation=1",
+		"refund: circuitgen.call.rejected circuitgen.circuit.name=ledger circuitgen.circuit.state=open circuitgen.circuit.forced=true circuitgen.circuit.retry_after=3600",
 	})
 }
 
@@ -204,27 +235,27 @@ func TestRegisterState(t *testing.T) {
 				return err
 			},
 			want: []string{
-				"circuitgen.circuit.failures{circuit.name=billing-api} 2",
-				"circuitgen.circuit.failures{circuit.name=email-svc} 3",
-				"circuitgen.circuit.failures{circuit.name=payment-gateway} 3",
-				"circuitgen.circuit.failures{circuit.name=search} 0",
-				"circuitgen.circuit.state_error{circuit.name=billing-api} 0",
-				"circuitgen.circuit.state_error{circuit.name=email-svc} 0",
-				"circuitgen.circuit.state_error{circuit.name=ledger} 1",
-				"circuitgen.circuit.state_error{circuit.name=payment-gateway} 0",
-				"circuitgen.circuit.state_error{circuit.name=search} 0",
-				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=closed} 1",
-				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=half_open} 0",
-				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=open} 0",
-				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=closed} 0",
-				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=half_open} 1",
-				"circuitgen.circuit.state{circuit.name=email-svc,circuit.state=open} 0",
-				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=closed} 0",
-				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=half_open} 0",
-				"circuitgen.circuit.state{circuit.name=payment-gateway,circuit.state=open} 1",
-				"circuitgen.circuit.state{circuit.name=search,circuit.state=closed} 1",
-				"circuitgen.circuit.state{circuit.name=search,circuit.state=half_open} 0",
-				"circuitgen.circuit.state{circuit.name=search,circuit.state=open} 0",
+				"circuitgen.circuit.failures[{failure}]{circuitgen.circuit.name=billing-api} 2",
+				"circuitgen.circuit.failures[{failure}]{circuitgen.circuit.name=email-svc} 3",
+				"circuitgen.circuit.failures[{failure}]{circuitgen.circuit.name=payment-gateway} 3",
+				"circuitgen.circuit.failures[{failure}]{circuitgen.circuit.name=search} 0",
+				"circuitgen.circuit.state_error[1]{circuitgen.circuit.name=billing-api} 0",
+				"circuitgen.circuit.state_error[1]{circuitgen.circuit.name=email-svc} 0",
+				"circuitgen.circuit.state_error[1]{circuitgen.circuit.name=ledger} 1",
+				"circuitgen.circuit.state_error[1]{circuitgen.circuit.name=payment-gateway} 0",
+				"circuitgen.circuit.state_error[1]{circuitgen.circuit.name=search} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=billing-api,circuitgen.circuit.state=closed} 1",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=billing-api,circuitgen.circuit.state=half_open} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=billing-api,circuitgen.circuit.state=open} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=email-svc,circuitgen.circuit.state=closed} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=email-svc,circuitgen.circuit.state=half_open} 1",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=email-svc,circuitgen.circuit.state=open} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=payment-gateway,circuitgen.circuit.state=closed} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=payment-gateway,circuitgen.circuit.state=half_open} 1",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=payment-gateway,circuitgen.circuit.state=open} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=search,circuitgen.circuit.state=closed} 1",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=search,circuitgen.circuit.state=half_open} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=search,circuitgen.circuit.state=open} 0",
 			},
 		},
 		{
@@ -244,11 +275,11 @@ func TestRegisterState(t *testing.T) {
 				return err
 			},
 			want: []string{
-				"circuitgen.circuit.failures{circuit.name=billing-api} 2",
-				"circuitgen.circuit.state_error{circuit.name=billing-api} 0",
-				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=closed} 1",
-				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=half_open} 0",
-				"circuitgen.circuit.state{circuit.name=billing-api,circuit.state=open} 0",
+				"circuitgen.circuit.failures[{failure}]{circuitgen.circuit.name=billing-api} 2",
+				"circuitgen.circuit.state_error[1]{circuitgen.circuit.name=billing-api} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=billing-api,circuitgen.circuit.state=closed} 1",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=billing-api,circuitgen.circuit.state=half_open} 0",
+				"circuitgen.circuit.state[1]{circuitgen.circuit.name=billing-api,circuitgen.circuit.state=open} 0",
 			},
 		},
 	}
@@ -268,14 +299,18 @@ func TestRegisterState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			diff(t, "metrics", got, tt.want)
+			diff(t, "metrics", got, slices.Sorted(slices.Values(tt.want)))
 		})
 	}
 
-	// Collecting never changes a circuit: the open one stays open although
-	// its cooldown has ended, and no probe is claimed.
+	// The open circuit's cooldown is over: it reads half-open, ready to
+	// probe. Collecting never changes a circuit: no probe was claimed, and
+	// the next call is the probe.
 	snap, err := b.Snapshot(ctx, "payment-gateway")
-	if err != nil || snap.State != circuit.StateOpen {
-		t.Errorf("after collecting, payment-gateway is %v (%v), want open", snap.State, err)
+	if err != nil || snap.State != circuit.StateHalfOpen || snap.Probing {
+		t.Errorf("after collecting, payment-gateway is %+v (%v), want half-open, ready to probe", snap, err)
+	}
+	if tk, err := b.Allow(ctx, "payment-gateway", policy); err != nil || !tk.Probe() {
+		t.Errorf("the call after collecting = %v, %v; want the probe", tk, err)
 	}
 }

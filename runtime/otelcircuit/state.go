@@ -15,9 +15,12 @@ const collectTimeout = 10 * time.Second
 
 var states = []circuit.State{circuit.StateClosed, circuit.StateOpen, circuit.StateHalfOpen}
 
-// RegisterState registers gauges of the named circuits' stored state with
-// mp's meter, read with Breaker.Snapshot (which never claims a probe nor
-// writes) on every collection. Unregister the returned Registration to stop.
+// RegisterState registers gauges of the named circuits' state with mp's
+// meter, read with Breaker.Snapshot (which never claims a probe nor writes)
+// on every collection: the state by the store's clock, so an open circuit
+// whose cooldown is over is reported half_open (ready to probe) before any
+// call arrives; a circuit with no record is reported closed. Unregister the
+// returned Registration to stop.
 func RegisterState(mp metric.MeterProvider, b *circuit.Breaker, names ...string) (metric.Registration, error) {
 	names = slices.Clone(names)
 	return RegisterStateFunc(mp, b, func(context.Context) ([]string, error) { return names, nil })
@@ -28,9 +31,9 @@ func RegisterState(mp metric.MeterProvider, b *circuit.Breaker, names ...string)
 // *filestore.Store, store.Names). When list fails, the collection reports
 // its error and no state.
 func RegisterStateFunc(mp metric.MeterProvider, b *circuit.Breaker, list func(context.Context) ([]string, error)) (metric.Registration, error) {
-	m := mp.Meter(scope)
-	state, err := m.Int64ObservableGauge("circuitgen.circuit.state",
-		metric.WithDescription("Stored state of the circuit: 1 for its state, 0 for the others."))
+	m := meter(mp)
+	state, err := m.Int64ObservableGauge("circuitgen.circuit.state", metric.WithUnit("1"),
+		metric.WithDescription("State of the circuit by the store's clock (half_open once an open circuit's cooldown is over): 1 for its state, 0 for the others."))
 	if err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
@@ -39,7 +42,7 @@ func RegisterStateFunc(mp metric.MeterProvider, b *circuit.Breaker, list func(co
 	if err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
-	stateErr, err := m.Int64ObservableGauge("circuitgen.circuit.state_error",
+	stateErr, err := m.Int64ObservableGauge("circuitgen.circuit.state_error", metric.WithUnit("1"),
 		metric.WithDescription("1 when the circuit's state cannot be read (a corrupt or unreadable record), 0 otherwise."))
 	if err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)

@@ -17,15 +17,18 @@ var states = []circuit.State{circuit.StateClosed, circuit.StateOpen, circuit.Sta
 
 var (
 	stateDesc = prometheus.NewDesc("circuitgen_circuit_state",
-		"Stored state of the circuit: 1 for its state, 0 for the others.", []string{"circuit", "state"}, nil)
+		"State of the circuit by the store's clock (half_open once an open circuit's cooldown is over): 1 for its state, 0 for the others.", []string{"circuit", "state"}, nil)
 	failuresDesc = prometheus.NewDesc("circuitgen_circuit_failures",
 		"Consecutive failures recorded for the circuit.", []string{"circuit"}, nil)
 	errorDesc = prometheus.NewDesc("circuitgen_circuit_state_error",
 		"1 when the circuit's state cannot be read (a corrupt or unreadable record), 0 otherwise.", []string{"circuit"}, nil)
 )
 
-// StateCollector reports each circuit's stored state on every scrape,
-// reading it with Breaker.Snapshot, which never claims a probe nor writes.
+// StateCollector reports each circuit's state on every scrape, reading it
+// with Breaker.Snapshot, which never claims a probe nor writes: the state by
+// the store's clock, so an open circuit whose cooldown is over is reported
+// half_open (ready to probe) before any call arrives. A circuit with no
+// record is reported closed.
 type StateCollector struct {
 	b    *circuit.Breaker
 	list func(context.Context) ([]string, error)

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/filestore"
 )
 
 var benchPolicy = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -63,9 +65,10 @@ func TestGobreakerRoundTrips(t *testing.T) {
 
 // BenchmarkGuardedCall measures one healthy guarded call (closed circuit,
 // the operation succeeds at once) on loopback against the test server:
-// circuitgen's Breaker on this store without copies and with them, and
-// gobreaker's DistributedCircuitBreaker with
-// a go-redis SharedDataStore.
+// circuitgen's Breaker on this store without copies and with them, the
+// same call on the file store (the copies' target: a cached call within
+// 1.5× of it), and gobreaker's DistributedCircuitBreaker with a go-redis
+// SharedDataStore.
 func BenchmarkGuardedCall(b *testing.B) {
 	run := func(b *testing.B, s circuit.Store) {
 		br := circuit.New(s)
@@ -89,6 +92,13 @@ func BenchmarkGuardedCall(b *testing.B) {
 	b.Run("circuitgen-cached", func(b *testing.B) {
 		c := newClient(b, testenv.RedisURL(b))
 		run(b, newCached(b, c, testPrefix(b, c)))
+	})
+	b.Run("filestore", func(b *testing.B) {
+		s, err := filestore.Open(filepath.Join(b.TempDir(), "state"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, s)
 	})
 
 	b.Run("gobreaker-distributed", func(b *testing.B) {

@@ -161,7 +161,7 @@ func TestTrackerKilled(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	prefix := testPrefix(t, c)
 	s := newCached(t, c, prefix)
-	other := circuit.New(redisstore.New(newClient(t, testenv.RedisURL(t)), prefix))
+	other := circuit.New(open(t, newClient(t, testenv.RedisURL(t)), redisstore.WithPrefix(prefix)))
 	b := circuit.New(s)
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -221,7 +221,7 @@ func TestFrozenServer(t *testing.T) {
 			if cached {
 				s = newCached(t, c, redisstore.DefaultPrefix)
 			} else {
-				s = redisstore.New(c, redisstore.DefaultPrefix)
+				s = open(t, c)
 			}
 			b := circuit.New(s)
 			const name = "billing-api"
@@ -376,7 +376,7 @@ func TestSteadyStateCommands(t *testing.T) {
 		if cached {
 			s = newCached(t, c, "cached:")
 		} else {
-			s = redisstore.New(c, "uncached:")
+			s = open(t, c, redisstore.WithPrefix("uncached:"))
 		}
 		b := circuit.New(s)
 		ctx := t.Context()

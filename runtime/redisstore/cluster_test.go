@@ -60,7 +60,7 @@ func TestClusterConformance(t *testing.T) {
 					if cached {
 						return newCached(t, c, clusterPrefix(t, c))
 					}
-					return redisstore.New(c, clusterPrefix(t, c))
+					return open(t, c, redisstore.WithPrefix(clusterPrefix(t, c)))
 				},
 				Corrupt: func(t *testing.T, s circuit.Store, name string) {
 					rs := s.(*redisstore.Store)
@@ -87,7 +87,7 @@ func TestClusterInvalidation(t *testing.T) {
 	c := newClusterClient(t)
 	prefix := clusterPrefix(t, c)
 	s := newCached(t, c, prefix)
-	other := circuit.New(redisstore.New(newClusterClient(t), prefix))
+	other := circuit.New(open(t, newClusterClient(t), redisstore.WithPrefix(prefix)))
 	b := circuit.New(s)
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -155,7 +155,7 @@ func TestTLSConformance(t *testing.T) {
 					if cached {
 						return newCached(t, c, testPrefix(t, c))
 					}
-					return redisstore.New(c, testPrefix(t, c))
+					return open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 				},
 			})
 		})
@@ -163,7 +163,7 @@ func TestTLSConformance(t *testing.T) {
 }
 
 // TestTLSUntrusted connects to the TLS server without trusting its CA:
-// every call fails closed with a StateError.
+// New refuses it, with the certificate's verification error.
 func TestTLSUntrusted(t *testing.T) {
 	opt, err := redis.ParseURL(testenv.Env(t, "CIRCUITGEN_REDIS_TLS_URL", "start_redis_tls"))
 	if err != nil {
@@ -171,14 +171,14 @@ func TestTLSUntrusted(t *testing.T) {
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
-	b := circuit.New(redisstore.New(c, redisstore.DefaultPrefix))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	ran := false
-	err = b.Run(ctx, "billing-api", policy, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Success, nil })
-	var se *circuit.StateError
+	s, err := redisstore.New(ctx, c)
 	var ce *tls.CertificateVerificationError
-	if ran || !errors.As(err, &se) || !errors.As(err, &ce) {
-		t.Fatalf("Run against an untrusted certificate = %v (ran %v), want a StateError wrapping a certificate verification error", err, ran)
+	if err == nil {
+		_ = s.Close()
+	}
+	if !errors.As(err, &ce) {
+		t.Fatalf("New against an untrusted certificate = %v, want an error wrapping a certificate verification error", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
-	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
 // throwawayRedis starts a redis-server of its own on a unix socket, for a
@@ -53,7 +52,7 @@ func TestServerStopped(t *testing.T) {
 
 func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 	server, c := throwawayRedis(t)
-	b := circuit.New(redisstore.New(c, redisstore.DefaultPrefix))
+	b := circuit.New(open(t, c))
 	ctx := t.Context()
 	const name = "billing-api"
 	if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {

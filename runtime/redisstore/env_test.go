@@ -47,11 +47,22 @@ func testPrefix(t testing.TB, c *redis.Client) string {
 	return prefix
 }
 
+// open returns a store on c made with opts, closed when the test ends.
+func open(t testing.TB, c redis.UniversalClient, opts ...redisstore.Option) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(context.Background(), c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // newStore returns a store on the test server with a prefix of its own.
 func newStore(t testing.TB) (*redisstore.Store, *redis.Client) {
 	t.Helper()
 	c := newClient(t, testenv.RedisURL(t))
-	return redisstore.New(c, testPrefix(t, c)), c
+	return open(t, c, redisstore.WithPrefix(testPrefix(t, c))), c
 }
 
 // testStall is the stall bound of the tests' cached stores: short, so that
@@ -62,8 +73,7 @@ const testStall = 400 * time.Millisecond
 // ends, once its invalidation connection is up.
 func newCached(t testing.TB, c redis.UniversalClient, prefix string) *redisstore.Store {
 	t.Helper()
-	s := redisstore.NewCached(c, prefix, testStall)
-	t.Cleanup(func() { _ = s.Close() })
+	s := open(t, c, redisstore.WithPrefix(prefix), redisstore.WithCopies(testStall))
 	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	return s
 }

@@ -96,7 +96,7 @@ func testMasterKilled(t *testing.T, cl *testCluster, touched map[string]bool) {
 	keepCopy(t, b, s, name)
 	// And a store without copies, on a client of its own that knows the
 	// cluster's layout before the kill.
-	ub := circuit.New(redisstore.New(cl.newClient(t), prefix))
+	ub := circuit.New(open(t, cl.newClient(t), redisstore.WithPrefix(prefix)))
 	if ran, err := call(t, ub, name, time.Second); !ran || err != nil {
 		t.Fatalf("a call through the store without copies: %v", err)
 	}

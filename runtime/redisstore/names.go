@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -76,7 +76,7 @@ func (s *Store) scan(ctx context.Context) ([]string, error) {
 	return nil, fmt.Errorf("a %T cannot scan keys", s.client)
 }
 
-// isRecordKey reports whether key is prefix followed by a circuit.Key.
+// isRecordKey reports whether key is prefix followed by a driver.Key.
 func isRecordKey(key, prefix string) bool {
 	h, ok := strings.CutPrefix(key, prefix)
 	if !ok || len(h) != 64 {
@@ -104,10 +104,10 @@ func globEscape(s string) string {
 
 // readKey reads and strictly decodes the record at key, checking that it is
 // the record of the circuit it names; nil when the key is gone.
-func (s *Store) readKey(ctx context.Context, key string) (*circuit.Record, error) {
+func (s *Store) readKey(ctx context.Context, key string) (*driver.Record, error) {
 	rec, _, err := s.load(ctx, key)
 	if err == nil && rec != nil && s.Key(rec.Name) != key {
-		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", key, circuit.ErrCorrupt, rec.Name)
+		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", key, driver.ErrCorrupt, rec.Name)
 	}
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func TestNames(t *testing.T) {
 	if err := c.Set(ctx, prefix+"lock", "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	other := redisstore.New(c, prefix+"other:")
+	other := open(t, c, redisstore.WithPrefix(prefix+"other:"))
 	if err := circuit.New(other).Run(ctx, "elsewhere", p, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
 		t.Fatal(err)
 	}

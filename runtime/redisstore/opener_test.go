@@ -135,7 +135,7 @@ func TestClusterOpenerProcess(t *testing.T) {
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(f[0], ","), ContextTimeoutEnabled: true})
 	defer c.Close()
-	b := circuit.New(redisstore.New(c, f[1]))
+	b := circuit.New(open(t, c, redisstore.WithPrefix(f[1])))
 	name := f[2]
 	ctx := t.Context()
 	if _, err := b.Snapshot(ctx, name); err != nil { // connect before the first command

@@ -29,7 +29,7 @@ func processConfig(cache string) storeprocess.ProcessConfig {
 			if os.Getenv(envCache) == "on" {
 				return newCached(t, c, os.Getenv(envPrefix))
 			}
-			return redisstore.New(c, os.Getenv(envPrefix))
+			return open(t, c, redisstore.WithPrefix(os.Getenv(envPrefix)))
 		},
 	}
 	if cache == "on" {

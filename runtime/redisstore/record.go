@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // A record is stored as one string value: numFields fields in a fixed order,
@@ -39,7 +39,7 @@ const (
 )
 
 // format returns the format r is written in.
-func format(r *circuit.Record) string {
+func format(r *driver.Record) string {
 	if r.Successes != 0 || r.Reopens != 0 || r.Forced {
 		return formatVersion3
 	}
@@ -49,12 +49,12 @@ func format(r *circuit.Record) string {
 // revisionPrefix returns the start of the stored value of a record whose
 // revision is r's: format version, incarnation and version, each followed
 // by the separator.
-func revisionPrefix(r *circuit.Record) string {
+func revisionPrefix(r *driver.Record) string {
 	return string(appendRevision(make([]byte, 0, len(formatVersion)+len(r.Incarnation)+24), r))
 }
 
 // appendRevision appends r's revision prefix (revisionPrefix) to b.
-func appendRevision(b []byte, r *circuit.Record) []byte {
+func appendRevision(b []byte, r *driver.Record) []byte {
 	b = append(b, format(r)...)
 	b = append(b, sep)
 	b = append(b, r.Incarnation...)
@@ -66,7 +66,7 @@ func appendRevision(b []byte, r *circuit.Record) []byte {
 // encode returns r's stored value, marked with the write id. r must pass
 // Check; the write id must not be empty; neither it nor r's probe token may
 // contain the separator.
-func encode(r *circuit.Record, writeID string) (string, error) {
+func encode(r *driver.Record, writeID string) (string, error) {
 	if err := r.Check(); err != nil {
 		return "", fmt.Errorf("refusing to write an inconsistent record: %w", err)
 	}
@@ -114,8 +114,8 @@ func appendTime(b []byte, t time.Time) []byte {
 // decode parses a stored value strictly: exactly numFields fields, the
 // known format version, a write id, canonical values, a consistent record.
 // The record's strings share v's memory. The error describes what is wrong;
-// callers wrap it with circuit.ErrCorrupt.
-func decode(v string) (*circuit.Record, error) {
+// callers wrap it with driver.ErrCorrupt.
+func decode(v string) (*driver.Record, error) {
 	var f [numFields3]string
 	n := numFields
 	if strings.HasPrefix(v, formatVersion3+string(sep)) {
@@ -138,11 +138,11 @@ func decode(v string) (*circuit.Record, error) {
 	if f[3] == "" {
 		return nil, fmt.Errorf("the write id is missing")
 	}
-	state, err := circuit.ParseState(f[5])
+	state, err := driver.ParseState(f[5])
 	if err != nil {
 		return nil, err
 	}
-	r := &circuit.Record{Incarnation: f[1], Name: f[4], State: state, ProbeToken: f[9]}
+	r := &driver.Record{Incarnation: f[1], Name: f[4], State: state, ProbeToken: f[9]}
 	if r.Version, err = parseUint("version", f[2]); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func TestRoundTrips(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	h := &counter{}
 	c.AddHook(h)
-	s := redisstore.New(c, testPrefix(t, c))
+	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 	clk := time.Now()
 	now := func() time.Time { return clk }
 	b := circuit.New(s, circuit.WithClock(now))
@@ -81,7 +81,7 @@ func TestScriptFlush(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	h := &counter{}
 	c.AddHook(h)
-	s := redisstore.New(c, testPrefix(t, c))
+	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 	b := circuit.New(s)
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}

@@ -28,7 +28,7 @@ const (
 )
 
 // replaceScript stores the new record's value if the stored record is the
-// caller's previous revision.
+// caller's previous revision. A tombstone (deleteScript) is no record.
 //
 // KEYS[1] is the record's key. ARGV[1] is the previous revision's prefix
 // (revisionPrefix; "" for no record), ARGV[2] the new value, which carries
@@ -40,7 +40,7 @@ if type(cur) == 'table' then
   if string.sub(cur.err, 1, 9) == 'WRONGTYPE' then return -1 end
   return cur
 end
-if cur then
+if cur and cur ~= 'cleared' then
   if cur == ARGV[2] then return 2 end
   if ARGV[1] == '' or string.sub(cur, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
 elseif ARGV[1] ~= '' then
@@ -50,7 +50,19 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 `)
 
-// deleteScript removes the record, whatever its type.
+// tombstone is the value of a cleared circuit's key: no record, but a key
+// all the same, so that a process that saw the circuit's record can tell a
+// Clear from the loss of its key (lost.go). It expires after a day
+// (tombstoneTTL), by when the circuit's next call has made a record.
+const tombstone = "cleared"
+
+// tombstoneTTL is how long a tombstone lasts, in milliseconds.
+const tombstoneTTL = 24 * 60 * 60 * 1000
+
+// deleteScript replaces the record, whatever its type, by a tombstone.
 //
-// KEYS[1] is the record's key.
-var deleteScript = redis.NewScript(`return redis.call('DEL', KEYS[1])`)
+// KEYS[1] is the record's key; ARGV[1] the tombstone's TTL in milliseconds.
+var deleteScript = redis.NewScript(`
+redis.call('DEL', KEYS[1])
+return redis.call('SET', KEYS[1], 'cleared', 'PX', ARGV[1])
+`)

@@ -6,13 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,7 +23,7 @@ import (
 // "circuitgen:circuit:<sha256 of the name>".
 const DefaultPrefix = "circuitgen:circuit:"
 
-// Store is a circuit.Store on Redis. It is safe for concurrent use; Breakers
+// Store is a driver.Store on Redis. It is safe for concurrent use; Breakers
 // on the same server and prefix share every circuit.
 type Store struct {
 	client redis.Scripter
@@ -28,63 +31,104 @@ type Store struct {
 	cache  *copies.Cache // nil without local copies
 	stop   func()        // ends the invalidation goroutine
 	done   chan struct{} // closed when it has ended
+	owned  io.Closer     // the client, when the store owns it (WithOwnedClient)
 
 	bound sync.Map // circuit name → *bound
+
+	reportMu sync.Mutex
+	reports  []func(error) // Notify's
+	findings []error       // what New found unsafe, reported to Notify
 }
 
 var (
-	_ circuit.Store  = (*Store)(nil)
-	_ circuit.Binder = (*Store)(nil)
-	_ circuit.Clock  = (*Store)(nil)
+	_ driver.Store  = (*Store)(nil)
+	_ driver.Binder = (*Store)(nil)
+	_ driver.Clock  = (*Store)(nil)
 )
 
-// New returns a store that keeps each circuit's record at prefix +
-// circuit.Key(name) through client, a *redis.Client, *redis.ClusterClient or
-// *redis.Ring, and reads the server on every Load. The prefix is used
-// verbatim (DefaultPrefix is a good one); stores with different prefixes on
-// one server are separate. New does no I/O.
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	prefix string
+	copies bool
+	bound  time.Duration
+	owned  bool
+}
+
+// WithPrefix puts the records under prefix instead of DefaultPrefix. The
+// prefix is used verbatim; stores with different prefixes on one server
+// are separate.
+func WithPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
+// WithCopies keeps local copies of closed records that the server
+// invalidates (docs/distributed-stores.md): in steady state a healthy
+// guarded call makes no round trip. A copy is served until stallBound (1 s
+// when 0) after the send time of the last heartbeat the server answered;
+// until the invalidation connections are up, and whenever one is lost,
+// there are no copies and every Load reads the server. While they keep
+// failing (a server that refuses CLIENT TRACKING, say through an ACL), the
+// pause before the next try doubles, from stallBound/4 up to 30 s. Close
+// stops them.
+func WithCopies(stallBound time.Duration) Option {
+	return func(c *config) {
+		c.copies = true
+		c.bound = copies.Bound(stallBound)
+	}
+}
+
+// WithOwnedClient makes the store own the client given to New: its Close
+// closes the client too, for code that made the client only for the store.
+func WithOwnedClient() Option { return func(c *config) { c.owned = true } }
+
+// New returns a store that keeps each circuit's record at the prefix
+// (DefaultPrefix unless WithPrefix) + driver.Key(name) through client, a
+// *redis.Client, *redis.ClusterClient or *redis.Ring. It asks every
+// server holding records for the settings the store's guarantees rest on
+// (appendonly, maxmemory-policy): an unsafe one is reported through Notify,
+// and New fails only when a server cannot be asked at all.
 //
 // Create the client with ContextTimeoutEnabled, so that a call's context
 // bounds every round trip (go-redis otherwise waits out its ReadTimeout
 // whatever the context says).
-func New(client redis.Scripter, prefix string) *Store {
-	return &Store{client: client, prefix: prefix}
-}
-
-// NewCached is New with local copies that the server invalidates (see the
-// package documentation): in steady state a healthy guarded call makes no
-// round trip. It starts a goroutine that keeps one invalidation connection
-// to each server holding records (the client's server, or every master of a
-// cluster or shard of a ring); until that connection is up, and whenever it
-// is lost or the server is not heard from for stallBound
-// (DefaultStallBound when 0), there are no copies and every Load reads the
-// server. While sessions keep failing (a server that refuses CLIENT
-// TRACKING, say through an ACL), the pause before the next one doubles,
-// from stallBound/4 up to 30 s. Close stops it.
-func NewCached(client redis.UniversalClient, prefix string, stallBound time.Duration) *Store {
-	if stallBound <= 0 {
-		stallBound = DefaultStallBound
+func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
+	cfg := config{prefix: DefaultPrefix}
+	for _, o := range opts {
+		o(&cfg)
 	}
-	s := New(client, prefix)
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-	go track(ctx, s.cache, s.done, client, prefix, stallBound)
-	return s
+	s := &Store{client: client, prefix: cfg.prefix}
+	if cfg.owned {
+		s.owned = client
+	}
+	findings, err := checkSettings(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	s.findings = findings
+	if cfg.copies {
+		tctx, cancel := context.WithCancel(context.Background())
+		s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
+		go track(tctx, s.cache, s.done, client, s.prefix, cfg.bound)
+	}
+	return s, nil
 }
 
 // Close stops a cached store's invalidation connections and drops its
-// copies; the store reads the server on every Load from then on. It does not
-// close the client. Close on an uncached store does nothing.
+// copies; the store reads the server on every Load from then on. It closes
+// the client only when the store owns it (WithOwnedClient).
 func (s *Store) Close() error {
 	if s.cache != nil {
 		s.stop()
 		<-s.done
 	}
+	if s.owned != nil {
+		return s.owned.Close()
+	}
 	return nil
 }
 
 // Now returns the server's time as the store's latest read returned it,
-// carried forward on the local monotonic clock (circuit.Clock): the time
+// carried forward on the local monotonic clock (driver.Clock): the time
 // of the Breaker's decisions on copies, which come without the server's
 // time (the bucket of a window count). A store without copies, or before
 // its first read, returns the local wall clock; its Loads return the
@@ -97,7 +141,7 @@ func (s *Store) Now() time.Time {
 }
 
 // Key returns the Redis key of the named circuit's record.
-func (s *Store) Key(name string) string { return s.prefix + circuit.Key(name) }
+func (s *Store) Key(name string) string { return s.prefix + driver.Key(name) }
 
 // bound is one circuit of a Store: its key computed once, and its copy.
 type bound struct {
@@ -105,16 +149,18 @@ type bound struct {
 	name  string
 	key   string
 	entry *copies.Entry // nil without a cache
+	seen  atomic.Bool   // this process last found or wrote a record, not a Clear's tombstone (lost.go)
+	last  *lost.Last    // the latest revision this process saw (lost.go)
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
-func (s *Store) Bind(name string) circuit.BoundStore { return s.bind(name) }
+func (s *Store) Bind(name string) driver.BoundStore { return s.bind(name) }
 
 func (s *Store) bind(name string) *bound {
 	if b, ok := s.bound.Load(name); ok {
 		return b.(*bound)
 	}
-	b := &bound{s: s, name: name, key: s.Key(name)}
+	b := &bound{s: s, name: name, key: s.Key(name), last: new(lost.Last)}
 	if s.cache != nil {
 		b.entry = s.cache.Entry(b.key)
 	}
@@ -125,14 +171,14 @@ func (s *Store) bind(name string) *bound {
 // Load returns the circuit's record, or nil when it has none, and the Redis
 // server's time, read in the same script. It always reads the server: only
 // a bound circuit (Bind, which a Breaker uses) is served from a copy.
-func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Time, error) {
 	return s.bind(name).read(ctx)
 }
 
 // Load is Store.Load for the bound circuit, except that a cached store
 // returns the circuit's copy, if it has one, and the zero Time, without a
 // round trip.
-func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
+func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
 		if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
 			return rec, time.Time{}, nil
@@ -143,14 +189,29 @@ func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
 
 // read reads the circuit's record and the server's time from the server,
 // and keeps a copy of a closed record in a cached store.
-func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
+func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	var r copies.Reading
 	if b.entry != nil {
 		r = b.s.cache.Begin(b.entry)
 	}
-	rec, now, err := b.s.load(ctx, b.key)
+	seen := b.last.Begin()
+	rec, now, exists, err := b.s.loadKey(ctx, b.key)
+	switch {
+	case err != nil:
+	case exists:
+		if seenNow := rec != nil; b.seen.Load() != seenNow {
+			b.seen.Store(seenNow) // a tombstone: the next absence is its expiry, not a loss
+		}
+		if rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
+			rec, now, err = b.lost(ctx, now, rec)
+		} else {
+			b.last.Saw(rec)
+		}
+	case b.seen.Load():
+		rec, now, err = b.lost(ctx, now, nil)
+	}
 	if err == nil && rec != nil && rec.Name != b.name {
-		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", b.key, circuit.ErrCorrupt, rec.Name)
+		err = fmt.Errorf("redisstore: record %s: %w: it holds circuit %q", b.key, driver.ErrCorrupt, rec.Name)
 	}
 	if err != nil {
 		return nil, now, err
@@ -164,27 +225,43 @@ func (b *bound) read(ctx context.Context) (*circuit.Record, time.Time, error) {
 
 // load runs loadScript on key and decodes its reply: the record (nil when
 // there is none) and the server's time.
-func (s *Store) load(ctx context.Context, key string) (*circuit.Record, time.Time, error) {
+func (s *Store) load(ctx context.Context, key string) (*driver.Record, time.Time, error) {
+	rec, now, _, err := s.loadKey(ctx, key)
+	return rec, now, err
+}
+
+// loadKey is load, and reports whether the key exists: a record, or the
+// tombstone of a Clear.
+func (s *Store) loadKey(ctx context.Context, key string) (*driver.Record, time.Time, bool, error) {
 	res, err := s.run(ctx, loadScript, key).Text()
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: %w", key, err)
+		return nil, time.Time{}, false, fmt.Errorf("redisstore: load %s: %w", key, err)
 	}
 	now, kind, value, err := parseLoad(res)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redisstore: load %s: unexpected reply %q", key, res)
+		return nil, time.Time{}, false, fmt.Errorf("redisstore: load %s: unexpected reply %q", key, res)
 	}
+	rec, err := decodeLoad(key, kind, value)
+	return rec, now, kind != "none", err
+}
+
+// decodeLoad decodes the key's type and value as loadScript read them.
+func decodeLoad(key, kind, value string) (*driver.Record, error) {
 	switch kind {
 	case "none":
-		return nil, now, nil
+		return nil, nil
 	case "string":
+		if value == tombstone {
+			return nil, nil
+		}
 	default:
-		return nil, now, fmt.Errorf("redisstore: record %s: %w: a %s, not a string", key, circuit.ErrCorrupt, kind)
+		return nil, fmt.Errorf("redisstore: record %s: %w: a %s, not a string", key, driver.ErrCorrupt, kind)
 	}
 	rec, err := decode(value)
 	if err != nil {
-		return nil, now, fmt.Errorf("redisstore: record %s: %w: %v", key, circuit.ErrCorrupt, err)
+		return nil, fmt.Errorf("redisstore: record %s: %w: %v", key, driver.ErrCorrupt, err)
 	}
-	return rec, now, nil
+	return rec, nil
 }
 
 // parseLoad splits loadScript's reply into the server time, the key's type
@@ -210,33 +287,40 @@ func parseLoad(res string) (now time.Time, kind, value string, err error) {
 var errBadReply = errors.New("unexpected reply")
 
 // Replace stores next as the circuit's record if the stored one is still
-// prev, in one script; otherwise it returns circuit.ErrConflict.
-func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+// prev, in one script; otherwise it returns driver.ErrConflict.
+func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
 	return s.bind(name).replace(ctx, prev, next, writeID())
 }
 
 // Replace is Store.Replace for the bound circuit, except that a cached store
 // refuses a prev that its Load served from a copy: it drops the copy and
-// returns circuit.ErrConflict without a round trip, so that the Breaker
+// returns driver.ErrConflict without a round trip, so that the Breaker
 // decides again on the record and the time the server gives.
-func (b *bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
+func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	if b.entry != nil && b.s.cache.IsCopy(prev) {
 		b.entry.Invalidate()
-		return circuit.ErrConflict
+		return driver.ErrConflict
 	}
 	return b.replace(ctx, prev, next, writeID())
 }
 
 // replace is Store.Replace with the write id given.
-func (b *bound) replace(ctx context.Context, prev, next *circuit.Record, id string) error {
+func (b *bound) replace(ctx context.Context, prev, next *driver.Record, id string) error {
 	if b.entry != nil {
 		defer b.entry.Invalidate() // this process sees its own write at once
 	}
-	return b.s.replace(ctx, b.key, b.name, prev, next, id)
+	err := b.s.replace(ctx, b.key, b.name, prev, next, id)
+	if err == nil {
+		if !b.seen.Load() {
+			b.seen.Store(true)
+		}
+		b.last.Saw(next)
+	}
+	return err
 }
 
 // replace runs replaceScript on key.
-func (s *Store) replace(ctx context.Context, key, name string, prev, next *circuit.Record, id string) error {
+func (s *Store) replace(ctx context.Context, key, name string, prev, next *driver.Record, id string) error {
 	if next == nil || next.Name != name {
 		return fmt.Errorf("redisstore: replace %s: the new record must be circuit %q's", key, name)
 	}
@@ -256,9 +340,9 @@ func (s *Store) replace(ctx context.Context, key, name string, prev, next *circu
 	case replaced, replayed:
 		return nil
 	case conflict:
-		return circuit.ErrConflict
+		return driver.ErrConflict
 	case notString:
-		return fmt.Errorf("redisstore: record %s: %w: not a string", key, circuit.ErrCorrupt)
+		return fmt.Errorf("redisstore: record %s: %w: not a string", key, driver.ErrCorrupt)
 	}
 	return fmt.Errorf("redisstore: replace %s: unexpected reply %d", key, n)
 }
@@ -271,9 +355,10 @@ func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
 		defer b.entry.Invalidate()
 	}
-	if err := b.s.run(ctx, deleteScript, b.key).Err(); err != nil {
+	if err := b.s.run(ctx, deleteScript, b.key, tombstoneTTL).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)
 	}
+	b.seen.Store(false)
 	return nil
 }
 

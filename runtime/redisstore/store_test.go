@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 					if cached {
 						return newCached(t, c, testPrefix(t, c))
 					}
-					return redisstore.New(c, testPrefix(t, c))
+					return open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 				},
 				Corrupt: func(t *testing.T, s circuit.Store, name string) {
 					// Another client writes: a cached store sees it once
@@ -324,7 +324,7 @@ func TestReplaceOverAnotherTypeIsCorrupt(t *testing.T) {
 }
 
 func TestKeyIsPrefixAndHash(t *testing.T) {
-	s := redisstore.New(nil, "app:")
+	s := open(t, newClient(t, testenv.RedisURL(t)), redisstore.WithPrefix("app:"))
 	if got, want := s.Key("billing-api"), "app:"+circuit.Key("billing-api"); got != want {
 		t.Fatalf("Key = %q, want %q", got, want)
 	}

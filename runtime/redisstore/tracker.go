@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,11 +16,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
-
-// DefaultStallBound is how long a cached Store goes without hearing from a
-// Redis server on its invalidation connection before it drops every copy:
-// the longest a frozen server's stale copies can keep admitting calls.
-const DefaultStallBound = time.Second
 
 // invalidations is the channel on which Redis sends a RESP2 connection the
 // keys that tracking invalidates.
@@ -81,9 +77,16 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	defer cancel()
 	errc := make(chan error, 2*len(nodes)+1)
 	var ready atomic.Int32
-	heard := make([]atomic.Int64, len(nodes)) // when each server was last heard from (c.clock)
-	hear := func(i int) {
-		heard[i].Store(c.Clock())
+	// heard[i] is the send time (c.Clock) of the last PING server i
+	// answered: its PONG comes after every invalidation the server sent
+	// before it on the connection, so copies are good until that time plus
+	// bound, whenever the PONG arrives.
+	heard := make([]atomic.Int64, len(nodes))
+	hear := func(i int, sent int64) {
+		if sent <= heard[i].Load() {
+			return
+		}
+		heard[i].Store(sent)
 		if int(ready.Load()) < len(nodes) {
 			return
 		}
@@ -121,13 +124,17 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 				}
 				switch m := msg.(type) {
 				case *redis.Pong:
+					sent, err := strconv.ParseInt(m.Payload, 10, 64)
+					if err != nil || sent > c.Clock() {
+						continue // not a PING of this session's heartbeat
+					}
 					if first {
 						first = false
 						if int(ready.Add(1)) == len(nodes) {
 							c.Up()
 						}
 					}
-					hear(i)
+					hear(i, sent)
 				case *redis.Message:
 					if m.Payload != "" {
 						c.InvalidateKey(m.Payload)
@@ -143,7 +150,8 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 			tick := time.NewTicker(bound / 4)
 			defer tick.Stop()
 			for {
-				if err := ps.Ping(ctx); err != nil {
+				// The payload is the send time: its PONG vouches for it.
+				if err := ps.Ping(ctx, strconv.FormatInt(c.Clock(), 10)); err != nil {
 					c.Down()
 					errc <- fmt.Errorf("redisstore: ping %s: %w", opt.Addr, err)
 					return

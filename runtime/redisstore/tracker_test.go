@@ -21,7 +21,7 @@ import (
 func TestCloseIsPrompt(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	const bound = 5 * time.Second
-	s := redisstore.NewCached(c, testPrefix(t, c), bound)
+	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)), redisstore.WithCopies(bound))
 	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	start := time.Now()
 	if err := s.Close(); err != nil {
@@ -38,7 +38,7 @@ func TestCloseIsPrompt(t *testing.T) {
 func TestCloseEndsTracking(t *testing.T) {
 	c := newClusterClient(t)
 	for range 20 {
-		s := redisstore.NewCached(c, clusterPrefix(t, c), testStall)
+		s := open(t, c, redisstore.WithPrefix(clusterPrefix(t, c)), redisstore.WithCopies(testStall))
 		testenv.WaitFor(t, 5*time.Second, "the invalidation connections are up", s.Live)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestRefusedTrackingBacksOff(t *testing.T) {
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
-	s := redisstore.NewCached(c, testPrefix(t, admin), testStall)
+	s := open(t, c, redisstore.WithPrefix(testPrefix(t, admin)), redisstore.WithCopies(testStall))
 	defer s.Close()
 	const d = 2 * time.Second // 20 pauses of testStall/4 without backing off
 	time.Sleep(d)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,10 +18,10 @@ import (
 // prefix, which tracks every key, it does). The hash holds the epoch (its incarnation
 // hash "ei" and generation "eg") and, per bucket, its calls "c<bucket>" and
 // failures "f<bucket>". Each process flushes its counts in batches
-// (circuit.WindowSharer): one script per flush adds them, drops buckets
+// (driver.WindowSharer): one script per flush adds them, drops buckets
 // that left the window, and returns the window's sums. The hash expires two
 // windows after its last flush: the counts need not outlive a quiet spell.
-var _ circuit.WindowSharer = (*Store)(nil)
+var _ driver.WindowSharer = (*Store)(nil)
 
 // WindowKey returns the key of the named circuit's window counts of span
 // w: "circuitgen-window:" (or "Circuitgen-window:" when the prefix begins
@@ -32,7 +32,7 @@ func (s *Store) WindowKey(name string, w time.Duration) string {
 	if strings.HasPrefix(s.prefix, "c") {
 		mark = "Circuitgen-window:"
 	}
-	return mark + s.prefix + circuit.Key(name) + ":" + strconv.FormatInt(w.Milliseconds(), 10)
+	return mark + s.prefix + driver.Key(name) + ":" + strconv.FormatInt(w.Milliseconds(), 10)
 }
 
 // shareScript adds a flush to a window hash and returns its sums.
@@ -87,8 +87,8 @@ return {calls, failures}
 `)
 
 // ShareWindow adds a process's flushed window counts to the server's and
-// returns the window's sums, in one round trip (circuit.WindowSharer).
-func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []circuit.BucketCounts) (circuit.Counts, error) {
+// returns the window's sums, in one round trip (driver.WindowSharer).
+func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []driver.BucketCounts) (driver.Counts, error) {
 	args := make([]any, 0, 4+3*len(add))
 	args = append(args, strconv.FormatUint(e>>32, 10), strconv.FormatUint(e&(1<<32-1), 10),
 		strconv.FormatInt(b, 10), strconv.FormatInt(2*w.Milliseconds(), 10))
@@ -98,10 +98,10 @@ func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e
 	key := s.WindowKey(name, w)
 	res, err := s.run(ctx, shareScript, key, args...).Int64Slice()
 	if err != nil {
-		return circuit.Counts{}, fmt.Errorf("redisstore: window %s: %w", key, err)
+		return driver.Counts{}, fmt.Errorf("redisstore: window %s: %w", key, err)
 	}
 	if len(res) != 2 || res[0] < 0 || res[1] < 0 {
-		return circuit.Counts{}, fmt.Errorf("redisstore: window %s: unexpected reply %v", key, res)
+		return driver.Counts{}, fmt.Errorf("redisstore: window %s: unexpected reply %v", key, res)
 	}
-	return circuit.Counts{Calls: uint64(res[0]), Failures: uint64(res[1])}, nil
+	return driver.Counts{Calls: uint64(res[0]), Failures: uint64(res[1])}, nil
 }

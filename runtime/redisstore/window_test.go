@@ -15,7 +15,7 @@ import (
 // within two windows of its last flush (drivertest.Run checks the counts).
 func TestWindowKeyExpires(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
-	s := redisstore.New(c, testPrefix(t, c))
+	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 	ctx := t.Context()
 	const name, w = "billing-api", time.Minute
 	add := []circuit.BucketCounts{{Bucket: 100, Counts: circuit.Counts{Calls: 1}}}
@@ -32,7 +32,7 @@ func TestWindowKeyExpires(t *testing.T) {
 // 2×circuit.FlushEvery of the calls that justify it.
 func TestBatchedRateRule(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
-	s := redisstore.New(c, testPrefix(t, c))
+	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 	ctx := t.Context()
 	p := circuit.Policy{FailureRate: 0.5, MinCalls: 4, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
 	a, b := circuit.New(s), circuit.New(s) // two processes' Breakers

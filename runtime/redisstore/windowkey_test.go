@@ -20,7 +20,7 @@ func TestFlushNotBroadcast(t *testing.T) {
 	ctx := t.Context()
 	const name = "billing-api"
 	for _, prefix := range []string{redisstore.DefaultPrefix, "c", "C", "w"} {
-		if k := redisstore.New(c, prefix).WindowKey(name, time.Minute); strings.HasPrefix(k, prefix) {
+		if k := open(t, c, redisstore.WithPrefix(prefix)).WindowKey(name, time.Minute); strings.HasPrefix(k, prefix) {
 			t.Errorf("window key %s is under its store's prefix %q", k, prefix)
 		}
 	}

@@ -2,21 +2,23 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/stdlib"
 )
-
-// DefaultStallBound is how long a cached Store goes without hearing from
-// PostgreSQL on its listening connection before it drops every copy.
-const DefaultStallBound = time.Second
 
 // channel is the NOTIFY channel of the circuits table's trigger; the
 // payload is the circuit's name ("" after a TRUNCATE: every circuit).
@@ -26,15 +28,33 @@ const channel = "circuitgen_circuits"
 // connection, as pg_stat_activity shows it.
 const ListenerName = "circuitgen-invalidations"
 
-// notifySchema creates the trigger that notifies channel of every change
-// to a row of circuits, whoever makes it (Migrate runs it on PostgreSQL).
+// A row of circuits whose name begins with beatPrefix is a listening
+// store's heartbeat, not a circuit (no circuit name begins with "~"): the
+// trigger announces its every write on beatChannel + the rest of the name,
+// with the row's incarnation as the payload, and nothing on channel.
+const (
+	beatPrefix  = "~beat:"
+	beatChannel = "circuitgen_beat_"
+)
+
+// The notify triggers on circuits; both must be enabled ALWAYS, so that
+// they fire for sessions in the replica role too (logical replication,
+// pg_restore's data loads).
+var notifyTriggers = []string{"circuitgen_notify", "circuitgen_notify_truncate"}
+
+// notifySchema creates the triggers that notify channel of every change to
+// a row of circuits, whoever makes it (Migrate runs it on PostgreSQL).
 const notifySchema = `CREATE OR REPLACE FUNCTION circuitgen_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP = 'TRUNCATE' THEN
 		PERFORM pg_notify('` + channel + `', '');
 		RETURN NULL;
 	END IF;
-	IF TG_OP <> 'INSERT' THEN
+	IF TG_OP <> 'DELETE' AND starts_with(NEW.name, '` + beatPrefix + `') THEN
+		PERFORM pg_notify('` + beatChannel + `' || substr(NEW.name, ` + "7" + `), NEW.incarnation);
+		RETURN NULL;
+	END IF;
+	IF TG_OP <> 'INSERT' AND NOT starts_with(OLD.name, '` + beatPrefix + `') THEN
 		PERFORM pg_notify('` + channel + `', OLD.name);
 	END IF;
 	IF TG_OP <> 'DELETE' AND (TG_OP = 'INSERT' OR NEW.name IS DISTINCT FROM OLD.name) THEN
@@ -45,91 +65,203 @@ END $$;
 CREATE OR REPLACE TRIGGER circuitgen_notify AFTER INSERT OR UPDATE OR DELETE ON circuits
 	FOR EACH ROW EXECUTE FUNCTION circuitgen_notify();
 CREATE OR REPLACE TRIGGER circuitgen_notify_truncate AFTER TRUNCATE ON circuits
-	FOR EACH STATEMENT EXECUTE FUNCTION circuitgen_notify()`
+	FOR EACH STATEMENT EXECUTE FUNCTION circuitgen_notify();
+ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify;
+ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify_truncate`
 
-// NewCached is New on PostgreSQL with local copies that the database
-// invalidates (see the package documentation): in steady state a healthy
-// guarded call makes no round trip. The copies rely on the trigger Migrate
-// creates; listen configures the dedicated connection that LISTENs for its
-// notifications (the same database and search_path as db). A goroutine
-// keeps that connection; until it is up, whenever it is lost, and when
-// nothing is heard on it for stallBound (DefaultStallBound when 0), there
-// are no copies and every Load reads the database; while sessions keep
-// failing, the pause before the next one doubles, from stallBound/4 up to
-// 30 s. Close stops it.
-//
-// NewCached asks the database, for up to stallBound, whether the trigger
-// exists, and returns ErrNoTrigger when it answers that it does not.
-func NewCached(db *sql.DB, listen *pgx.ConnConfig, stallBound time.Duration) (*Store, error) {
-	s, err := New(db, Postgres)
+// WithCopies keeps local copies of closed rows that the database
+// invalidates (PostgreSQL only; docs/distributed-stores.md): in steady
+// state a healthy guarded call makes no round trip. The copies rely on the
+// triggers Migrate creates, heard on a connection of the store's own that
+// LISTENs, made with the pgx configuration db was opened with (db must be
+// opened through github.com/jackc/pgx/v5/stdlib). A copy is served until
+// stallBound (1 s when 0) after the send time of the last heartbeat that
+// came back through the trigger; until the connection is up, and whenever
+// it is lost or no heartbeat comes back in time, there are no copies and
+// every Load reads the database. While sessions keep failing, the pause
+// before the next one doubles, from stallBound/4 up to 30 s. Close stops
+// it. New then fails when a trigger is missing or not enabled ALWAYS (an
+// error wrapping ErrNoTrigger).
+func WithCopies(stallBound time.Duration) Option {
+	return func(c *config) {
+		c.copies = true
+		c.bound = copies.Bound(stallBound)
+	}
+}
+
+// startCopies turns on s's copies (WithCopies).
+func (s *Store) startCopies(ctx context.Context, bound time.Duration) error {
+	if s.dialect != Postgres {
+		return fmt.Errorf("sqlstore: copies need PostgreSQL, not %v", s.dialect)
+	}
+	cfg, err := listenConfig(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if err := s.checkTrigger(ctx); err != nil {
+		return err
+	}
+	tctx, cancel := context.WithCancel(context.Background())
+	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
+	s.beat = randomHex(8)
+	l := &listener{c: s.cache, cfg: cfg, bound: bound, id: s.beat, report: s.reportSession}
+	go l.loop(tctx, s.done)
+	return nil
+}
+
+// listenConfig returns the configuration of the listening connection: db's
+// own pgx configuration, as application ListenerName, in the origin role
+// (its heartbeat must go through the trigger), without db's tracer, and
+// with context deadlines that leave the connection usable after a
+// timed-out wait for a notification.
+func listenConfig(ctx context.Context, db *sql.DB) (*pgx.ConnConfig, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: copies: %w", err)
+	}
+	defer conn.Close()
+	var cfg *pgx.ConnConfig
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("sqlstore: copies need a database opened through github.com/jackc/pgx/v5/stdlib, not a %T", dc)
+		}
+		cfg = c.Conn().Config().Copy()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if stallBound <= 0 {
-		stallBound = DefaultStallBound
-	}
-	cfg := listen.Copy()
 	cfg.RuntimeParams["application_name"] = ListenerName
-	// A timed-out wait for a notification must leave the connection usable:
-	// a deadline, not a cancel request.
+	delete(cfg.RuntimeParams, "session_replication_role")
+	cfg.Tracer = nil
+	cfg.OnNotification = nil // db's connection's: the listener buffers its own
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
-	if err := s.checkTrigger(stallBound); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-	go listenLoop(ctx, s.cache, s.done, cfg, stallBound)
-	return s, nil
+	return cfg, nil
 }
 
-// Close stops a cached store's listening connection and drops its copies.
-// It does not close the *sql.DB. Close on an uncached store does nothing.
+// Close stops a cached store's listening connection, drops its copies and
+// deletes its heartbeat row. It closes the *sql.DB only when the store owns
+// it (WithOwnedDB).
 func (s *Store) Close() error {
 	if s.cache != nil {
 		s.stop()
 		<-s.done
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, _ = s.db.ExecContext(ctx, "DELETE FROM circuits WHERE name = $1", beatPrefix+s.beat)
+	}
+	if s.owned {
+		return s.db.Close()
 	}
 	return nil
 }
 
-// listenLoop keeps the listening connection until ctx ends: one session
-// after another, every copy dropped between two, with pauses that grow
-// while sessions keep failing (copies.Cache.Keep).
-func listenLoop(ctx context.Context, c *copies.Cache, done chan<- struct{}, cfg *pgx.ConnConfig, bound time.Duration) {
+// ErrNoTrigger is wrapped by the error of New with copies, and of a listening
+// session, when a notify trigger of the circuits table is missing, or is not
+// enabled ALWAYS (Migrate creates both and enables them so): without its
+// notifications, copies could not be kept.
+var ErrNoTrigger = errors.New("sqlstore: the circuits table's notify triggers cannot vouch for copies")
+
+// errNoBeat ends a listening session whose heartbeats stopped coming back.
+var errNoBeat = errors.New("sqlstore: no heartbeat came back through trigger circuitgen_notify")
+
+// triggerQuery lists the notify triggers on circuits and how each is
+// enabled (pg_trigger.tgenabled: A always, O origin sessions only, R
+// replica sessions only, D disabled).
+const triggerQuery = `SELECT coalesce(string_agg(tgname::text || ' ' || tgenabled::text, ',' ORDER BY tgname), '')
+FROM pg_trigger WHERE tgrelid = 'circuits'::regclass AND tgname IN ('circuitgen_notify', 'circuitgen_notify_truncate')`
+
+// triggerError returns nil when states, triggerQuery's answer, has every
+// notify trigger enabled ALWAYS, and otherwise an error wrapping
+// ErrNoTrigger that names the first that is not and says how it is.
+func triggerError(states string) error {
+	enabled := map[string]string{}
+	for _, st := range strings.Split(states, ",") {
+		if name, how, ok := strings.Cut(st, " "); ok {
+			enabled[name] = how
+		}
+	}
+	for _, name := range notifyTriggers {
+		var why string
+		switch enabled[name] {
+		case "A":
+			continue
+		case "":
+			why = "is missing"
+		case "D":
+			why = "is disabled"
+		case "O":
+			why = "fires only for sessions in the origin role, not for writes under session_replication_role = replica"
+		case "R":
+			why = "fires only for sessions in the replica role"
+		default:
+			why = fmt.Sprintf("is enabled as %q", enabled[name])
+		}
+		return fmt.Errorf("%w: trigger %s on circuits %s (Migrate creates it and enables it ALWAYS)", ErrNoTrigger, name, why)
+	}
+	return nil
+}
+
+// checkTrigger returns an error wrapping ErrNoTrigger when the database
+// answers that a notify trigger is missing or not enabled ALWAYS. Any
+// other answer (no table yet: Migrate has not run) is left to the listening
+// goroutine, which reports it, and to Load.
+func (s *Store) checkTrigger(ctx context.Context) error {
+	var states string
+	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&states); err != nil {
+		return nil
+	}
+	return triggerError(states)
+}
+
+// listener keeps a cached store's listening connection.
+type listener struct {
+	c      *copies.Cache
+	cfg    *pgx.ConnConfig
+	bound  time.Duration
+	id     string      // the store's heartbeat row is beatPrefix + id
+	report func(error) // hears why a session ended
+}
+
+// loop keeps the listening connection until ctx ends: one session after
+// another, every copy dropped between two, with pauses that grow while
+// sessions keep failing (copies.Cache.Keep).
+func (l *listener) loop(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	c.Keep(ctx, bound, func(ctx context.Context) error { return listenSession(ctx, c, cfg, bound) })
+	l.c.Keep(ctx, l.bound, func(ctx context.Context) error {
+		err := l.session(ctx)
+		if ctx.Err() == nil {
+			l.report(err)
+		}
+		return err
+	})
 }
 
-// ErrNoTrigger is NewCached's error when the circuits table has no
-// notify trigger (Migrate creates it): without its notifications, copies
-// could not be kept.
-var ErrNoTrigger = errors.New("sqlstore: the circuits table has no circuitgen_notify trigger (run Migrate)")
+// beatStmt writes a store's heartbeat row through the trigger ($1 its name,
+// $2 the payload: the session's nonce and the send time) and returns how
+// the notify triggers are enabled.
+const beatStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, updated_at)
+VALUES ($1, 'closed', 0, 1, $2, 1, now())
+ON CONFLICT (name) DO UPDATE SET incarnation = excluded.incarnation, version = circuits.version + 1, updated_at = excluded.updated_at
+RETURNING (` + triggerQuery + `)`
 
-// triggerQuery counts the notify triggers on circuits.
-const triggerQuery = `SELECT count(*) FROM pg_trigger WHERE tgname = 'circuitgen_notify' AND tgrelid = 'circuits'::regclass`
+// staleBeats deletes the heartbeat rows of stores gone for an hour.
+const staleBeats = `DELETE FROM circuits WHERE starts_with(name, '` + beatPrefix + `') AND updated_at < now() - interval '1 hour'`
 
-// checkTrigger returns ErrNoTrigger when the database answers, within
-// bound, that the circuits table has no notify trigger. Any other answer
-// (no database yet, no table yet) is left to the listening goroutine and
-// to Load to report.
-func (s *Store) checkTrigger(bound time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	var n int
-	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&n); err == nil && n == 0 {
-		return ErrNoTrigger
-	}
-	return nil
-}
-
-// listenSession connects, LISTENs, marks the cache live and applies
-// notifications until the connection fails or is silent beyond bound (it
-// pings every quarter of it when nothing arrives).
-func listenSession(ctx context.Context, c *copies.Cache, cfg *pgx.ConnConfig, bound time.Duration) error {
+// session connects, LISTENs, and then every quarter of the bound writes
+// the store's heartbeat row through the trigger, whose notification comes
+// back on the same connection after every notification committed before it.
+// Copies are good until the send time of the last heartbeat that came back
+// plus the bound: the cache goes live with the first, and the session ends
+// (every copy dropped) when none has come back for the bound, when a
+// trigger is missing or not enabled ALWAYS, or when the connection fails.
+func (l *listener) session(ctx context.Context) error {
+	bound := l.bound
 	cctx, cancel := context.WithTimeout(ctx, bound)
-	conn, err := pgx.ConnectConfig(cctx, cfg)
+	conn, err := pgx.ConnectConfig(cctx, l.cfg)
 	cancel()
 	if err != nil {
 		return err
@@ -140,44 +272,84 @@ func listenSession(ctx context.Context, c *copies.Cache, cfg *pgx.ConnConfig, bo
 		defer cancel()
 		return f(cctx)
 	}
-	var n int
-	if err := bounded(func(ctx context.Context) error {
-		return conn.QueryRow(ctx, triggerQuery).Scan(&n)
-	}); err != nil {
+	var states string
+	if err := bounded(func(ctx context.Context) error { return conn.QueryRow(ctx, triggerQuery).Scan(&states) }); err != nil {
 		return err
 	}
-	if n == 0 {
-		return ErrNoTrigger
-	}
-	if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, "LISTEN "+channel); return err }); err != nil {
+	if err := triggerError(states); err != nil {
 		return err
 	}
-	c.Up()
-	c.Heard(c.Clock(), bound)
+	for _, q := range []string{"LISTEN " + channel, "LISTEN " + beatChannel + l.id, staleBeats} {
+		if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, q); return err }); err != nil {
+			return err
+		}
+	}
+	nonce := randomHex(8)
+	var (
+		started  = l.c.Clock()
+		vouched  int64 // send time of the last heartbeat that came back
+		nextBeat int64
+		up       bool
+	)
 	for {
-		wctx, cancel := context.WithTimeout(ctx, bound/4)
+		now := l.c.Clock()
+		if now >= nextBeat {
+			sent := now
+			if err := bounded(func(ctx context.Context) error {
+				return conn.QueryRow(ctx, beatStmt, beatPrefix+l.id, nonce+" "+strconv.FormatInt(sent, 10)).Scan(&states)
+			}); err != nil {
+				l.c.Down()
+				return fmt.Errorf("sqlstore: write the heartbeat: %w", err)
+			}
+			if err := triggerError(states); err != nil {
+				l.c.Down()
+				return err
+			}
+			nextBeat = sent + int64(bound/4)
+			now = l.c.Clock()
+		}
+		if since := max(vouched, started); now-since > int64(bound) {
+			l.c.Down()
+			return fmt.Errorf("%w within %v: copies dropped (a slow link, or a trigger that does not fire)", errNoBeat, bound)
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(nextBeat-now))
 		note, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case err == nil:
+		case err == nil && note == nil:
+		case err == nil && note.Channel == channel:
 			if note.Payload == "" {
-				c.InvalidateAll()
+				l.c.InvalidateAll()
 			} else {
-				c.InvalidateKey(note.Payload)
+				l.c.InvalidateKey(note.Payload)
 			}
+		case err == nil:
+			got, at, ok := strings.Cut(note.Payload, " ")
+			sent, perr := strconv.ParseInt(at, 10, 64)
+			if !ok || got != nonce || perr != nil || sent <= vouched || sent > l.c.Clock() {
+				continue // not this session's heartbeat
+			}
+			vouched = sent
+			if !up {
+				up = true
+				l.c.Up()
+			}
+			l.c.Heard(vouched, bound)
 		case pgconn.Timeout(err):
-			if err := bounded(conn.Ping); err != nil {
-				c.Down()
-				return fmt.Errorf("sqlstore: ping the listening connection: %w", err)
-			}
 		default:
-			c.Down()
+			l.c.Down()
 			return fmt.Errorf("sqlstore: listen: %w", err)
 		}
-		c.Heard(c.Clock(), bound)
 	}
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
 }
 
 // bound is one circuit of a Store, and its copy.
@@ -185,38 +357,69 @@ type bound struct {
 	s     *Store
 	name  string
 	entry *copies.Entry // nil without a cache
+	last  *lost.Last    // the latest revision this process saw (rolledBack)
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
-func (s *Store) Bind(name string) circuit.BoundStore {
-	if s.cache == nil {
-		return &bound{s: s, name: name}
+func (s *Store) Bind(name string) driver.BoundStore {
+	b := &bound{s: s, name: name, last: new(lost.Last)}
+	if s.cache != nil {
+		b.entry = s.cache.Entry(name)
 	}
-	return &bound{s: s, name: name, entry: s.cache.Entry(name)}
+	return b
 }
 
 // Load is Store.Load, except that a cached store returns the circuit's
 // copy, if it has one, and the zero Time, without a round trip.
-func (b *bound) Load(ctx context.Context) (*circuit.Record, time.Time, error) {
-	if b.entry == nil {
-		return b.s.Load(ctx, b.name)
+func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
+	if b.entry != nil {
+		if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
+			return rec, time.Time{}, nil
+		}
 	}
-	if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
-		return rec, time.Time{}, nil
+	var r copies.Reading
+	if b.entry != nil {
+		r = b.s.cache.Begin(b.entry)
 	}
-	r := b.s.cache.Begin(b.entry)
+	seen := b.last.Begin()
 	rec, now, err := b.s.Load(ctx, b.name)
-	if err == nil {
+	if err == nil && rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
+		rec, now, err = b.rolledBack(ctx, now, rec)
+	} else if err == nil {
+		b.last.Saw(rec)
+	}
+	if err == nil && b.entry != nil {
 		b.s.cache.Saw(now)
 		b.s.cache.Install(b.entry, r, rec)
 	}
 	return rec, now, err
 }
 
-var _ circuit.Clock = (*Store)(nil)
+// rolledBack handles a closed row older than one this process saw
+// (versions only grow within an incarnation): the database was rolled back
+// (a restore, a failover to a replica that had not caught up), and the
+// circuit's state is unknown, not closed. It reports the loss
+// (driver.ErrLost) and replaces the row with lost.Unknown, unless another
+// process wrote it first, so that the next call anywhere is a probe; it
+// returns the row read anew.
+func (b *bound) rolledBack(ctx context.Context, now time.Time, stale *driver.Record) (*driver.Record, time.Time, error) {
+	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q is older than one this process saw (version %d of its incarnation): the database was rolled back; the circuit is treated as unknown, its next call a probe",
+		driver.ErrLost, b.name, stale.Version))
+	err := b.s.Replace(ctx, b.name, stale, lost.Unknown(b.name, now, randomHex(16)))
+	if err != nil && !errors.Is(err, driver.ErrConflict) {
+		return nil, now, err
+	}
+	rec, now, err := b.s.Load(ctx, b.name)
+	if err == nil {
+		b.last.Saw(rec)
+	}
+	return rec, now, err
+}
+
+var _ driver.Clock = (*Store)(nil)
 
 // Now returns the database's time as the store's latest read returned it,
-// carried forward on the local monotonic clock (circuit.Clock): the time
+// carried forward on the local monotonic clock (driver.Clock): the time
 // of the Breaker's decisions on copies, which come without the database's
 // time (the bucket of a window count). A store without copies, or before
 // its first read, returns the local wall clock; its Loads return the
@@ -230,17 +433,21 @@ func (s *Store) Now() time.Time {
 
 // Replace is Store.Replace, except that a cached store refuses a prev that
 // its Load served from a copy: it drops the copy and returns
-// circuit.ErrConflict without a round trip, so that the Breaker decides
+// driver.ErrConflict without a round trip, so that the Breaker decides
 // again on the row and the time the database gives.
-func (b *bound) Replace(ctx context.Context, prev, next *circuit.Record) error {
+func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	if b.entry != nil {
 		if b.s.cache.IsCopy(prev) {
 			b.entry.Invalidate()
-			return circuit.ErrConflict
+			return driver.ErrConflict
 		}
 		defer b.entry.Invalidate() // this process sees its own write at once
 	}
-	return b.s.Replace(ctx, b.name, prev, next)
+	err := b.s.Replace(ctx, b.name, prev, next)
+	if err == nil {
+		b.last.Saw(next)
+	}
+	return err
 }
 
 // Delete is Store.Delete.
@@ -249,4 +456,43 @@ func (b *bound) Delete(ctx context.Context) error {
 		defer b.entry.Invalidate()
 	}
 	return b.s.Delete(ctx, b.name)
+}
+
+// Notify adds a function for the store to call with what it finds about
+// its database that an operator must hear of (driver.Notifier): a notify
+// trigger missing or not enabled ALWAYS, heartbeats that do not come back
+// (errors wrapping ErrNoTrigger), a row rolled back (driver.ErrLost).
+// circuit.New calls it once for each Breaker over the store.
+func (s *Store) Notify(report func(error)) {
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	s.reports = append(s.reports, report)
+}
+
+// reportSession passes on why a listening session ended, when it is a
+// trigger's state or a heartbeat that did not come back, once until the
+// reason changes.
+func (s *Store) reportSession(err error) {
+	if err == nil || !errors.Is(err, ErrNoTrigger) && !errors.Is(err, errNoBeat) {
+		return
+	}
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	if err.Error() == s.reported {
+		return
+	}
+	s.reported = err.Error()
+	for _, r := range s.reports {
+		r(err)
+	}
+}
+
+// notify reports err to Notify's functions.
+func (s *Store) notify(err error) {
+	s.reportMu.Lock()
+	reports := s.reports
+	s.reportMu.Unlock()
+	for _, r := range reports {
+		r(err)
+	}
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
@@ -41,11 +39,7 @@ func TestCachedConformance(t *testing.T) {
 func TestCachedSteadyState(t *testing.T) {
 	dsn := cachedPostgres.create(t)
 	tr := &tracer{}
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlstore.NewCached(openPostgres(t, dsn, tr), cfg, testStall)
+	s, err := sqlstore.New(t.Context(), openPostgres(t, dsn, tr), sqlstore.Postgres, sqlstore.WithCopies(testStall))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +187,7 @@ func TestCachedServerStopped(t *testing.T) {
 }
 
 func sqlstoreMigrate(ctx context.Context, db *sql.DB) error {
-	s, err := sqlstore.New(db, sqlstore.Postgres)
+	s, err := sqlstore.New(ctx, db, sqlstore.Postgres)
 	if err != nil {
 		return err
 	}

@@ -93,6 +93,10 @@ WHERE name = $1 AND incarnation = $2 AND version = $3`
 
 const deleteStmt = `DELETE FROM circuits WHERE name = $1`
 
+// deleteWithWindows is deleteStmt on PostgreSQL: one statement that also
+// deletes the circuit's window counts.
+const deleteWithWindows = `WITH w AS (DELETE FROM circuit_windows WHERE name = $1) DELETE FROM circuits WHERE name = $1`
+
 // timeArg returns t as the dialect stores it; a zero time is NULL.
 func (d Dialect) timeArg(t time.Time) any {
 	if t.IsZero() {

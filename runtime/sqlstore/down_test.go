@@ -15,7 +15,7 @@ import (
 // listens: every call fails closed with a StateError and does not run.
 func TestServerDown(t *testing.T) {
 	db := openPostgres(t, "host="+t.TempDir()+" port=5432 user=nobody dbname=none sslmode=disable connect_timeout=2", nil)
-	s, err := sqlstore.New(db, sqlstore.Postgres)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
 	srv := startThrowawayPostgres(t)
 	t.Logf("throwaway PostgreSQL up in %v", time.Since(start).Round(time.Millisecond))
 	db := openPostgres(t, srv.DSN(), nil)
-	s, err := sqlstore.New(db, sqlstore.Postgres)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}

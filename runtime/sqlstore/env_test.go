@@ -94,7 +94,7 @@ func openSQLite(t testing.TB, dsn string, _ pgx.QueryTracer) *sql.DB {
 
 func migrate(t testing.TB, db *sql.DB, d sqlstore.Dialect) {
 	t.Helper()
-	s, err := sqlstore.New(db, d)
+	s, err := sqlstore.New(t.Context(), db, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,17 +115,13 @@ func (b backend) openStore(t testing.TB, dsn string) (*sqlstore.Store, *sql.DB) 
 	t.Helper()
 	db := b.open(t, dsn, nil)
 	if !b.cached {
-		s, err := sqlstore.New(db, b.dialect)
+		s, err := sqlstore.New(t.Context(), db, b.dialect)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s, db
 	}
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlstore.NewCached(db, cfg, testStall)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres, sqlstore.WithCopies(testStall))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
-// TestNoTriggerRefused checks that NewCached refuses a database whose
+// TestNoTriggerRefused checks that New with copies refuses a database whose
 // circuits table has no notify trigger, at once, rather than running
 // without copies, silently.
 func TestNoTriggerRefused(t *testing.T) {
@@ -23,36 +24,34 @@ func TestNoTriggerRefused(t *testing.T) {
 	if _, err := db.ExecContext(t.Context(), "DROP TRIGGER circuitgen_notify ON circuits"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlstore.NewCached(db, cfg, testStall)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres, sqlstore.WithCopies(testStall))
 	if !errors.Is(err, sqlstore.ErrNoTrigger) {
 		if s != nil {
 			_ = s.Close()
 		}
-		t.Fatalf("NewCached without the trigger = %v, want ErrNoTrigger", err)
+		t.Fatalf("New with copies without the trigger = %v, want ErrNoTrigger", err)
 	}
 }
 
 // TestFailingSessionsBackOff checks that a listening connection that keeps
-// failing (the trigger dropped after NewCached) is retried ever less often,
+// failing (the trigger dropped after New) is retried ever less often,
 // not every quarter of the stall bound.
 func TestFailingSessionsBackOff(t *testing.T) {
 	dsn := createPostgres(t)
-	db := openPostgres(t, dsn, nil)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The listening connection dials as db does.
 	var dials atomic.Int32
 	dial := cfg.DialFunc
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
 		return dial(ctx, network, addr)
 	}
-	s, err := sqlstore.NewCached(db, cfg, testStall)
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres, sqlstore.WithCopies(testStall))
 	if err != nil {
 		t.Fatal(err)
 	}

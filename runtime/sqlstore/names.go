@@ -9,9 +9,10 @@ import (
 // Names returns the names of the circuits with a row in the circuits table,
 // for operators' tools, in name order. Rows that cannot be read are left out
 // and reported in the error, one joined error per row, each naming its row;
-// the names of the others are returned all the same.
+// the names of the others are returned all the same. The heartbeat rows of
+// cached stores (beatPrefix) are not circuits and are left out.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM circuits ORDER BY name")
+	rows, err := s.db.QueryContext(ctx, "SELECT name FROM circuits WHERE substr(name, 1, 6) <> '"+beatPrefix+"' ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: list circuits: %w", err)
 	}

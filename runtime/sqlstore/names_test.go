@@ -33,7 +33,7 @@ func TestNames(t *testing.T) {
 			if want := []string{"billing-api", "payments"}; !slices.Equal(names, want) {
 				t.Errorf("Names = %q, want %q", names, want)
 			}
-			if !errors.Is(err, circuit.ErrCorrupt) || !strings.Contains(err.Error(), "circuit ledger (row") {
+			if !errors.Is(err, circuit.ErrCorrupt) || !strings.Contains(err.Error(), `circuit "ledger" (row`) {
 				t.Errorf("Names error = %v, want ledger's row reported corrupt", err)
 			}
 		})

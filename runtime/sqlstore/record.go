@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The fields of the round-2 policies (probe successes, reopens, forced)
@@ -22,7 +22,7 @@ import (
 // whose version is not the row's is such a leftover and reads as NULL.
 
 // encodePolicyState returns r's policy_state column: nil or the text.
-func encodePolicyState(r *circuit.Record) any {
+func encodePolicyState(r *driver.Record) any {
 	if r.Successes == 0 && r.Reopens == 0 && !r.Forced {
 		return nil
 	}
@@ -35,7 +35,7 @@ func encodePolicyState(r *circuit.Record) any {
 
 // decodePolicyState sets r's round-2 fields from the policy_state column;
 // r's Version is already set.
-func decodePolicyState(c sql.NullString, r *circuit.Record) error {
+func decodePolicyState(c sql.NullString, r *driver.Record) error {
 	if !c.Valid {
 		return nil
 	}

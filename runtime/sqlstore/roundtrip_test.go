@@ -55,7 +55,7 @@ func op(o circuit.Outcome) func(context.Context) (circuit.Outcome, error) {
 func TestRoundTrips(t *testing.T) {
 	tr := &tracer{}
 	db := openPostgres(t, createPostgres(t), tr)
-	s, err := sqlstore.New(db, sqlstore.Postgres)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}

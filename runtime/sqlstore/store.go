@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
 )
 
-// Store is a circuit.Store on the circuits table of a SQL database. It is
+// Store is a driver.Store on the circuits table of a SQL database. It is
 // safe for concurrent use; every Breaker on the same database shares every
 // circuit in it.
 type Store struct {
@@ -21,20 +22,51 @@ type Store struct {
 	cache *copies.Cache // nil without local copies (cache.go)
 	stop  func()        // ends the listening goroutine
 	done  chan struct{} // closed when it has ended
+	beat  string        // the heartbeat row's name after beatPrefix
+	owned bool          // Close closes db (WithOwnedDB)
+
+	reportMu sync.Mutex
+	reports  []func(error) // Notify's
+	reported string        // the last error reported, not to repeat it
 }
 
 var (
-	_ circuit.Store  = (*Store)(nil)
-	_ circuit.Binder = (*Store)(nil)
+	_ driver.Store  = (*Store)(nil)
+	_ driver.Binder = (*Store)(nil)
 )
 
-// New returns a store on db, whose dialect is d (see DialectOf). It does no
-// I/O and creates nothing: call Migrate once, at deployment or in setup.
-func New(db *sql.DB, d Dialect) (*Store, error) {
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	copies bool
+	bound  time.Duration
+	owned  bool
+}
+
+// WithOwnedDB makes the store own the *sql.DB given to New: its Close closes
+// it too, for code that opened the database only for the store.
+func WithOwnedDB() Option { return func(c *config) { c.owned = true } }
+
+// New returns a store on db, whose dialect is d (see DialectOf). It creates
+// nothing: call Migrate once, at deployment or in setup. Without options it
+// does no I/O; WithCopies has it check the notify triggers and start
+// listening.
+func New(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 	if d != Postgres && d != SQLite {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
 	}
-	return &Store{db: db, dialect: d}, nil
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Store{db: db, dialect: d, owned: cfg.owned}
+	if cfg.copies {
+		if err := s.startCopies(ctx, cfg.bound); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Migrate creates the circuits table if it does not exist, adds the
@@ -62,7 +94,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // Load returns the circuit's row, or nil when there is none, and the time:
 // the database's now() on PostgreSQL, read in the same statement; the local
 // clock on SQLite.
-func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Time, error) {
+func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Time, error) {
 	var (
 		dbNow                             any
 		id, failures, generation, version sql.NullInt64
@@ -73,13 +105,13 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 	err := s.db.QueryRowContext(ctx, s.dialect.loadQuery(), name).Scan(&dbNow, &id,
 		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: %w", name, err)
+		return nil, time.Time{}, fmt.Errorf("sqlstore: load %q: %w", name, err)
 	}
 	now := time.Now()
 	if s.dialect == Postgres {
 		t, ok := dbNow.(time.Time)
 		if !ok {
-			return nil, time.Time{}, fmt.Errorf("sqlstore: load %s: now() is a %T", name, dbNow)
+			return nil, time.Time{}, fmt.Errorf("sqlstore: load %q: now() is a %T", name, dbNow)
 		}
 		now = t
 	}
@@ -91,27 +123,27 @@ func (s *Store) Load(ctx context.Context, name string) (*circuit.Record, time.Ti
 		err = fmt.Errorf("it holds circuit %q", rec.Name)
 	}
 	if err != nil {
-		return nil, now, fmt.Errorf("sqlstore: circuit %s (row %d): %w: %v", name, id.Int64, circuit.ErrCorrupt, err)
+		return nil, now, fmt.Errorf("sqlstore: circuit %q (row %d): %w: %v", name, id.Int64, driver.ErrCorrupt, err)
 	}
 	return rec, now, nil
 }
 
 // decode builds a record from a row's columns and checks it.
-func decode(name, state, incarnation, probe sql.NullString, failures, generation, version sql.NullInt64, openUntil, leaseUntil, updatedAt any, policy sql.NullString) (*circuit.Record, error) {
+func decode(name, state, incarnation, probe sql.NullString, failures, generation, version sql.NullInt64, openUntil, leaseUntil, updatedAt any, policy sql.NullString) (*driver.Record, error) {
 	if !name.Valid || !state.Valid || !incarnation.Valid || !failures.Valid || !generation.Valid || !version.Valid {
 		return nil, fmt.Errorf("a required column is NULL")
 	}
-	st, err := circuit.ParseState(state.String)
+	st, err := driver.ParseState(state.String)
 	if err != nil {
 		return nil, err
 	}
-	if failures.Int64 < 0 || failures.Int64 > circuit.MaxFailureThreshold {
+	if failures.Int64 < 0 || failures.Int64 > driver.MaxFailures {
 		return nil, fmt.Errorf("failure_count %d out of range", failures.Int64)
 	}
 	if generation.Int64 <= 0 || version.Int64 <= 0 {
 		return nil, fmt.Errorf("generation %d and version %d must be positive", generation.Int64, version.Int64)
 	}
-	r := &circuit.Record{Name: name.String, State: st, Failures: int(failures.Int64),
+	r := &driver.Record{Name: name.String, State: st, Failures: int(failures.Int64),
 		Generation: uint64(generation.Int64), Incarnation: incarnation.String, Version: uint64(version.Int64),
 		ProbeToken: probe.String}
 	for _, c := range []struct {
@@ -133,10 +165,10 @@ func decode(name, state, incarnation, probe sql.NullString, failures, generation
 }
 
 // Replace stores next as the circuit's row if the stored row is still prev,
-// in one statement; otherwise it returns circuit.ErrConflict.
-func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Record) error {
+// in one statement; otherwise it returns driver.ErrConflict.
+func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
 	if next.Generation > math.MaxInt64 || next.Version > math.MaxInt64 {
-		return fmt.Errorf("sqlstore: replace %s: generation or version beyond a BIGINT", name)
+		return fmt.Errorf("sqlstore: replace %q: generation or version beyond a BIGINT", name)
 	}
 	d := s.dialect
 	var probe any
@@ -151,27 +183,32 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *circuit.Re
 		res, err = s.db.ExecContext(ctx, insertStmt, append([]any{name}, fields...)...)
 	} else {
 		if prev.Version > math.MaxInt64 {
-			return circuit.ErrConflict
+			return driver.ErrConflict
 		}
 		res, err = s.db.ExecContext(ctx, updateStmt, append([]any{name, prev.Incarnation, int64(prev.Version)}, fields...)...)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlstore: replace %s: %w", name, err)
+		return fmt.Errorf("sqlstore: replace %q: %w", name, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("sqlstore: replace %s: %w", name, err)
+		return fmt.Errorf("sqlstore: replace %q: %w", name, err)
 	}
 	if n == 0 {
-		return circuit.ErrConflict
+		return driver.ErrConflict
 	}
 	return nil
 }
 
-// Delete deletes the circuit's row, even a corrupt one.
+// Delete deletes the circuit's row, even a corrupt one, and on PostgreSQL
+// its window counts in the same statement.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if _, err := s.db.ExecContext(ctx, deleteStmt, name); err != nil {
-		return fmt.Errorf("sqlstore: delete %s: %w", name, err)
+	stmt := deleteStmt
+	if s.dialect == Postgres {
+		stmt = deleteWithWindows
+	}
+	if _, err := s.db.ExecContext(ctx, stmt, name); err != nil {
+		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func TestMigrateIsExplicitAndIdempotent(t *testing.T) {
 				dsn = createPostgresEmpty(t)
 			}
 			db := b.open(t, dsn, nil)
-			s, err := sqlstore.New(db, b.dialect)
+			s, err := sqlstore.New(t.Context(), db, b.dialect)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestDialectOf(t *testing.T) {
 			t.Errorf("DialectOf(%q) = %v, %v", tt.driver, d, err)
 		}
 	}
-	if _, err := sqlstore.New(nil, 0); err == nil {
+	if _, err := sqlstore.New(t.Context(), nil, 0); err == nil {
 		t.Error("New with no dialect succeeded")
 	}
 }

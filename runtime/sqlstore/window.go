@@ -6,18 +6,21 @@ import (
 	"slices"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The window counts of the rate rule live in the table circuit_windows,
 // one row per circuit, window span and bucket, tagged with the window's
 // epoch (incarnation hash and generation). Each process flushes its counts
-// in batches (circuit.WindowSharer): a flush deletes the rows that left the
+// in batches (driver.WindowSharer): a flush deletes the rows that left the
 // window or belong to an earlier epoch, adds its counts, and sums the
-// window. On PostgreSQL that is one call of the function
+// window; on PostgreSQL it also deletes up to 100 rows of any circuit and
+// span that left their window (a circuit gone quiet, or counting over
+// another span), so that such rows last at most a window and a flush, and
+// Delete deletes a circuit's rows with its record. On PostgreSQL that is one call of the function
 // circuit_share_window, so one round trip; SQLite is embedded and runs the
 // same statements in one transaction. Migrate creates both.
-var _ circuit.WindowSharer = (*Store)(nil)
+var _ driver.WindowSharer = (*Store)(nil)
 
 const windowSchema = `CREATE TABLE IF NOT EXISTS circuit_windows (
 	name      TEXT   NOT NULL,
@@ -55,6 +58,12 @@ DECLARE
 BEGIN
 	DELETE FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 		AND (w.bucket <= v_drop - 10 OR w.epoch_inc <> p_inc OR w.epoch_gen < p_gen);
+	-- Rows of every other circuit and span that left their window by the
+	-- database's time (a circuit gone quiet, or counting over another span
+	-- now), a bounded number a flush.
+	DELETE FROM circuit_windows w WHERE w.ctid IN (SELECT x.ctid FROM circuit_windows x
+		WHERE x.bucket <= floor(extract(epoch FROM clock_timestamp()) * 10000 / x.span_ms)::BIGINT - 10
+		AND NOT (x.name = p_name AND x.span_ms = p_span) LIMIT 100);
 	IF NOT EXISTS (SELECT 1 FROM circuit_windows w WHERE w.name = p_name AND w.span_ms = p_span
 			AND w.epoch_inc = p_inc AND w.epoch_gen > p_gen) THEN
 		INSERT INTO circuit_windows AS w (name, span_ms, bucket, epoch_inc, epoch_gen, calls, failures)
@@ -84,9 +93,9 @@ func (s *Store) migrateWindow(ctx context.Context) error {
 }
 
 // ShareWindow adds a process's flushed window counts to the database's and
-// returns the window's sums (circuit.WindowSharer): one round trip on
+// returns the window's sums (driver.WindowSharer): one round trip on
 // PostgreSQL.
-func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []circuit.BucketCounts) (circuit.Counts, error) {
+func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e uint64, b int64, add []driver.BucketCounts) (driver.Counts, error) {
 	args := []any{name, w.Milliseconds(), b, int64(e >> 32), int64(e & (1<<32 - 1))}
 	var calls, failures int64
 	var err error
@@ -98,22 +107,22 @@ func (s *Store) ShareWindow(ctx context.Context, name string, w time.Duration, e
 		err = s.db.QueryRowContext(ctx, "SELECT calls, failures FROM circuit_share_window($1, $2, $3, $4, $5, $6, $7, $8)",
 			append(args, bs, cs, fs)...).Scan(&calls, &failures)
 	} else {
-		calls, failures, err = s.shareLocal(ctx, args, b, circuit.Bucket(time.Now(), w), add)
+		calls, failures, err = s.shareLocal(ctx, args, b, driver.Bucket(time.Now(), w), add)
 	}
 	if err != nil {
-		return circuit.Counts{}, fmt.Errorf("sqlstore: window %s: %w", name, err)
+		return driver.Counts{}, fmt.Errorf("sqlstore: window %q: %w", name, err)
 	}
 	if calls < 0 || failures < 0 {
-		return circuit.Counts{}, fmt.Errorf("sqlstore: window %s: negative counts", name)
+		return driver.Counts{}, fmt.Errorf("sqlstore: window %q: negative counts", name)
 	}
-	return circuit.Counts{Calls: uint64(calls), Failures: uint64(failures)}, nil
+	return driver.Counts{Calls: uint64(calls), Failures: uint64(failures)}, nil
 }
 
 // shareLocal is the flush as a transaction, for SQLite. Buckets leave the
 // window by the earlier of b and now, the local clock's bucket (one ahead,
 // for rounding, as on PostgreSQL); counts of a bucket ahead of it are not
 // added.
-func (s *Store) shareLocal(ctx context.Context, args []any, b, now int64, add []circuit.BucketCounts) (calls, failures int64, err error) {
+func (s *Store) shareLocal(ctx context.Context, args []any, b, now int64, add []driver.BucketCounts) (calls, failures int64, err error) {
 	drop := min(b, now+1)
 	dargs := slices.Clone(args)
 	dargs[2] = drop
@@ -137,7 +146,7 @@ func (s *Store) shareLocal(ctx context.Context, args []any, b, now int64, add []
 		if newer > 0 {
 			break
 		}
-		if c.Bucket <= drop-circuit.WindowBuckets || c.Bucket > now+1 {
+		if c.Bucket <= drop-driver.WindowBuckets || c.Bucket > now+1 {
 			continue // out of the window; the others are in no order
 		}
 		if _, err = tx.ExecContext(ctx, windowAdd, append(args, c.Bucket, int64(c.Calls), int64(c.Failures))...); err != nil {

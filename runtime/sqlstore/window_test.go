@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestWindowFlushRoundTrips(t *testing.T) {
 	tr := &flushTracer{}
 	db := openPostgres(t, createPostgres(t), tr)
-	s, err := sqlstore.New(db, sqlstore.Postgres)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,3 +59,57 @@ func (tr *flushTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pg
 }
 
 func (tr *flushTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestWindowRowsCleaned leaves window rows behind the three ways a circuit
+// can: it goes quiet, its record is cleared, or its window's span changes.
+// Every such row is deleted once it has left its window, by the next flush
+// of any circuit, and a cleared circuit's rows at once.
+func TestWindowRowsCleaned(t *testing.T) {
+	db := openPostgres(t, createPostgres(t), nil)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	flush := func(name string, w time.Duration) {
+		t.Helper()
+		b := driver.Bucket(time.Now(), w)
+		if _, err := s.ShareWindow(ctx, name, w, 1, b, []driver.BucketCounts{{Bucket: b, Counts: driver.Counts{Calls: 3, Failures: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := func(name string) (n int) {
+		t.Helper()
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM circuit_windows WHERE name = $1", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	b := circuit.New(s)
+	if err := b.Run(ctx, "cleared-api", policy, op(circuit.Success)); err != nil {
+		t.Fatal(err)
+	}
+	flush("quiet-api", time.Second)
+	flush("respanned-api", time.Second)
+	flush("cleared-api", time.Second)
+	if err := b.Clear(ctx, "cleared-api"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rows("cleared-api"); n != 0 {
+		t.Errorf("%d window rows of a cleared circuit, want none", n)
+	}
+	time.Sleep(1100 * time.Millisecond) // the 1s window's buckets leave it
+	flush("respanned-api", 2*time.Second)
+	for _, name := range []string{"quiet-api", "cleared-api"} {
+		if n := rows(name); n != 0 {
+			t.Errorf("%s: %d window rows left after its window, want none", name, n)
+		}
+	}
+	var old int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM circuit_windows WHERE name = 'respanned-api' AND span_ms = 1000").Scan(&old); err != nil {
+		t.Fatal(err)
+	}
+	if old != 0 {
+		t.Errorf("%d rows of the span a circuit no longer uses, want none", old)
+	}
+}

@@ -11,18 +11,15 @@
 //	sqlite:///var/lib/myapp/circuits.db     runtime/sqlstore on SQLite (the file must exist)
 //
 // Redis and PostgreSQL stores keep local copies of closed records that the
-// server invalidates (redisstore.NewCached, sqlstore.NewCached), so that a
+// server invalidates (redisstore.WithCopies, sqlstore.WithCopies), so that a
 // healthy guarded call makes no round trip; the query parameter cache=off
 // turns that off (cache=on is the default). Context deadlines bound every
 // round trip to Redis (go-redis's ContextTimeoutEnabled). SQLite, on one
 // host, keeps no copies.
 //
-// A Breaker over the opened store (circuit.New(s)) is a Breaker over the
-// store it wraps: the wrapper adds listing and closing, and its Unwrap
-// method lets the Breaker use the store's own clock, bound circuits and
-// shared window counts (circuit.StoreAs).
-//
-// Opening checks that the store is there and reachable, and creates and
-// changes nothing: a mistyped directory or database file is reported, not
-// created. The URL's password never appears in errors or in String.
+// Open returns the store itself (a *filestore.Store, *redisstore.Store or
+// *sqlstore.Store), which circuit.New takes as it is. Opening checks that
+// the store is there and reachable, and creates and changes nothing: a
+// mistyped directory or database file is reported, not created. The URL's
+// password never appears in errors; Redact hides it in messages.
 package storeurl

@@ -12,7 +12,7 @@ import (
 )
 
 // openFile opens file:///abs/dir: a state directory that must exist.
-func openFile(u *url.URL) (*Store, error) {
+func openFile(u *url.URL) (Store, error) {
 	if u.Opaque != "" || u.Host != "" && u.Host != "localhost" {
 		return nil, errors.New("a file URL is file:///absolute/path/to/dir (three slashes, no host)")
 	}
@@ -27,7 +27,7 @@ func openFile(u *url.URL) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: fst, names: fst.Names}, nil
+	return fst, nil
 }
 
 // localPath returns the absolute local path that u names, which must be an

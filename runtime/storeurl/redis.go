@@ -12,7 +12,7 @@ import (
 // openRedis opens redis://, rediss:// or unix:// in go-redis's URL syntax,
 // with the key prefix in the query parameter prefix and local copies
 // unless cache=off. Context deadlines bound every round trip.
-func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
+func openRedis(ctx context.Context, u *url.URL) (Store, error) {
 	q := u.Query()
 	prefix := redisstore.DefaultPrefix
 	if q.Has("prefix") {
@@ -35,13 +35,14 @@ func openRedis(ctx context.Context, u *url.URL) (*Store, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	if !cached {
-		rs := redisstore.New(c, prefix)
-		return &Store{Store: rs, names: rs.Names, close: c.Close}, nil
+	opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithOwnedClient()}
+	if cached {
+		opts = append(opts, redisstore.WithCopies(0))
 	}
-	rs := redisstore.NewCached(c, prefix, 0)
-	return &Store{Store: rs, names: rs.Names, close: func() error {
-		_ = rs.Close()
-		return c.Close()
-	}}, nil
+	rs, err := redisstore.New(ctx, c, opts...)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return rs, nil
 }

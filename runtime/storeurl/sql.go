@@ -15,7 +15,7 @@ import (
 
 // openPostgres opens postgres:// or postgresql:// in pgx's URL syntax, with
 // local copies unless cache=off.
-func openPostgres(ctx context.Context, u *url.URL) (*Store, error) {
+func openPostgres(ctx context.Context, u *url.URL) (Store, error) {
 	q := u.Query()
 	cached, err := cacheParam(q)
 	if err != nil {
@@ -35,20 +35,17 @@ func openPostgres(ctx context.Context, u *url.URL) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	ss, err := sqlstore.NewCached(db, cfg, 0)
+	ss, err := sqlstore.New(ctx, db, sqlstore.Postgres, sqlstore.WithCopies(0), sqlstore.WithOwnedDB())
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{Store: ss, names: ss.Names, close: func() error {
-		_ = ss.Close()
-		return db.Close()
-	}}, nil
+	return ss, nil
 }
 
 // openSQLite opens sqlite:///abs/path.db: a database file that must exist.
 // It is opened read-write but never created.
-func openSQLite(ctx context.Context, u *url.URL) (*Store, error) {
+func openSQLite(ctx context.Context, u *url.URL) (Store, error) {
 	if u.Opaque != "" || u.Host != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("a sqlite URL is sqlite:///absolute/path/to.db (three slashes, no host or query)")
 	}
@@ -66,15 +63,15 @@ func openSQLite(ctx context.Context, u *url.URL) (*Store, error) {
 }
 
 // openSQL checks that db answers and wraps it in a store.
-func openSQL(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (*Store, error) {
+func openSQL(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (Store, error) {
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("%v: %w", d, err)
 	}
-	ss, err := sqlstore.New(db, d)
+	ss, err := sqlstore.New(ctx, db, d, sqlstore.WithOwnedDB())
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{Store: ss, names: ss.Names, close: db.Close}, nil
+	return ss, nil
 }

@@ -5,46 +5,39 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// Store is an opened store: a circuit.Store that can list its circuits.
-type Store struct {
-	circuit.Store
-
-	location string
-	names    func(context.Context) ([]string, error)
-	close    func() error
+// Store is a store opened from a URL: a *filestore.Store, *redisstore.Store
+// or *sqlstore.Store, given to circuit.New as it is, with the methods every
+// one of them has.
+type Store interface {
+	driver.Store
+	// Names returns the names of the circuits with a record in the store.
+	// Records that cannot be read are left out and reported in the error,
+	// one joined error per record, each naming its record (file, key or
+	// row).
+	Names(ctx context.Context) ([]string, error)
+	// Close releases the store's connections, and the client Open made.
+	Close() error
 }
 
-// Names returns the names of the circuits with a record in the store.
-// Records that cannot be read are left out and reported in the error, one
-// joined error per record, each naming its record (file, key or row).
-func (s *Store) Names(ctx context.Context) ([]string, error) { return s.names(ctx) }
-
-// Unwrap returns the store that s opened, so that a Breaker over s uses
-// its optional interfaces (circuit.StoreAs): the file store's clock and
-// shared window counts, the distributed stores' bound circuits with local
-// copies and their batched window counts.
-func (s *Store) Unwrap() circuit.Store { return s.Store }
-
-// Close releases the store's connections.
-func (s *Store) Close() error {
-	if s.close == nil {
-		return nil
+// Redact returns raw with any password it holds hidden, for messages: in
+// its userinfo or its query (password=, sslpassword=, any case).
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable store URL)"
 	}
-	return s.close()
+	return redact(u)
 }
-
-// String returns the store's URL, its password hidden.
-func (s *Store) String() string { return s.location }
 
 // Open opens the store raw names. See the package documentation for the
 // URLs it accepts. It checks that the store exists and answers (a directory
 // or database file exists, a server answers a ping); it writes nothing.
-// Neither its errors nor the Store's String show a password the URL holds,
-// in its userinfo or its query (password=, sslpassword=).
-func Open(ctx context.Context, raw string) (*Store, error) {
+// Its errors never show a password the URL holds, in its userinfo or its
+// query (password=, sslpassword=); Redact hides it in messages of yours.
+func Open(ctx context.Context, raw string) (Store, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("store URL: %w", redactErr(err, raw))
@@ -53,12 +46,11 @@ func Open(ctx context.Context, raw string) (*Store, error) {
 	if err != nil {
 		return nil, scrub(err, passwords(u, raw))
 	}
-	s.location = redact(u)
 	return s, nil
 }
 
 // open opens the store u names; its errors name the store, password hidden.
-func open(ctx context.Context, u *url.URL) (s *Store, err error) {
+func open(ctx context.Context, u *url.URL) (s Store, err error) {
 	loc := redact(u)
 	switch u.Scheme {
 	case "file":

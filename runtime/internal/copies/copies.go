@@ -12,7 +12,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // Cache holds a store's local copies: for each circuit, its record as last
@@ -27,7 +27,7 @@ import (
 //     failure-rate window's bucket), the store's clock is the server's time
 //     of its latest read carried forward on the local monotonic clock;
 //   - a Replace whose previous record is a copy is refused at once with
-//     circuit.ErrConflict, and the copy dropped, so that the Breaker decides
+//     driver.ErrConflict, and the copy dropped, so that the Breaker decides
 //     again on a record read from the server with the server's time: every
 //     transition is a compare-and-swap made on a server read;
 //   - a copy is installed only if neither its key nor the stream changed
@@ -36,18 +36,22 @@ import (
 //     invalidates is never lost;
 //   - every Replace and Delete drops the key's copy when its reply arrives,
 //     so a process sees its own writes at once;
-//   - losing the stream (its connection breaks, or nothing is heard from
-//     the server for the stall bound) drops every copy before anything else
-//     happens, and no copy is installed until the stream is live again.
+//   - a copy is served only until the stall bound after the send time of
+//     the last heartbeat the server answered on the stream (Heard), which
+//     proves it had sent every invalidation before it: no notification and
+//     no late answer extends it;
+//   - losing the stream (its connection breaks) drops every copy before
+//     anything else happens, and no copy is installed until the stream is
+//     live again.
 type Cache struct {
 	// epoch grows each time the stream stops being live.
 	epoch atomic.Uint64
 	live  atomic.Bool
 	// validUntil is when copies stop being served, in nanoseconds of the
-	// monotonic clock since origin: the stall bound after the servers were
-	// last heard from (the one heard from least recently, with several). No
-	// copy is served after it, even if the goroutine that would drop the
-	// copies has not run yet.
+	// monotonic clock since origin: the stall bound after the send time of
+	// the last heartbeat the servers answered (the earliest of the servers'
+	// latest, with several). No copy is served after it, even if the
+	// goroutine that would drop the copies has not run yet.
 	validUntil atomic.Int64
 	origin     time.Time
 
@@ -55,7 +59,7 @@ type Cache struct {
 	clock atomic.Pointer[serverTime] // the server's time as last seen (clock.go)
 
 	entries sync.Map // key → *Entry
-	copies  sync.Map // weak.Pointer[circuit.Record] of every copy → struct{}
+	copies  sync.Map // weak.Pointer[driver.Record] of every copy → struct{}
 }
 
 // New returns an empty cache whose stream is not live.
@@ -63,7 +67,7 @@ func New() *Cache { return &Cache{origin: time.Now()} }
 
 // Entry is one circuit's copy.
 type Entry struct {
-	copy atomic.Pointer[circuit.Record] // nil when there is none
+	copy atomic.Pointer[driver.Record] // nil when there is none
 
 	mu    sync.Mutex
 	epoch uint64 // guarded by mu: grows with every invalidation of the key
@@ -72,9 +76,10 @@ type Entry struct {
 // Fresh reports whether copies may be served now.
 func (c *Cache) Fresh() bool { return int64(time.Since(c.origin)) < c.validUntil.Load() }
 
-// Heard records that the servers were all heard from by at, a reading of
-// Clock, so that copies may be served until at + bound.
-func (c *Cache) Heard(at int64, bound time.Duration) { c.validUntil.Store(at + int64(bound)) }
+// Heard records that the servers answered heartbeats sent at sent, a
+// reading of Clock, each after every invalidation it had sent before, so
+// that copies may be served until sent + bound.
+func (c *Cache) Heard(sent int64, bound time.Duration) { c.validUntil.Store(sent + int64(bound)) }
 
 // Clock reads the monotonic clock of Heard.
 func (c *Cache) Clock() int64 { return int64(time.Since(c.origin)) }
@@ -108,8 +113,8 @@ func (c *Cache) Begin(e *Entry) Reading {
 
 // Install keeps rec, as read from the server since r, as e's copy if it is
 // closed and nothing changed in between.
-func (c *Cache) Install(e *Entry, r Reading, rec *circuit.Record) {
-	if !r.live || rec == nil || rec.State != circuit.StateClosed {
+func (c *Cache) Install(e *Entry, r Reading, rec *driver.Record) {
+	if !r.live || rec == nil || rec.State != driver.StateClosed {
 		return
 	}
 	e.mu.Lock()
@@ -117,16 +122,16 @@ func (c *Cache) Install(e *Entry, r Reading, rec *circuit.Record) {
 	if e.epoch != r.keyEpoch || c.epoch.Load() != r.epoch {
 		return
 	}
-	cp := new(circuit.Record)
+	cp := new(driver.Record)
 	*cp = *rec
 	w := weak.Make(cp)
 	c.copies.Store(w, struct{}{})
-	runtime.AddCleanup(cp, func(w weak.Pointer[circuit.Record]) { c.copies.Delete(w) }, w)
+	runtime.AddCleanup(cp, func(w weak.Pointer[driver.Record]) { c.copies.Delete(w) }, w)
 	e.copy.Store(cp)
 }
 
 // IsCopy reports whether rec was served from a copy.
-func (c *Cache) IsCopy(rec *circuit.Record) bool {
+func (c *Cache) IsCopy(rec *driver.Record) bool {
 	if rec == nil {
 		return false
 	}
@@ -135,7 +140,7 @@ func (c *Cache) IsCopy(rec *circuit.Record) bool {
 }
 
 // Copy returns e's copy, or nil. Serve it only while Fresh.
-func (e *Entry) Copy() *circuit.Record { return e.copy.Load() }
+func (e *Entry) Copy() *driver.Record { return e.copy.Load() }
 
 // Invalidate drops e's copy and makes reads in flight unable to install one.
 func (e *Entry) Invalidate() {

@@ -5,6 +5,19 @@ import (
 	"time"
 )
 
+// DefaultBound is the stall bound of a store's copies when its option
+// gives none: how long after the send time of the last heartbeat the server
+// answered a copy may still be served.
+const DefaultBound = time.Second
+
+// Bound returns d, or DefaultBound when d is not positive.
+func Bound(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultBound
+	}
+	return d
+}
+
 // MaxPause bounds the pause between two sessions of a stream that keeps
 // failing (Keep).
 const MaxPause = 30 * time.Second

@@ -70,8 +70,8 @@ func call(h *helper, o, spec string) string {
 
 func testSharedWindow(t *testing.T, cfg ProcessConfig) {
 	s, hs := shareStore(t, cfg, 4)
-	_, shared := circuit.StoreAs[driver.WindowStore](s)
-	_, batched := circuit.StoreAs[driver.WindowSharer](s)
+	_, shared := s.(driver.WindowStore)
+	_, batched := s.(driver.WindowSharer)
 	if !shared && !batched {
 		t.Skipf("%T keeps no window counts of its own: each process's rate rule sees its own calls", s)
 	}

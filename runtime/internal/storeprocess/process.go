@@ -297,7 +297,7 @@ func loadShared(t *testing.T, s driver.Store) (*driver.Record, time.Time) {
 		t.Fatalf("Load: %v", err)
 	}
 	if now.IsZero() {
-		if c, ok := circuit.StoreAs[driver.Clock](s); ok {
+		if c, ok := s.(driver.Clock); ok {
 			now = c.Now()
 		} else {
 			now = time.Now()

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+)
+
+// checkKnown returns an error unless the store st has a record of the named
+// circuit or create is set: a name the store has never seen is most likely
+// a typo, and holding it open would hold off nothing.
+func checkKnown(ctx context.Context, b *circuit.Breaker, st opened, name string, create bool) error {
+	snap, err := b.Snapshot(ctx, name)
+	switch {
+	case err != nil:
+		return err
+	case !snap.Exists && !create:
+		return fmt.Errorf("circuit %s has never been seen in %s (no record): check the name, or pass -new to open it all the same", name, st)
+	}
+	return nil
+}
+
+// openError is err, with what to do when it is a corrupt record.
+func openError(err error) error {
+	if se, ok := errors.AsType[*circuit.StateError](err); ok && se.Corrupt() {
+		return fmt.Errorf("%w (circuitctl clear removes the corrupt record)", err)
+	}
+	return err
+}

@@ -1,0 +1,49 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
+)
+
+// A circuit's key, once written, is absent again only when a Clear's
+// tombstone expires, a day later. So a process that last found (or wrote)
+// a record, not a tombstone, and then finds no key at all knows the record
+// was lost: the server restarted without persistence, was flushed, or
+// evicted it. (A process idle on a circuit for a day across another's
+// Clear takes the tombstone's expiry for a loss: the circuit then probes
+// once before it admits calls.) And versions only grow
+// within an incarnation, so a closed record older than one the process saw
+// means the dataset was rolled back (restored from a backup). Either way
+// the process does not know what the record said, and treats the circuit
+// as unknown, not closed: it writes it open with its cooldown already over
+// (lost.Unknown) unless another process has written it first, so that the
+// next call anywhere claims the half-open probe, one at a time, and the
+// circuit closes again only when a probe succeeds. It reports the loss
+// (driver.ErrLost).
+
+// lost handles the loss of the circuit's record, found by a read at the
+// server's time now: prev is what the read found (nil: no key), which it
+// replaces with lost.Unknown unless another process wrote first; it returns
+// the record read anew.
+func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*driver.Record, time.Time, error) {
+	what := "is gone, though it was not cleared: the server lost it (a restart without persistence, a flush, an eviction)"
+	if prev != nil {
+		what = fmt.Sprintf("is older than one this process saw (version %d of its incarnation): the server's dataset was rolled back", prev.Version)
+	}
+	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
+		driver.ErrLost, b.name, b.key, what))
+	err := b.s.replace(ctx, b.key, b.name, prev, lost.Unknown(b.name, now, writeID()), writeID())
+	if err != nil && !errors.Is(err, driver.ErrConflict) {
+		return nil, now, err
+	}
+	rec, now, _, err := b.s.loadKey(ctx, b.key)
+	if err == nil {
+		b.last.Saw(rec)
+	}
+	return rec, now, err
+}

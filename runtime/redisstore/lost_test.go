@@ -1,0 +1,225 @@
+//go:build unix
+
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
+)
+
+// events is an EventObserver that keeps the store's reports.
+type events struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (e *events) ObserveTransition(circuit.Transition) {}
+
+func (e *events) ObserveEvent(ev circuit.Event) {
+	e.mu.Lock()
+	e.errs = append(e.errs, ev.Err)
+	e.mu.Unlock()
+}
+
+// has reports whether an event's error matches target.
+func (e *events) has(target error) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, err := range e.errs {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLostDatasetFailsClosed opens a circuit for a minute, then has the
+// server lose it: restarted without persistence, flushed, the key gone (as
+// an allkeys-* eviction takes it), or the record rolled back to the closed
+// one it held before (as a restore from a backup does). The store must not take the lost
+// record for a closed circuit: eight callers at once get one probe, and
+// the others are rejected until it succeeds; the loss is reported as an
+// event wrapping driver.ErrLost. With persistence, a restart loses
+// nothing: the circuit stays open.
+func TestLostDatasetFailsClosed(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		persist bool
+		lose    func(t *testing.T, srv *server)
+	}{
+		{"RestartWithoutPersistence", false, func(t *testing.T, srv *server) { srv.restart(t) }},
+		{"FlushAll", true, func(t *testing.T, srv *server) { srv.do(t, "FLUSHALL") }},
+		{"KeyEvicted", true, func(t *testing.T, srv *server) { srv.do(t, "DEL", srv.key) }},
+		{"RolledBack", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }},
+		{"RestartWithPersistence", true, func(t *testing.T, srv *server) { srv.restart(t) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startServer(t, tt.persist)
+			c := unixClient(t, srv.sock)
+			s := open(t, c, redisstore.WithCopies(testStall))
+			ev := &events{}
+			b := circuit.New(s, circuit.WithObserver(ev))
+			const name = "billing-api"
+			srv.key = s.Key(name)
+			ctx := t.Context()
+			for range 3 {
+				_ = b.Run(ctx, name, policy, op(circuit.Success))
+			}
+			closed, err := c.Get(ctx, srv.key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.closed = closed // the closed record, as a backup holds it
+			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Run(ctx, name, policy, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Run on the open circuit = %v", err)
+			}
+			tt.lose(t, srv)
+			// Eight callers at once, each for a second, the operation
+			// taking 100 ms: with the circuit unknown, the first admitted
+			// is a probe, and no other begins before it ends.
+			var (
+				mu       sync.Mutex
+				admitted []time.Time // when each admitted call began its operation
+				firstEnd time.Time
+				calls    atomic.Int32
+			)
+			var wg sync.WaitGroup
+			deadline := time.Now().Add(time.Second)
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						cctx, cancel := context.WithTimeout(ctx, time.Second)
+						_ = b.Run(cctx, name, policy, func(context.Context) (circuit.Outcome, error) {
+							mu.Lock()
+							admitted = append(admitted, time.Now())
+							mu.Unlock()
+							time.Sleep(100 * time.Millisecond)
+							mu.Lock()
+							if firstEnd.IsZero() {
+								firstEnd = time.Now()
+							}
+							mu.Unlock()
+							return circuit.Success, nil
+						})
+						cancel()
+						calls.Add(1)
+						time.Sleep(time.Millisecond)
+					}
+				}()
+			}
+			wg.Wait()
+			early := 0
+			for _, a := range admitted {
+				if !firstEnd.IsZero() && a.Before(firstEnd) {
+					early++
+				}
+			}
+			t.Logf("%d calls, %d admitted, %d of them begun before the first admitted ended; ErrLost reported: %v",
+				calls.Load(), len(admitted), early, ev.has(driver.ErrLost))
+			if tt.name == "RestartWithPersistence" {
+				if len(admitted) > 0 || ev.has(driver.ErrLost) {
+					t.Errorf("%d calls admitted on a circuit a persisted restart kept open (ErrLost %v)", len(admitted), ev.has(driver.ErrLost))
+				}
+				return
+			}
+			if early != 1 {
+				t.Errorf("%d calls admitted before the first admitted one ended, want 1: a probe, one at a time", early)
+			}
+			if !ev.has(driver.ErrLost) {
+				t.Error("the loss was not reported as an event wrapping driver.ErrLost")
+			}
+		})
+	}
+}
+
+// server is a redis-server of the test's own that can be restarted on the
+// same files.
+type server struct {
+	cmd       *exec.Cmd
+	dir, sock string
+	extra     []string
+	key       string
+	closed    string // the circuit's closed record, before it opened
+}
+
+// startServer starts a server, persisting every write (appendonly) or
+// nothing.
+func startServer(t *testing.T, persist bool) *server {
+	srv := &server{dir: t.TempDir()}
+	if !persist {
+		srv.extra = []string{"--appendonly", "no"}
+	}
+	srv.cmd, srv.sock = testenv.StartRedisIn(t, srv.dir, srv.extra...)
+	return srv
+}
+
+// restart kills the server (SIGKILL: no final save) and starts it again on
+// the same files.
+func (srv *server) restart(t *testing.T) {
+	t.Helper()
+	_ = srv.cmd.Process.Kill()
+	_ = srv.cmd.Wait()
+	srv.cmd, _ = testenv.StartRedisIn(t, srv.dir, srv.extra...)
+}
+
+// do runs a command on the server.
+func (srv *server) do(t *testing.T, args ...any) {
+	t.Helper()
+	if err := unixClient(t, filepath.Clean(srv.sock)).Do(t.Context(), args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExpiredTombstoneNotLost: a Clear's tombstone expires (a day later); a
+// process that last found the tombstone, and then no key, was told of a
+// Clear, not of a loss: the circuit is closed and nothing is reported.
+func TestExpiredTombstoneNotLost(t *testing.T) {
+	srv := startServer(t, true)
+	c := unixClient(t, srv.sock)
+	s := open(t, c)
+	ev := &events{}
+	b := circuit.New(s, circuit.WithObserver(ev))
+	const name = "billing-api"
+	ctx := t.Context()
+	if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Clear(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil { // reads the tombstone, writes a record
+		t.Fatal(err)
+	}
+	if err := b.Clear(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Snapshot(ctx, name); err != nil { // this process last found the tombstone
+		t.Fatal(err)
+	}
+	srv.do(t, "DEL", s.Key(name)) // what the tombstone's expiry does
+	var ran int
+	for range 3 {
+		if err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) { ran++; return circuit.Success, nil }); err != nil {
+			t.Fatalf("a call after the tombstone expired = %v", err)
+		}
+	}
+	if ran != 3 || ev.has(driver.ErrLost) {
+		t.Errorf("after the tombstone expired: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+	}
+}

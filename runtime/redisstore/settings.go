@@ -1,0 +1,98 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/redis/go-redis/v9"
+)
+
+// checkSettings asks every server holding records (the client's, or each
+// master of a cluster or shard of a ring) for appendonly and
+// maxmemory-policy, and returns what it finds unsafe, each an error
+// wrapping driver.ErrUnsafe; its error is a server that could not be
+// reached.
+func checkSettings(ctx context.Context, client redis.UniversalClient) ([]error, error) {
+	var (
+		mu       sync.Mutex
+		findings []error
+	)
+	check := func(ctx context.Context, c *redis.Client) error {
+		f, err := serverSettings(ctx, c)
+		mu.Lock()
+		findings = append(findings, f...)
+		mu.Unlock()
+		return err
+	}
+	var err error
+	switch c := client.(type) {
+	case *redis.Client:
+		err = check(ctx, c)
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, check)
+	case *redis.Ring:
+		err = c.ForEachShard(ctx, check)
+	default:
+		return nil, fmt.Errorf("redisstore: a %T is not a go-redis Client, ClusterClient or Ring", client)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: read the server's settings: %w", err)
+	}
+	return findings, nil
+}
+
+// serverSettings checks one server's settings.
+func serverSettings(ctx context.Context, c *redis.Client) ([]error, error) {
+	addr := c.Options().Addr
+	got := map[string]string{}
+	for _, name := range []string{"appendonly", "maxmemory-policy"} {
+		v, err := c.ConfigGet(ctx, name).Result()
+		var reply redis.Error
+		if errors.As(err, &reply) {
+			// CONFIG refused (an ACL, a managed service): say so.
+			return []error{fmt.Errorf("%w: redisstore: server %s: cannot read %s (%v): the store's guarantees need appendonly yes and maxmemory-policy noeviction or volatile-*",
+				driver.ErrUnsafe, addr, name, err)}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		got[name] = v[name]
+	}
+	var findings []error
+	if got["appendonly"] != "yes" {
+		findings = append(findings, fmt.Errorf("%w: redisstore: server %s: appendonly is %q: a restart loses the records written since the last snapshot, and with them open circuits (set appendonly yes)",
+			driver.ErrUnsafe, addr, got["appendonly"]))
+	}
+	if p := got["maxmemory-policy"]; strings.HasPrefix(p, "allkeys-") {
+		findings = append(findings, fmt.Errorf("%w: redisstore: server %s: maxmemory-policy is %s: the server may evict records, closing open circuits (set noeviction, or a volatile-* policy: records have no TTL)",
+			driver.ErrUnsafe, addr, p))
+	}
+	return findings, nil
+}
+
+// Notify adds a function for the store to report to (driver.Notifier): the
+// unsafe settings New found, at once, and later the circuits whose records
+// it finds lost. circuit.New calls it once for each Breaker over the store.
+func (s *Store) Notify(report func(error)) {
+	s.reportMu.Lock()
+	s.reports = append(s.reports, report)
+	findings := s.findings
+	s.reportMu.Unlock()
+	for _, f := range findings {
+		report(f)
+	}
+}
+
+// notify reports err to Notify's functions.
+func (s *Store) notify(err error) {
+	s.reportMu.Lock()
+	reports := s.reports
+	s.reportMu.Unlock()
+	for _, r := range reports {
+		r(err)
+	}
+}
