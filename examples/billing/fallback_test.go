@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/circuitgen/circuitgen/examples/billing"
 	"github.com/circuitgen/circuitgen/examples/billing/billingserver"
@@ -13,15 +14,18 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 )
 
+// rejections, a CallObserver, must hear rejections.
+var _ circuit.CallObserver = (*rejections)(nil)
+
 // rejections is a CallObserver that records the rejections it hears.
 type rejections struct {
 	mu   sync.Mutex
 	seen []string
 }
 
-func (r *rejections) ObserveTransition(circuit.Transition)                         {}
-func (r *rejections) ObserveTransitionContext(context.Context, circuit.Transition) {}
-func (r *rejections) ObserveOutcome(context.Context, string, circuit.Outcome)      {}
+func (r *rejections) ObserveTransition(circuit.Transition)                                   {}
+func (r *rejections) ObserveTransitionContext(context.Context, circuit.Transition)           {}
+func (r *rejections) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
 func (r *rejections) ObserveRejection(_ context.Context, e *circuit.OpenError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

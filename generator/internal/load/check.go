@@ -122,6 +122,14 @@ func (p *Program) exports(paths []string) (map[string]string, error) {
 		return nil, err
 	}
 	for _, lp := range listed {
+		if p.Deps && !slices.Contains(paths, lp.ImportPath) {
+			// A dependency listed with -deps: read when it has export
+			// data, and never an error of its own (unsafe has none).
+			if lp.Error == nil && lp.Export != "" {
+				exports[lp.ImportPath] = lp.Export
+			}
+			continue
+		}
 		switch {
 		case lp.Error != nil:
 			p.failed[lp.ImportPath] = lp.Error.Err
