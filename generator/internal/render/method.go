@@ -35,20 +35,9 @@ func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 	} else {
 		f.Commentf("%s calls next.%s through circuit %s.", m.Name, m.Name, m.Field.Circuit.Name)
 	}
-	decl := f.Func().Params(jen.Id(m.Recv).Op("*").Id(w.Type).Types(targs...)).Id(m.Name).Params(params...)
-	switch len(results) {
-	case 0:
-	case 1:
-		decl.Add(results[0])
-	default:
-		decl.Params(results...)
-	}
+	decl := withResults(f.Func().Params(jen.Id(m.Recv).Op("*").Id(w.Type).Types(targs...)).Id(m.Name).Params(params...), results)
 	if m.Skip {
-		if len(results) == 0 {
-			decl.Block(call)
-		} else {
-			decl.Block(jen.Return(call))
-		}
+		forward(decl, call, len(results))
 		return
 	}
 	classify := jen.Id(m.Classify.Name)

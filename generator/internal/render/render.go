@@ -36,15 +36,7 @@ const circuitPath = model.CircuitPath
 
 // File renders f as a gofmt'd Go file.
 func File(f *model.File) ([]byte, error) {
-	out := jen.NewFilePathName(f.PkgPath, f.PkgName)
-	out.HeaderComment(load.Header)
-	for _, imp := range f.Imports {
-		if imp.Alias {
-			out.ImportAlias(imp.Path, imp.Name)
-		} else {
-			out.ImportName(imp.Path, imp.Name)
-		}
-	}
+	out := newFile(f)
 	versionMarker(out)
 	if len(f.Policies) > 0 {
 		out.Var().DefsFunc(func(g *jen.Group) {
@@ -73,6 +65,44 @@ func File(f *model.File) ([]byte, error) {
 		return nil, fmt.Errorf("render %s: %w", f.Path, err)
 	}
 	return groupImports(buf.Bytes()), nil
+}
+
+// newFile returns a jennifer file of f's package with our header and the
+// import names the model chose.
+func newFile(f *model.File) *jen.File {
+	out := jen.NewFilePathName(f.PkgPath, f.PkgName)
+	out.HeaderComment(load.Header)
+	for _, imp := range f.Imports {
+		if imp.Alias {
+			out.ImportAlias(imp.Path, imp.Name)
+		} else {
+			out.ImportName(imp.Path, imp.Name)
+		}
+	}
+	return out
+}
+
+// withResults adds a function's results to its declaration: none, one,
+// or several in parentheses.
+func withResults(decl *jen.Statement, results []jen.Code) *jen.Statement {
+	switch len(results) {
+	case 0:
+	case 1:
+		decl.Add(results[0])
+	default:
+		decl.Params(results...)
+	}
+	return decl
+}
+
+// forward renders the body of a method that calls call and returns what
+// it returns.
+func forward(decl *jen.Statement, call *jen.Statement, results int) {
+	if results == 0 {
+		decl.Block(call)
+	} else {
+		decl.Block(jen.Return(call))
+	}
 }
 
 // RuntimeVersion is the version of generated files the output needs the

@@ -43,20 +43,9 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 		}
 		call := recv().Dot(r.Next).Dot(fn.Name()).Call(args...)
 		f.Line()
-		decl := f.Func().Params(recv().Op("*").Id(r.Name)).Id(fn.Name()).Params(params...)
-		switch len(results) {
-		case 0:
-		case 1:
-			decl.Add(results[0])
-		default:
-			decl.Params(results...)
-		}
+		decl := withResults(f.Func().Params(recv().Op("*").Id(r.Name)).Id(fn.Name()).Params(params...), results)
 		if fn.Name() != "Scan" {
-			if len(results) == 0 {
-				decl.Block(call)
-			} else {
-				decl.Block(jen.Return(call))
-			}
+			forward(decl, call, len(results))
 			continue
 		}
 		g := guard{m: m, classifier: classify}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/circuitgen/circuitgen/generator/internal/load"
 	"github.com/circuitgen/circuitgen/generator/internal/model"
 )
 
@@ -100,15 +99,7 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 // builds: a stale output, its interface grown a method, never stops a tool
 // that loads the package (another generator, such as moq, run first).
 func Assertions(f *model.File) ([]byte, error) {
-	out := jen.NewFilePathName(f.PkgPath, f.PkgName)
-	out.HeaderComment(load.Header)
-	for _, imp := range f.Imports {
-		if imp.Alias {
-			out.ImportAlias(imp.Path, imp.Name)
-		} else {
-			out.ImportName(imp.Path, imp.Name)
-		}
-	}
+	out := newFile(f)
 	for _, w := range f.Wrappers {
 		tparams := make([]jen.Code, len(w.TypeParams))
 		targs := make([]jen.Code, len(w.TypeParams))

@@ -3,8 +3,6 @@ package franz
 import (
 	"context"
 	"errors"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuittest"
+	"github.com/circuitgen/circuitgen/testdata/clients/gone"
 )
 
 // TestResultsCarryTheRejection drives a guarded franz-go client whose
@@ -22,23 +21,8 @@ import (
 // whose Err is: next is not called (the client keeps its own
 // background dials, so they are not counted here).
 func TestResultsCarryTheRejection(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	raw, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.DefaultProduceTopic("orders"), kgo.ConsumeTopics("orders"))
+	broker := gone.Start(t)
+	raw, err := kgo.NewClient(kgo.SeedBrokers(broker.Addr()), kgo.DefaultProduceTopic("orders"), kgo.ConsumeTopics("orders"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +49,7 @@ func TestResultsCarryTheRejection(t *testing.T) {
 		t.Fatalf("after 3 failed calls: %+v, want open", s)
 	}
 
-	if conns.Load() == 0 {
+	if broker.Conns() == 0 {
 		t.Fatal("the client never dialed the broker")
 	}
 	var open *circuit.OpenError

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuittest"
+	"github.com/circuitgen/circuitgen/testdata/clients/gone"
 )
 
 // TestBrokerCodesAreSelected checks the generated classifier on kafka-go's
@@ -41,21 +41,8 @@ func TestBrokerCodesAreSelected(t *testing.T) {
 // open the circuit, and a rejected WriteMessages returns the
 // *circuit.OpenError.
 func TestWriterAgainstAGoneBroker(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	raw := &kafka.Writer{Addr: kafka.TCP(ln.Addr().String()), Topic: "orders", MaxAttempts: 1, WriteTimeout: time.Second}
+	broker := gone.Start(t)
+	raw := &kafka.Writer{Addr: kafka.TCP(broker.Addr()), Topic: "orders", MaxAttempts: 1, WriteTimeout: time.Second}
 	t.Cleanup(func() { raw.Close() })
 	kit := circuittest.New()
 	w := NewGuardedWriter(raw, kit.Breaker)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,54 +13,12 @@ import (
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuittest"
+	"github.com/circuitgen/circuitgen/testdata/clients/gone"
 )
 
-// deadServer is a TCP listener on loopback that accepts connections and
-// closes them at once, as a PostgreSQL that went away does; it counts the
-// connections.
-type deadServer struct {
-	ln    net.Listener
-	conns atomic.Int64
-}
-
-func startDeadServer(t *testing.T) *deadServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &deadServer{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			d.conns.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return d
-}
-
-// settled waits until no connection has arrived for 100ms, the pool's
-// attempts of the calls before done, and returns the count.
-func (d *deadServer) settled() int64 {
-	n := d.conns.Load()
-	for {
-		time.Sleep(100 * time.Millisecond)
-		m := d.conns.Load()
-		if m == n {
-			return n
-		}
-		n = m
-	}
-}
-
-// dsn is a DSN for the dead server.
-func (d *deadServer) dsn() string {
-	return fmt.Sprintf("postgres://nobody@%s/db?sslmode=disable&connect_timeout=2", d.ln.Addr())
+// dsn is a DSN for a server that went away.
+func dsn(d *gone.Server) string {
+	return fmt.Sprintf("postgres://nobody@%s/db?sslmode=disable&connect_timeout=2", d.Addr())
 }
 
 func newPool(t *testing.T, dsn string) *pgxpool.Pool {
@@ -116,8 +72,8 @@ func TestQueryRowAgainstPostgres(t *testing.T) {
 		t.Fatalf("after no rows and cancelled callers: %+v, want closed with no failure", s)
 	}
 
-	dead := startDeadServer(t)
-	gone := NewGuardedPool(newPool(t, dead.dsn()), kit.Breaker)
+	dead := gone.Start(t)
+	gone := NewGuardedPool(newPool(t, dsn(dead)), kit.Breaker)
 	for i := range 3 {
 		err := gone.QueryRow(ctx, "SELECT 1").Scan(&n)
 		var open *circuit.OpenError
@@ -128,13 +84,13 @@ func TestQueryRowAgainstPostgres(t *testing.T) {
 	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateOpen {
 		t.Fatalf("after 3 failed connections: %+v, want open", s)
 	}
-	before := dead.settled()
+	before := dead.Settled()
 	row := gone.QueryRow(ctx, "SELECT 1")
 	var open *circuit.OpenError
 	if err := row.Scan(&n); !errors.As(err, &open) || open.Name != "postgres" {
 		t.Fatalf("QueryRow on the open circuit: Scan = %v, want the *circuit.OpenError of postgres", err)
 	}
-	if after := dead.conns.Load(); after != before {
+	if after := dead.Conns(); after != before {
 		t.Errorf("the rejected QueryRow connected %d times, want none", after-before)
 	}
 	// The healthy pool shares the circuit: it is rejected too.
@@ -163,8 +119,8 @@ func TestIteratorAgainstPostgres(t *testing.T) {
 	if sum != 55 {
 		t.Fatalf("sum of 1..10 = %d, want 55", sum)
 	}
-	dead := startDeadServer(t)
-	gone := NewGuardedCatalog(PoolCatalog{newPool(t, dead.dsn())}, kit.Breaker)
+	dead := gone.Start(t)
+	gone := NewGuardedCatalog(PoolCatalog{newPool(t, dsn(dead))}, kit.Breaker)
 	for range 2 {
 		for _, err := range gone.Numbers(ctx, 3) {
 			if err == nil {
@@ -188,7 +144,7 @@ func TestIteratorAgainstPostgres(t *testing.T) {
 	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateOpen {
 		t.Fatalf("after 3 failures: %+v, want open", s)
 	}
-	before := dead.settled()
+	before := dead.Settled()
 	var got []error
 	for v, err := range gone.Numbers(ctx, 3) {
 		if v != 0 {
@@ -200,7 +156,7 @@ func TestIteratorAgainstPostgres(t *testing.T) {
 	if len(got) != 1 || !errors.As(got[0], &open) {
 		t.Fatalf("a rejected iteration yielded %v, want one *circuit.OpenError", got)
 	}
-	if after := dead.conns.Load(); after != before {
+	if after := dead.Conns(); after != before {
 		t.Errorf("the rejected iteration connected %d times, want none", after-before)
 	}
 }
@@ -214,8 +170,8 @@ func TestFallbacksAgainstPostgres(t *testing.T) {
 	ctx := context.Background()
 	kit := circuittest.New()
 	healthy := newPool(t, testenv.PostgresDSN(t))
-	dead := startDeadServer(t)
-	gone := newPool(t, dead.dsn())
+	dead := gone.Start(t)
+	gone := newPool(t, dsn(dead))
 	db := NewGuardedPool(gone, kit.Breaker, WithPoolFallback(healthy))
 	cat := NewGuardedCatalog(PoolCatalog{gone}, kit.Breaker, WithCatalogFallback(PoolCatalog{healthy}))
 	var n int
@@ -229,7 +185,7 @@ func TestFallbacksAgainstPostgres(t *testing.T) {
 			}
 		}
 	}
-	before := dead.settled()
+	before := dead.Settled()
 	if err := db.QueryRow(ctx, "SELECT $1::int", 42).Scan(&n); err != nil || n != 42 {
 		t.Fatalf("QueryRow on the open circuit = %d, %v; want 42 from the fallback", n, err)
 	}
@@ -243,7 +199,7 @@ func TestFallbacksAgainstPostgres(t *testing.T) {
 	if sum != 10 {
 		t.Fatalf("sum of the fallback's 1..4 = %d, want 10", sum)
 	}
-	if after := dead.conns.Load(); after != before {
+	if after := dead.Conns(); after != before {
 		t.Errorf("the rejected calls dialed the gone server %d times, want none", after-before)
 	}
 }

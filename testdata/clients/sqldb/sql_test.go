@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -15,6 +13,7 @@ import (
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuittest"
+	"github.com/circuitgen/circuitgen/testdata/clients/gone"
 )
 
 // TestQueryRowContextAgainstPostgres drives a guarded *sql.DB, over pgx's
@@ -37,34 +36,19 @@ func TestQueryRowContextAgainstPostgres(t *testing.T) {
 		}
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	gone := NewGuardedDB(open(t, fmt.Sprintf("postgres://nobody@%s/db?sslmode=disable&connect_timeout=2", ln.Addr())), kit.Breaker)
+	dead := gone.Start(t)
+	down := NewGuardedDB(open(t, fmt.Sprintf("postgres://nobody@%s/db?sslmode=disable&connect_timeout=2", dead.Addr())), kit.Breaker)
 	for i := range 3 {
 		var ce *pgconn.ConnectError
-		if err := gone.QueryRowContext(ctx, "SELECT 1").Err(); !errors.As(err, &ce) {
+		if err := down.QueryRowContext(ctx, "SELECT 1").Err(); !errors.As(err, &ce) {
 			t.Fatalf("QueryRowContext %d on a server that went away: Err = %v, want a *pgconn.ConnectError", i, err)
 		}
 	}
 	if s, _ := kit.Breaker.Snapshot(ctx, "sql"); s.State != circuit.StateOpen {
 		t.Fatalf("after 3 failed connections: %+v, want open", s)
 	}
-	before := conns.Load()
-	row := gone.QueryRowContext(ctx, "SELECT 1")
+	before := dead.Settled()
+	row := down.QueryRowContext(ctx, "SELECT 1")
 	var open *circuit.OpenError
 	if err := row.Err(); !errors.As(err, &open) || open.Name != "sql" {
 		t.Fatalf("rejected QueryRowContext: Err = %v, want the *circuit.OpenError of sql", err)
@@ -72,7 +56,7 @@ func TestQueryRowContextAgainstPostgres(t *testing.T) {
 	if err := row.Scan(&n); !errors.As(err, &open) {
 		t.Fatalf("rejected QueryRowContext: Scan = %v, want the *circuit.OpenError", err)
 	}
-	if after := conns.Load(); after != before {
+	if after := dead.Conns(); after != before {
 		t.Errorf("the rejected QueryRowContext connected %d times, want none", after-before)
 	}
 	if err := db.PingContext(ctx); !errors.As(err, &open) {
