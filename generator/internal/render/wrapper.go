@@ -144,22 +144,34 @@ func usage(w *model.Wrapper) []string {
 	}
 	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(args, ", "))
 	var results []string
-	if first.Shape == model.Carrier {
-		call += ".Err()"
-	} else {
+	switch first.Shape {
+	case model.Carrier, model.Reported:
+		call += "." + first.ErrMethod + "()"
+	case model.Row:
+		call += ".Scan(…)"
+	case model.Seq:
+	default:
 		for range len(first.Results) - 1 {
 			results = append(results, "_")
 		}
 	}
-	lhs := strings.Join(append(results, "err"), ", ")
-	return []string{
-		fmt.Sprintf("client := %s(next, b) // b: the application's *circuit.Breaker", w.Constructor),
-		fmt.Sprintf("%s := %s", lhs, call),
+	lines := []string{fmt.Sprintf("client := %s(next, b) // b: the application's *circuit.Breaker", w.Constructor)}
+	check := []string{
 		"var open *circuit.OpenError",
 		"if errors.As(err, &open) {",
 		fmt.Sprintf("\t// circuit %s is open: retry after open.RetryAfter()", first.Field.Circuit.Name),
 		"}",
 	}
+	if first.Shape == model.Seq {
+		lines = append(lines, fmt.Sprintf("for _, err := range %s {", call))
+		for _, l := range check {
+			lines = append(lines, "\t"+l)
+		}
+		return append(lines, "}")
+	}
+	lhs := strings.Join(append(results, "err"), ", ")
+	lines = append(lines, fmt.Sprintf("%s := %s", lhs, call))
+	return append(lines, check...)
 }
 
 // constraint renders a type parameter's constraint, unwrapping the

@@ -154,10 +154,11 @@ func (r *guardedPoolQueryRowRow) Scan(p0 ...any) error {
 // *circuit.OpenError without calling next:
 //
 //	client := NewGuardedCatalog(next, b) // b: the application's *circuit.Breaker
-//	err := client.Numbers(ctx, n)
-//	var open *circuit.OpenError
-//	if errors.As(err, &open) {
-//		// circuit postgres-catalog is open: retry after open.RetryAfter()
+//	for _, err := range client.Numbers(ctx, n) {
+//		var open *circuit.OpenError
+//		if errors.As(err, &open) {
+//			// circuit postgres-catalog is open: retry after open.RetryAfter()
+//		}
 //	}
 type GuardedCatalog struct {
 	next            Catalog
