@@ -25,7 +25,8 @@ var (
 
 // GuardedBackend is a Backend that runs every call of a guarded method through
 // a circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithBackendFallback):
 //
 //	client := NewGuardedBackend(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Count(ctx, id)

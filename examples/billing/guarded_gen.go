@@ -24,7 +24,8 @@ var (
 
 // GuardedBillingAPI is a BillingAPI that runs every call of a guarded method
 // through a circuit breaker. While a method's circuit is open, the method
-// returns a *circuit.OpenError without calling next:
+// returns a *circuit.OpenError without calling next, or the answer of its
+// fallback (WithBillingAPIFallback):
 //
 //	client := NewGuardedBillingAPI(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Charge(ctx, req)

@@ -26,7 +26,8 @@ var (
 
 // GuardedHealthClient is a HealthClient that runs every call of a guarded
 // method through a circuit breaker. While a method's circuit is open, the
-// method returns a *circuit.OpenError without calling next:
+// method returns a *circuit.OpenError without calling next, or the answer of
+// its fallback (WithHealthClientFallback):
 //
 //	client := NewGuardedHealthClient(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Check(ctx, in, opts)

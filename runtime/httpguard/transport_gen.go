@@ -25,7 +25,8 @@ var (
 
 // GuardedTransport is a RoundTripper that runs every call of a guarded method
 // through a circuit breaker. While a method's circuit is open, the method
-// returns a *circuit.OpenError without calling next:
+// returns a *circuit.OpenError without calling next, or the answer of its
+// fallback (WithTransportFallback):
 //
 //	client := NewGuardedTransport(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.RoundTrip(…)

@@ -24,7 +24,7 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	circuitType := func() *jen.Statement { return jen.Op("*").Qual(circuitPath, "Circuit") }
 
 	f.Line()
-	doc(f, "%s is a %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next:", w.Type, w.Interface)
+	doc(f, "%s is a %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next, or the answer of its fallback (%s):", w.Type, w.Interface, w.WithFallback)
 	f.Comment("")
 	for _, line := range usage(w) {
 		f.Comment("\t" + line)

@@ -24,7 +24,8 @@ var (
 
 // GuardedClient is a Client that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithClientFallback):
 //
 //	client := NewGuardedClient(next, b) // b: the application's *circuit.Breaker
 //	err := client.Ping(ctx)

@@ -24,7 +24,8 @@ var (
 
 // GuardedDoer is a Doer that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithDoerFallback):
 //
 //	client := NewGuardedDoer(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Do(req)
@@ -102,7 +103,8 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 
 // GuardedCancelCounting is a CancelCounting that runs every call of a guarded
 // method through a circuit breaker. While a method's circuit is open, the
-// method returns a *circuit.OpenError without calling next:
+// method returns a *circuit.OpenError without calling next, or the answer of
+// its fallback (WithCancelCountingFallback):
 //
 //	client := NewGuardedCancelCounting(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Do(req)

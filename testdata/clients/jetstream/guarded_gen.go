@@ -24,7 +24,8 @@ var (
 
 // GuardedJetStream is a JetStream that runs every call of a guarded method
 // through a circuit breaker. While a method's circuit is open, the method
-// returns a *circuit.OpenError without calling next:
+// returns a *circuit.OpenError without calling next, or the answer of its
+// fallback (WithJetStreamFallback):
 //
 //	client := NewGuardedJetStream(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.AccountInfo(ctx)
@@ -747,7 +748,8 @@ func (g *GuardedJetStream) UpdateStream(ctx context.Context, cfg jetstream.Strea
 
 // GuardedStream is a Stream that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithStreamFallback):
 //
 //	client := NewGuardedStream(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Consumer(ctx, consumer)
@@ -1166,7 +1168,8 @@ func (g *GuardedStream) UpdatePushConsumer(ctx context.Context, cfg jetstream.Co
 
 // GuardedKeyValue is a KeyValue that runs every call of a guarded method
 // through a circuit breaker. While a method's circuit is open, the method
-// returns a *circuit.OpenError without calling next:
+// returns a *circuit.OpenError without calling next, or the answer of its
+// fallback (WithKeyValueFallback):
 //
 //	client := NewGuardedKeyValue(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Create(ctx, key, value, opts)

@@ -24,7 +24,8 @@ var (
 
 // GuardedWriter is a Writer that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithWriterFallback):
 //
 //	client := NewGuardedWriter(next, b) // b: the application's *circuit.Breaker
 //	err := client.WriteMessages(ctx, msgs)

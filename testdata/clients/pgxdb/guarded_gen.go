@@ -25,7 +25,8 @@ var (
 
 // GuardedPool is a Pool that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithPoolFallback):
 //
 //	client := NewGuardedPool(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Exec(ctx, sql, arguments)
@@ -151,7 +152,8 @@ func (r *guardedPoolQueryRowRow) Scan(p0 ...any) error {
 
 // GuardedCatalog is a Catalog that runs every call of a guarded method through
 // a circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithCatalogFallback):
 //
 //	client := NewGuardedCatalog(next, b) // b: the application's *circuit.Breaker
 //	for _, err := range client.Numbers(ctx, n) {

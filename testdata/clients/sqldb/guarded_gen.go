@@ -25,7 +25,8 @@ var (
 
 // GuardedDB is a DB that runs every call of a guarded method through a circuit
 // breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithDBFallback):
 //
 //	client := NewGuardedDB(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.ExecContext(ctx, query, args)
