@@ -109,6 +109,10 @@ func TestInit(t *testing.T) {
 	if code := run([]string{"init", "-source", "net/http.RoundTripper"}, &stdout, &stderr); code != 1 {
 		t.Fatalf("init over an existing manifest: exit %d, want 1", code)
 	}
+	stderr.Reset()
+	if code := run([]string{"init", "-source", "http.RoundTripper", "-o", "-"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "package http not found: did you mean net/http?") {
+		t.Fatalf("init -source http.RoundTripper: exit %d, stderr %q; want 1 and the import path it could mean", code, stderr.String())
+	}
 }
 
 func TestUsage(t *testing.T) {
