@@ -1,26 +1,28 @@
 // Command circuitctl is the operators' tool for circuits in a store: it
-// shows their state, forces them open and clears them.
+// shows their state, forces them open or closed and clears them.
 //
 // Usage:
 //
 //	circuitctl state [-store URL] [-json] [-watch] [-timeout D] [names...]
 //	circuitctl open [-store URL] -for D [-new] [-yes] [-timeout D] NAME
+//	circuitctl close [-store URL] -for D [-new] [-yes] [-timeout D] NAME
 //	circuitctl clear [-store URL] [-yes] [-timeout D] NAME
 //
 // The store is the one a URL names (file:///dir, redis://…, rediss://…,
 // unix://…, postgres://…, sqlite:///file.db; see runtime/storeurl); -store
 // defaults to $CIRCUITGEN_STORE. Exit status: 0 on success, 1 when a record
-// cannot be read or an open or a clear is refused or fails, 2 on a usage
+// cannot be read or an open, a close or a clear is refused or fails, 2 on a usage
 // error.
 //
 // state shows each circuit's state by the store's clock, as the next call
 // would find it: an open circuit whose cooldown (or forced open) is over
 // shows as "half_open (ready to probe)" before any call arrives, and as
 // "half_open (probe in flight)" while a probe holds its claim. Forced
-// circuits show as "open (forced)", their OPEN UNTIL saying for how long. A
-// circuit named on the command line that the store has no record of shows
-// as "never seen"; open refuses such a name unless -new is given (a typo
-// would otherwise hold off nothing), and clear has nothing to clear.
+// circuits show as "open (forced)" or "closed (forced)", their OPEN UNTIL
+// saying for how long. A circuit named on the command line that the store
+// has no record of shows as "never seen"; open and close refuse such a name
+// unless -new is given (a typo would otherwise hold nothing), and clear has
+// nothing to clear.
 //
 // state -watch keeps reading the circuits, every second, until interrupted:
 // on a terminal it redraws the table in place; otherwise it prints the table
@@ -37,10 +39,10 @@
 //	  probing      bool     for "half_open": true while a probe holds a live claim; absent when ready to probe
 //	  failures     number   consecutive failures
 //	  generation   number   the record's generation; 0 without a record
-//	  open_until   string   RFC 3339, UTC: the end of the cooldown or of a forced open; absent when unset
+//	  open_until   string   RFC 3339, UTC: the end of the cooldown, or of an operator's hold when forced; absent when unset
 //	  lease_until  string   RFC 3339, UTC: the end of the half-open probe's lease; absent when unset
 //	  updated_at   string   RFC 3339, UTC: the record's last change; absent without a record
-//	  forced       bool     true when an operator holds it open (circuitctl open) until open_until; absent otherwise
+//	  forced       bool     true when an operator holds it in its state (circuitctl open, close) until open_until; absent otherwise
 //	  successes    number   half-open probes that succeeded in a row (Policy.CloseAfter); absent when 0
 //	  reopens      number   times a probe reopened it since it last closed (Policy.MaxCooldown); absent when 0
 //	  recorded     bool     whether the store holds a record; false for a circuit never seen (its state reads "closed")
@@ -65,7 +67,8 @@ const usage = `usage: circuitctl command [flags] [arguments]
 commands:
   state  print the state of circuits in a store
   open   force a circuit open for a while, in every process sharing the store
-  clear  clear a circuit in a store, so that it starts afresh (and ends a forced open)
+  close  force a circuit closed for a while: every call goes through, no failure counts
+  clear  clear a circuit in a store, so that it starts afresh (and ends a forced open or close)
 
 run circuitctl COMMAND -h for a command's flags
 `
@@ -94,6 +97,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runState(args[1:], stdout, stderr)
 	case "open":
 		return runOpen(args[1:], stdout, stderr)
+	case "close":
+		return runClose(args[1:], stdout, stderr)
 	case "clear":
 		return runClear(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

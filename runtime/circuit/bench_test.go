@@ -27,3 +27,28 @@ func BenchmarkHappyDeadline(b *testing.B) {
 		cancel()
 	}
 }
+
+// BenchmarkObserveOnly measures a successful call through a closed circuit
+// (the prepared handle over the in-memory store) that rejects, and one that
+// observes only: the same work.
+func BenchmarkObserveOnly(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		opts []circuit.Option
+	}{{"rejects", nil}, {"observe-only", []circuit.Option{circuit.WithObserveOnly()}}} {
+		b.Run("mode="+mode.name, func(b *testing.B) {
+			clock := newClock()
+			c := circuit.New(newMemStore(b, clock), append(mode.opts, circuit.WithClock(clock.Now))...).Circuit(testName, pol)
+			ctx := context.Background()
+			if err := c.Run(ctx, succeed); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Run(ctx, succeed); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

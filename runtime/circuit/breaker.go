@@ -33,8 +33,10 @@ type Breaker struct {
 	binder     driver.Binder
 	storeClock driver.Clock
 	windows    driver.WindowStore
+	callWins   driver.CallWindowStore
 	sharer     driver.WindowSharer
 	clock      func() time.Time
+	observe    bool            // WithObserveOnly
 	observers  []Observer      // those that are not CallObservers
 	calls      []CallObserver  // nil when there are none: the hot path checks
 	events     []EventObserver // those that hear Events too
@@ -47,12 +49,14 @@ type Breaker struct {
 type ref struct {
 	name    string
 	store   driver.BoundStore
-	policy  atomic.Pointer[bound]     // the policy last validated for it
-	open    atomic.Pointer[rejection] // the latest rejection, for reuse
-	win     atomic.Pointer[window]    // the window last used (window.go)
-	wins    sync.Map                  // window span → *driver.WindowCells, when the store keeps none
-	batches sync.Map                  // window span → *batch, for a driver.WindowSharer (share.go)
-	batch   atomic.Pointer[batch]     // the batch last used
+	policy  atomic.Pointer[bound]      // the policy last validated for it
+	open    atomic.Pointer[rejection]  // the latest rejection, for reuse
+	win     atomic.Pointer[window]     // the window last used (window.go)
+	wins    sync.Map                   // window span → *driver.WindowCells, when the store keeps none
+	calls   atomic.Pointer[callWindow] // the count window last used (window.go)
+	callSet sync.Map                   // window calls → *driver.CallCells, when the store keeps none
+	batches sync.Map                   // window span → *batch, for a driver.WindowSharer (share.go)
+	batch   atomic.Pointer[batch]      // the batch last used
 
 	reported atomic.Pointer[time.Duration] // when a StateError was last reported (Breaker.start); nil never
 }
@@ -84,6 +88,12 @@ type Option func(*Breaker)
 // it is meant for tests.
 func WithClock(now func() time.Time) Option { return func(b *Breaker) { b.clock = now } }
 
+// WithObserveOnly makes every circuit of the Breaker observe only, as
+// Policy.ObserveOnly does for one: decisions are made, recorded and
+// reported as usual, but no call is rejected. It is meant for rolling a
+// breaker out: watch what it would reject before it does.
+func WithObserveOnly() Option { return func(b *Breaker) { b.observe = true } }
+
 // WithObserver adds an observer of state transitions.
 func WithObserver(o Observer) Option {
 	return func(b *Breaker) { b.observers = append(b.observers, o) }
@@ -95,6 +105,7 @@ func New(store Store, opts ...Option) *Breaker {
 	b.binder, _ = store.(driver.Binder)
 	b.storeClock, _ = store.(driver.Clock)
 	b.windows, _ = store.(driver.WindowStore)
+	b.callWins, _ = store.(driver.CallWindowStore)
 	b.sharer, _ = store.(driver.WindowSharer)
 	for _, o := range opts {
 		o(b)
@@ -128,7 +139,10 @@ type bound struct {
 // state cannot be read or written, and ctx's error when ctx is done before
 // the call is admitted; otherwise op's own error. op runs outside every
 // lock and is given ctx itself (generated code relies on it); its Outcome
-// settles the circuit. A panic in op settles as Ignored and continues.
+// settles the circuit. A panic in op settles as Ignored and continues. An
+// observe-only circuit (Policy.ObserveOnly, WithObserveOnly) returns
+// neither a *OpenError nor a *StateError: it runs op instead, and returns
+// op's own error.
 func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
 	r, rules, err := b.bind(name, p)
 	if err != nil {
@@ -153,6 +167,7 @@ func (b *Breaker) bind(name string, p Policy) (*ref, machine.Policy, error) {
 		return nil, machine.Policy{}, err
 	}
 	v := &bound{policy: p, rules: p.rules()}
+	v.rules.ObserveOnly = v.rules.ObserveOnly || b.observe
 	r.policy.Store(v)
 	return r, v.rules, nil
 }
@@ -160,6 +175,10 @@ func (b *Breaker) bind(name string, p Policy) (*ref, machine.Policy, error) {
 func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(context.Context) (Outcome, error)) error {
 	g, err := b.allow(ctx, r, p)
 	if err != nil {
+		if passes(p, err) {
+			_, opErr := op(ctx)
+			return opErr
+		}
 		return err
 	}
 	// The call is timed only when something reads the time: the slow-call
@@ -182,10 +201,24 @@ func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(con
 	if p.SlowCall > 0 {
 		outcome = p.Classify(outcome, d)
 	}
-	if err := b.settle(ctx, r, p, g, outcome, d); err != nil {
+	if err := b.settle(ctx, r, p, g, outcome, d); err != nil && !p.ObserveOnly {
 		return ranError(err, opErr)
 	}
 	return opErr
+}
+
+// passes reports whether a call that allow refused with err runs anyway:
+// the circuit is observe-only, and err is the circuit's (a rejection or a
+// StateError), not the caller's context ending.
+func passes(p machine.Policy, err error) bool {
+	if !p.ObserveOnly {
+		return false
+	}
+	switch err.(type) {
+	case *OpenError, *StateError:
+		return true
+	}
+	return false
 }
 
 // ranError marks a settlement failure as happening after the operation ran.
@@ -271,14 +304,14 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 		}
 		local := storeNow.IsZero() && b.clock == nil
 		if local {
-			if e := r.rejected(rec, b.epoch); e != nil {
+			if e := r.rejected(rec, b.epoch, p.ObserveOnly); e != nil {
 				return machine.Grant{}, b.rejection(ctx, e) // machine.Admit's rejection, as decided for this record
 			}
 		}
 		now := b.now(storeNow)
 		a := machine.Admit(rec, r.name, p, now, newID)
 		if !a.Admitted {
-			return machine.Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local))
+			return machine.Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local, p.ObserveOnly))
 		}
 		if a.Next == nil {
 			return a.Grant, nil
@@ -336,11 +369,18 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machin
 		}
 		var w driver.Counts
 		var now time.Time
-		if p.FailureRate > 0 && !g.Probe && current(rec, g) {
-			now = b.now(storeNow)
-			if b.sharer != nil {
+		if rec != nil && rec.Forced {
+			now = b.now(storeNow) // whether an operator's hold has ended
+		}
+		if p.FailureRate > 0 && !g.Probe && current(rec, g) && !machine.Held(rec, now) {
+			switch {
+			case p.WindowCalls > 0:
+				w, err = b.countCalls(r, p, rec, o, !counted)
+			case b.sharer != nil:
+				now = b.now(storeNow)
 				w, err = b.countShared(ctx, r, p, rec, now, o, !counted) // a flush detaches itself
-			} else {
+			default:
+				now = b.now(storeNow)
 				w, err = b.count(r, p, rec, now, o, !counted)
 			}
 			if err != nil {
@@ -349,8 +389,8 @@ func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machin
 			counted = true
 		}
 		// Whether machine.SettleWindow changes anything does not depend on the
-		// time, so the clock is read only when it does.
-		if machine.SettleWindow(rec, g, o, p, time.Time{}, w) == nil {
+		// time but for a forced record, so the clock is read only when it does.
+		if machine.SettleWindow(rec, g, o, p, now, w) == nil {
 			return nil
 		}
 		detachOnce()
@@ -407,16 +447,34 @@ func (b *Breaker) rejection(ctx context.Context, e *OpenError) *OpenError {
 // ForceOpen holds the named circuit open for d, 1s..24h, in every process
 // sharing the store: calls are rejected with an *OpenError whose Forced is
 // set, a half-open probe in flight loses its claim, and no call admitted
-// before changes the circuit. Clear ends it early; when d ends, the next
-// call claims a half-open probe, as after any cooldown. A corrupt record
-// must be cleared first.
+// before changes the circuit. It replaces a ForceClosed hold. Clear ends it
+// early; when d ends, the next call claims a half-open probe, as after any
+// cooldown. A corrupt record must be cleared first.
 func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) error {
+	return b.force(ctx, "ForceOpen", name, d, machine.ForceOpen)
+}
+
+// ForceClosed holds the named circuit closed for d, 1s..24h, in every
+// process sharing the store: every call is admitted (no *OpenError), no
+// outcome counts or opens the circuit, a half-open probe in flight loses
+// its claim, and no call admitted before changes the circuit. It replaces
+// a ForceOpen hold. Clear ends it early; when d ends, the circuit is
+// plainly closed with no failures counted and a fresh window. A corrupt
+// record must be cleared first.
+func (b *Breaker) ForceClosed(ctx context.Context, name string, d time.Duration) error {
+	return b.force(ctx, "ForceClosed", name, d, machine.ForceClosed)
+}
+
+// force stores the record that hold (machine.ForceOpen or ForceClosed)
+// makes of the named circuit's for d; op names the method for errors.
+func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
+	hold func(*driver.Record, string, time.Time, time.Duration, func() string) *driver.Record) error {
 	r, err := b.ref(name)
 	if err != nil {
 		return err
 	}
 	if d < minCooldown || d > maxCooldown {
-		return &ConfigError{Field: "ForceOpen duration", Value: d.String(), Reason: "must be within 1s..24h"}
+		return &ConfigError{Field: op + " duration", Value: d.String(), Reason: "must be within 1s..24h"}
 	}
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil {
@@ -426,7 +484,7 @@ func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) e
 		if err != nil {
 			return err
 		}
-		next := machine.Force(rec, name, b.now(storeNow), d, newID)
+		next := hold(rec, name, b.now(storeNow), d, newID)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}

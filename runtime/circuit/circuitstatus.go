@@ -28,14 +28,15 @@ type Status struct {
 	Failures int `json:"failures"`
 	// Generation is the record's generation; 0 when there is no record.
 	Generation uint64 `json:"generation"`
-	// OpenUntil is the end of the cooldown, when set.
+	// OpenUntil is the end of the cooldown, or of an operator's hold when
+	// Forced; when set.
 	OpenUntil time.Time `json:"open_until,omitzero"`
 	// LeaseUntil is the end of the half-open probe's lease, when set.
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	// UpdatedAt is when the record last changed, when there is one.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
-	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (Breaker.ForceOpen).
+	// Forced reports that an operator holds the circuit in State, open
+	// (Breaker.ForceOpen) or closed (Breaker.ForceClosed), until OpenUntil.
 	Forced bool `json:"forced,omitempty"`
 	// Successes is the run of half-open probe successes so far
 	// (Policy.CloseAfter); Reopens how often a probe reopened the circuit

@@ -19,7 +19,8 @@ const retryAfterCap = maxCooldown + maxProbeLease
 // OpenError is returned, without running the operation, by a call to a circuit
 // that is open, or half-open with another caller's probe in flight. Calls
 // rejected within the same millisecond may share one OpenError: treat it as
-// read-only.
+// read-only. An observe-only circuit returns none: its CallObservers hear
+// the OpenError of each call it would have rejected, with ObserveOnly set.
 type OpenError struct {
 	// Name is the circuit's name.
 	Name string
@@ -31,6 +32,10 @@ type OpenError struct {
 	// Forced reports that an operator holds the circuit open
 	// (Breaker.ForceOpen) until Until.
 	Forced bool
+	// ObserveOnly reports that the circuit only observes
+	// (Policy.ObserveOnly, WithObserveOnly): the call was not rejected but
+	// ran outside the circuit's state.
+	ObserveOnly bool
 
 	retryAfter time.Duration
 }
@@ -53,6 +58,9 @@ func (e *OpenError) Error() string {
 	}
 	if e.State == StateHalfOpen {
 		what = "half-open with a probe in flight"
+	}
+	if e.ObserveOnly {
+		return fmt.Sprintf("circuit %s is %s (observe only: the call ran)", e.Name, what)
 	}
 	return fmt.Sprintf("circuit %s is %s: retry after %ds", e.Name, what, e.RetryAfterSeconds())
 }

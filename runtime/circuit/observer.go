@@ -44,7 +44,10 @@ type CallObserver interface {
 	// ObserveTransitionContext hears a committed transition, as
 	// ObserveTransition does, with the context of the call that made it.
 	ObserveTransitionContext(ctx context.Context, t Transition)
-	// ObserveRejection hears a call that e rejected: the operation did not run.
+	// ObserveRejection hears a call that e rejected: the operation did not
+	// run. When e.ObserveOnly is set, an observe-only circuit would have
+	// rejected it: the operation ran outside the circuit's state, and its
+	// outcome is not heard.
 	ObserveRejection(ctx context.Context, e *OpenError)
 	// ObserveOutcome hears the outcome of an admitted call to the named
 	// circuit, before it is settled; a panic is heard as Ignored. d is how

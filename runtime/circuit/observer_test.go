@@ -29,7 +29,11 @@ func (l *callLog) ObserveTransitionContext(ctx context.Context, t circuit.Transi
 }
 
 func (l *callLog) ObserveRejection(ctx context.Context, e *circuit.OpenError) {
-	l.events = append(l.events, fmt.Sprintf("%s: %s rejected (%v)", mark(ctx), e.Name, e.State))
+	what := "rejected"
+	if e.ObserveOnly {
+		what = "would reject"
+	}
+	l.events = append(l.events, fmt.Sprintf("%s: %s %s (%v)", mark(ctx), e.Name, what, e.State))
 }
 
 func (l *callLog) ObserveOutcome(ctx context.Context, name string, o circuit.Outcome, d time.Duration) {

@@ -23,6 +23,8 @@ const (
 	maxWindow           = time.Hour
 	minMinCalls         = 1
 	maxMinCalls         = 1_000_000
+	minWindowCalls      = 1
+	maxWindowCalls      = driver.MaxWindowCalls
 	maxCloseAfter       = driver.MaxSuccesses + 1
 )
 
@@ -41,7 +43,8 @@ var DefaultPolicy = Policy{
 // it, how long it stays open, and how a half-open circuit closes again.
 // Either opening rule may be set, and either one opens the circuit: the
 // consecutive rule (FailureThreshold) and the rate rule (FailureRate over
-// Window, once MinCalls calls have completed in it). Zero means off unless
+// the last Window of time, or the last WindowCalls calls, once MinCalls
+// calls have completed in it). Zero means off unless
 // a field says otherwise: a zero Cooldown or ProbeLease is DefaultPolicy's,
 // and so is a zero FailureThreshold when FailureRate is zero too, so the
 // zero Policy is DefaultPolicy.
@@ -50,20 +53,25 @@ type Policy struct {
 	// opens a closed circuit. 0 turns the consecutive rule off when
 	// FailureRate is set, and is DefaultPolicy's threshold otherwise.
 	FailureThreshold int
-	// FailureRate, 0 < r <= 1, opens a closed circuit when, over the last
-	// Window, at least MinCalls calls completed (Success or Failure; an
-	// Ignored call never counts) and failures/calls >= r. 0 turns the rate
-	// rule off.
+	// FailureRate, 0 < r <= 1, opens a closed circuit when its window (the
+	// last Window, or the last WindowCalls calls) holds at least MinCalls
+	// completed calls (Success or Failure; an Ignored call never counts)
+	// and failures/calls >= r. 0 turns the rate rule off.
 	FailureRate float64
-	// MinCalls, 1..1000000, is how many completed calls the last Window must
-	// hold before FailureRate can open the circuit, so that one failure in
-	// a quiet minute does not. Required when FailureRate is set; with
-	// FailureRate zero it does nothing.
+	// MinCalls, 1..1000000 (at most WindowCalls), is how many completed
+	// calls the window must hold before FailureRate can open the circuit,
+	// so that one failure in a quiet minute does not. Required when
+	// FailureRate is set; with FailureRate zero it does nothing.
 	MinCalls int
 	// Window, 1s..1h, is the span of recent time whose calls FailureRate
-	// looks at. Required when FailureRate is set; with FailureRate zero it
-	// does nothing.
+	// looks at. FailureRate requires exactly one of Window and WindowCalls;
+	// with FailureRate zero it does nothing.
 	Window time.Duration
+	// WindowCalls, 1..10000, makes FailureRate look at the last WindowCalls
+	// completed calls, whenever they came, instead of a span of time. On a
+	// store that does not keep count windows itself (the distributed
+	// stores), each process counts its own last calls.
+	WindowCalls int
 	// SlowCall, when positive, makes a Success that took longer than it
 	// (measured by the Breaker around the operation) count as a Failure, for
 	// both rules and for a half-open probe. 0 means no call is slow.
@@ -85,6 +93,13 @@ type Policy struct {
 	// every process sharing the store, and any probe failure reopens it.
 	// 0 and 1 both mean one.
 	CloseAfter int
+	// ObserveOnly makes the circuit decide, record and report as it would,
+	// but never reject: a call it would reject runs anyway, outside its
+	// state (its outcome changes nothing), and CallObservers hear its
+	// *OpenError with ObserveOnly set. A StateError does not stop a call
+	// either; EventObservers hear it. New's WithObserveOnly does the same
+	// for every circuit of a Breaker.
+	ObserveOnly bool
 }
 
 // Validate reports every field of p that is out of its bounds, as one
@@ -106,8 +121,19 @@ func (p Policy) Validate() error {
 	if (rate || p.MinCalls != 0) && (p.MinCalls < minMinCalls || p.MinCalls > maxMinCalls) {
 		bad("MinCalls", strconv.Itoa(p.MinCalls), "must be within 1..1000000 (required with FailureRate)")
 	}
-	if (rate || p.Window != 0) && (p.Window < minWindow || p.Window > maxWindow) {
-		bad("Window", p.Window.String(), "must be within 1s..1h (required with FailureRate)")
+	switch {
+	case p.Window != 0 && p.WindowCalls != 0:
+		bad("WindowCalls", strconv.Itoa(p.WindowCalls), fmt.Sprintf("must be 0 when Window (%v) is set: a window is of time or of calls", p.Window))
+	case p.WindowCalls != 0:
+		if p.WindowCalls < minWindowCalls || p.WindowCalls > maxWindowCalls {
+			bad("WindowCalls", strconv.Itoa(p.WindowCalls), "must be within 1..10000")
+		} else if rate && p.MinCalls > p.WindowCalls {
+			bad("MinCalls", strconv.Itoa(p.MinCalls), fmt.Sprintf("must be at most WindowCalls (%d)", p.WindowCalls))
+		}
+	case rate || p.Window != 0:
+		if p.Window < minWindow || p.Window > maxWindow {
+			bad("Window", p.Window.String(), "must be within 1s..1h (FailureRate requires Window or WindowCalls)")
+		}
 	}
 	if p.SlowCall < 0 {
 		bad("SlowCall", p.SlowCall.String(), "must not be negative (0 means off)")

@@ -44,6 +44,17 @@ func TestValidateReportsEveryBadField(t *testing.T) {
 			p.MinCalls = 1_000_000
 			return p
 		}(), nil},
+		{"count window", calls(100, 20), nil},
+		{"count window bounds", calls(10_000, 10_000), nil},
+		{"count window of one", calls(1, 1), nil},
+		{"count window too long", calls(10_001, 20), []string{"WindowCalls"}},
+		{"count window negative", calls(-1, 20), []string{"WindowCalls"}},
+		{"count window shorter than min calls", calls(10, 20), []string{"MinCalls"}},
+		{"count window and time window", func() circuit.Policy { p := calls(100, 20); p.Window = time.Minute; return p }(), []string{"WindowCalls"}},
+		{"count window and time window without rate", circuit.Policy{WindowCalls: 10, Window: time.Minute}, []string{"WindowCalls"}},
+		{"count window without rate is inert", circuit.Policy{WindowCalls: 10, MinCalls: 20}, nil},
+		{"count window without min calls", func() circuit.Policy { p := calls(100, 0); return p }(), []string{"MinCalls"}},
+		{"observe only", circuit.Policy{ObserveOnly: true}, nil},
 		{"slow call negative", func() circuit.Policy { p := circuit.DefaultPolicy; p.SlowCall = -1; return p }(), []string{"SlowCall"}},
 		{"slow call", func() circuit.Policy { p := circuit.DefaultPolicy; p.SlowCall = time.Millisecond; return p }(), nil},
 		{"max cooldown below cooldown", func() circuit.Policy { p := circuit.DefaultPolicy; p.MaxCooldown = p.Cooldown - 1; return p }(), []string{"MaxCooldown"}},
@@ -99,6 +110,15 @@ func rateOnly(r float64) circuit.Policy {
 	p.FailureRate = r
 	p.MinCalls = 20
 	p.Window = time.Minute
+	return p
+}
+
+// calls is rateOnly(0.5) over the last n calls, MinCalls min.
+func calls(n, min int) circuit.Policy {
+	p := rateOnly(0.5)
+	p.Window = 0
+	p.WindowCalls = n
+	p.MinCalls = min
 	return p
 }
 

@@ -35,11 +35,11 @@ func retryAfter(left time.Duration) time.Duration {
 	return min(max(left, time.Second), retryAfterCap)
 }
 
-// rejected returns the OpenError that still stands for rec, or nil when
-// the call must be decided afresh.
-func (r *ref) rejected(rec *driver.Record, epoch time.Time) *OpenError {
+// rejected returns the OpenError that still stands for rec, observe-only
+// or not as observe says, or nil when the call must be decided afresh.
+func (r *ref) rejected(rec *driver.Record, epoch time.Time, observe bool) *OpenError {
 	j := r.open.Load()
-	if j == nil || j.rec != rec {
+	if j == nil || j.rec != rec || j.err.ObserveOnly != observe {
 		return nil
 	}
 	left := j.deadline - time.Since(epoch)
@@ -56,13 +56,14 @@ func (r *ref) rejected(rec *driver.Record, epoch time.Time) *OpenError {
 }
 
 // reject returns the OpenError for a call to r rejected at now by the state machine's
-// decision a for record rec, and remembers it when local is set.
-func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Time, local bool) *OpenError {
+// decision a for record rec, marked observe-only when observe is set, and
+// remembers it when local is set.
+func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Time, local, observe bool) *OpenError {
 	left := a.Until.Sub(now)
-	if j := r.open.Load(); j != nil && j.rec == rec && j.err.retryAfter == retryAfter(left) {
+	if j := r.open.Load(); j != nil && j.rec == rec && j.err.retryAfter == retryAfter(left) && j.err.ObserveOnly == observe {
 		return j.err
 	}
-	e := &OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, retryAfter: retryAfter(left)}
+	e := &OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: retryAfter(left)}
 	if local {
 		r.open.Store(&rejection{rec: rec, deadline: time.Since(epoch) + left, err: e})
 	} else {

@@ -3,6 +3,8 @@ package circuit
 import (
 	"context"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 // Snapshot is a circuit's state as read, without changing it.
@@ -23,16 +25,18 @@ type Snapshot struct {
 	Failures int
 	// Generation is the record's generation; 0 when there is no record.
 	Generation uint64
-	// OpenUntil is the end of the cooldown, LeaseUntil the end of the current
-	// probe's lease, as recorded (either may be past); zero when not set.
+	// OpenUntil is the end of the cooldown, or of an operator's hold when
+	// the record is forced; LeaseUntil the end of the current probe's lease;
+	// as recorded (either may be past); zero when not set.
 	OpenUntil, LeaseUntil time.Time
 	// UpdatedAt is when the record last changed; zero when there is none.
 	UpdatedAt time.Time
 	// Exists reports whether the store holds a record: false for a
 	// circuit never seen (or cleared since).
 	Exists bool
-	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (Breaker.ForceOpen), which has not passed.
+	// Forced reports that an operator holds the circuit in State until
+	// OpenUntil, which has not passed: open (Breaker.ForceOpen) or closed
+	// (Breaker.ForceClosed).
 	Forced bool
 	// Successes is the number of half-open probes that succeeded in a row
 	// so far (Policy.CloseAfter).
@@ -44,7 +48,8 @@ type Snapshot struct {
 
 // Snapshot reads the named circuit's state, by the time of the store's
 // clock (or WithClock's) as a call's decision would. It never claims a
-// probe and never writes; a closed circuit's Snapshot reads no clock.
+// probe and never writes; a closed circuit's Snapshot reads no clock,
+// unless an operator held it closed (has the hold ended?).
 func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	r, err := b.ref(name)
 	if err != nil {
@@ -63,6 +68,10 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 		Forced: rec.Forced, Successes: rec.Successes, Reopens: rec.Reopens,
 	}
 	switch rec.State {
+	case StateClosed:
+		if rec.Forced && !machine.Held(rec, b.now(storeNow)) {
+			snap.Forced = false
+		}
 	case StateOpen:
 		if !b.now(storeNow).Before(rec.OpenUntil) {
 			snap.State, snap.Forced = StateHalfOpen, false

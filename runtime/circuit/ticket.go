@@ -17,6 +17,7 @@ type Ticket struct {
 	ref    *ref
 	policy machine.Policy
 	grant  machine.Grant
+	passed bool          // an observe-only circuit let the call pass unadmitted
 	start  time.Duration // when the call was admitted (Breaker.start), for Policy.SlowCall and the CallObservers
 	timed  bool          // whether start is set
 	done   atomic.Bool   // set by the first Done; Done may race with itself
@@ -24,7 +25,9 @@ type Ticket struct {
 
 // Allow admits one call to the named circuit under policy p, or returns the
 // same errors as Run does before the operation. Every Ticket must be settled
-// with Done; an unsettled probe holds its claim until its lease expires.
+// with Done; an unsettled probe holds its claim until its lease expires. An
+// observe-only circuit returns a Ticket for a call it would reject: the
+// call runs outside the circuit's state, and its Done changes nothing.
 func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
 	r, rules, err := b.bind(name, p)
 	if err != nil {
@@ -38,6 +41,9 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 func (b *Breaker) admit(ctx context.Context, r *ref, rules machine.Policy) (*Ticket, error) {
 	g, err := b.allow(ctx, r, rules)
 	if err != nil {
+		if passes(rules, err) {
+			return &Ticket{b: b, ctx: ctx, ref: r, policy: rules, passed: true}, nil
+		}
 		return nil, err
 	}
 	t := &Ticket{b: b, ctx: ctx, ref: r, policy: rules, grant: g, timed: rules.SlowCall > 0 || b.calls != nil}
@@ -55,7 +61,7 @@ func (t *Ticket) Probe() bool { return t.grant.Probe }
 // first call has an effect. A *StateError means the circuit could not
 // record it.
 func (t *Ticket) Done(o Outcome) error {
-	if !t.done.CompareAndSwap(false, true) {
+	if !t.done.CompareAndSwap(false, true) || t.passed {
 		return nil
 	}
 	d := t.b.took(t.timed, t.start)
@@ -63,7 +69,7 @@ func (t *Ticket) Done(o Outcome) error {
 	if t.policy.SlowCall > 0 {
 		outcome = t.policy.Classify(outcome, d)
 	}
-	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome, d); err != nil {
+	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome, d); err != nil && !t.policy.ObserveOnly {
 		return ranError(err, nil)
 	}
 	return nil

@@ -25,14 +25,7 @@ type window struct {
 // truncated under the process) is a *StateError, not a crash, and the next
 // call asks the store for its cells again.
 func (b *Breaker) count(r *ref, p machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (n driver.Counts, err error) {
-	old := debug.SetPanicOnFault(true)
-	defer func() {
-		debug.SetPanicOnFault(old)
-		if f := recover(); f != nil {
-			r.win.Store(nil)
-			n, err = driver.Counts{}, b.stateError(r, "window", fmt.Errorf("window counts: %v", f))
-		}
-	}()
+	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
 	w := r.win.Load()
 	if w == nil || w.span != p.Window || w.rec != rec {
 		var err error
@@ -48,6 +41,61 @@ func (b *Breaker) count(r *ref, p machine.Policy, rec *driver.Record, now time.T
 		return driver.Counts{}, nil // only a failure can open the circuit
 	}
 	return w.cells.Counts(w.epoch, bk), nil
+}
+
+// cellFault, deferred by count and countCalls, restores the fault mode old
+// and turns a fault in the window cells (a store's shared mapping) into a
+// *StateError in *n and *err; the next call asks the store for its cells
+// again.
+func (b *Breaker) cellFault(r *ref, old bool, n *driver.Counts, err *error) {
+	debug.SetPanicOnFault(old)
+	if f := recover(); f != nil {
+		r.win.Store(nil)
+		r.calls.Store(nil)
+		*n, *err = driver.Counts{}, b.stateError(r, "window", fmt.Errorf("window counts: %v", f))
+	}
+}
+
+// callWindow is the driver.CallCells a circuit last used, and their size.
+type callWindow struct {
+	n     int
+	cells *driver.CallCells
+	rec   *driver.Record // the record whose epoch is epoch
+	epoch uint64
+}
+
+// countCalls counts the call of outcome o (when add is set) in the window
+// of the last p.WindowCalls calls of the circuit r, rec being its current
+// record, and returns the window's counts. It reads no clock. The cells are
+// the store's when it is a driver.CallWindowStore, else the Breaker's own.
+func (b *Breaker) countCalls(r *ref, p machine.Policy, rec *driver.Record, o machine.Outcome, add bool) (n driver.Counts, err error) {
+	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
+	w := r.calls.Load()
+	if w == nil || w.n != p.WindowCalls || w.rec != rec {
+		var cells *driver.CallCells
+		switch {
+		case w != nil && w.n == p.WindowCalls:
+			cells = w.cells
+		case b.callWins != nil:
+			c, err := b.callWins.CallCells(r.name, p.WindowCalls)
+			if err != nil {
+				return driver.Counts{}, b.stateError(r, "window", err)
+			}
+			cells = c
+		default:
+			c, _ := r.callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
+			cells = c.(*driver.CallCells)
+		}
+		w = &callWindow{n: p.WindowCalls, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}
+		r.calls.Store(w)
+	}
+	if add {
+		w.cells.Add(w.epoch, w.n, o == machine.Failure)
+	}
+	if o != machine.Failure {
+		return driver.Counts{}, nil // only a failure can open the circuit
+	}
+	return w.cells.Counts(w.epoch, w.n), nil
 }
 
 // window finds the cells of r's window of span for record rec: the store's

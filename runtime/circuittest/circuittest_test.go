@@ -104,24 +104,29 @@ func TestKit(t *testing.T) {
 	}
 }
 
-// TestStoreSharesWindow: two Breakers over one Store count in one window.
+// TestStoreSharesWindow: two Breakers over one Store count in one window,
+// of time or of calls.
 func TestStoreSharesWindow(t *testing.T) {
-	s := circuittest.NewStore()
-	clock := circuittest.NewClock(time.Time{})
-	a := circuit.New(s, circuit.WithClock(clock.Now))
-	b := circuit.New(s, circuit.WithClock(clock.Now))
-	rate := circuit.Policy{FailureRate: 0.5, MinCalls: 4, Window: time.Minute}
-	fail := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, errDown }
-	for i, br := range []*circuit.Breaker{a, b, a, b} {
-		op := succeed
-		if i%2 == 1 {
-			op = fail
+	for _, rate := range []circuit.Policy{
+		{FailureRate: 0.5, MinCalls: 4, Window: time.Minute},
+		{FailureRate: 0.5, MinCalls: 4, WindowCalls: 4},
+	} {
+		s := circuittest.NewStore()
+		clock := circuittest.NewClock(time.Time{})
+		a := circuit.New(s, circuit.WithClock(clock.Now))
+		b := circuit.New(s, circuit.WithClock(clock.Now))
+		fail := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, errDown }
+		for i, br := range []*circuit.Breaker{a, b, a, b} {
+			op := succeed
+			if i%2 == 1 {
+				op = fail
+			}
+			_ = br.Run(context.Background(), name, rate, op)
 		}
-		_ = br.Run(context.Background(), name, rate, op)
-	}
-	snap, err := a.Snapshot(context.Background(), name)
-	if err != nil || snap.State != circuit.StateOpen {
-		t.Fatalf("after 2 failures in 4 calls over two Breakers: %+v, %v; want open", snap, err)
+		snap, err := a.Snapshot(context.Background(), name)
+		if err != nil || snap.State != circuit.StateOpen {
+			t.Fatalf("%+v: after 2 failures in 4 calls over two Breakers: %+v, %v; want open", rate, snap, err)
+		}
 	}
 }
 

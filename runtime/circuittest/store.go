@@ -11,18 +11,25 @@ import (
 // Store is an in-memory circuit store: every Breaker given it, in this
 // process, shares its circuits, with every guarantee the conformance suite
 // (drivertest) checks: compare-and-swap replaces, records kept until
-// cleared, and the failure-rate window shared by all of them. Its Load
+// cleared, and the failure-rate windows (of time and of calls) shared by
+// all of them. Its Load
 // leaves the time to the Breaker (the Kit's Clock, or the wall clock). The
 // zero Store is ready to use; it is safe for concurrent use.
 type Store struct {
 	mu      sync.Mutex
 	recs    map[string]*driver.Record
 	windows map[windowKey]*driver.WindowCells
+	calls   map[callsKey]*driver.CallCells
 }
 
 type windowKey struct {
 	name string
 	span time.Duration
+}
+
+type callsKey struct {
+	name string
+	n    int
 }
 
 // NewStore returns an empty Store.
@@ -72,16 +79,28 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 func (s *Store) WindowCells(name string, w time.Duration) (*driver.WindowCells, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := windowKey{name, w}
-	c := s.windows[k]
+	return cells(&s.windows, windowKey{name, w}), nil
+}
+
+// CallCells returns the cells of the circuit's failure-rate window of the
+// last n calls, shared by every Breaker over s.
+func (s *Store) CallCells(name string, n int) (*driver.CallCells, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cells(&s.calls, callsKey{name, n}), nil
+}
+
+// cells returns m's cells under k, making them (and m) when there are none.
+func cells[K comparable, C any](m *map[K]*C, k K) *C {
+	c := (*m)[k]
 	if c == nil {
-		if s.windows == nil {
-			s.windows = map[windowKey]*driver.WindowCells{}
+		if *m == nil {
+			*m = map[K]*C{}
 		}
-		c = new(driver.WindowCells)
-		s.windows[k] = c
+		c = new(C)
+		(*m)[k] = c
 	}
-	return c, nil
+	return c
 }
 
 // Names returns the names of the circuits with a record, in no order.

@@ -13,35 +13,40 @@ import (
 	"unsafe"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The window counts of the rate rule (circuit.Policy.FailureRate) live in
-// memory shared by every process of the state directory: the window file,
+// memory shared by every process of the state directory: the window files,
 // beside the change index, mapped with mmap(2). A healthy call adds to them
 // with atomic operations and makes no system call; deciding to open the
 // circuit is still a locked, durable replace of its record.
 //
-// Layout, native byte order:
+// There are two window files, of one layout: "window" holds the time
+// windows (Policy.Window) in circuit.WindowCells, "window-calls" the count
+// windows (Policy.WindowCalls) in driver.CallCells. Native byte order:
 //
 //	offset        size                      what
-//	0             8                         magic "cgwindw1"
+//	0             8                         magic "cgwindw1" ("cgcalls1")
 //	…             windowHeader              reserved, zero
-//	windowHeader  windowSlots × windowSlot  slots: a tag, then a circuit.WindowCells
+//	windowHeader  windowSlots × slot size   slots: a tag, then the cells
 //
-// A slot belongs to one circuit and window span: its tag is the circuit's
-// tag mixed with the span, claimed by compare-and-swap from zero among the
-// windowProbe slots from the tag's home; slots are never freed. A circuit
-// that finds no slot counts in its own process's memory (its rate rule then
-// sees only that process's calls) rather than fail.
+// A slot belongs to one circuit and window (span, or number of calls): its
+// tag is the circuit's tag mixed with the window, claimed by
+// compare-and-swap from zero among the windowProbe slots from the tag's
+// home; slots are never freed. A circuit that finds no slot counts in its
+// own process's memory (its rate rule then sees only that process's calls)
+// rather than fail.
 //
-// The counts need not survive a reboot, and the file is never synced: it is
-// created whole, zeroed (writeWhole and a link: no process maps a short
-// file), and then only mapped. A process killed mid-call loses only the
-// call it was making: every completed call is already in the shared cells.
-// Each process maps the file once; a window file removed or replaced while
-// processes use the directory is not supported (they would go on counting
-// in the old one), and a fault of the mapping (the file truncated under a
-// process) is turned by the Breaker into a *circuit.StateError.
+// The counts need not survive a reboot, and the files are never synced:
+// each is created whole, zeroed (writeWhole and a link: no process maps a
+// short file), and then only mapped. A process killed mid-call loses only
+// the call it was making: every completed call is already in the shared
+// cells. Each process maps each file once, when a circuit first needs it; a
+// window file removed or replaced while processes use the directory is not
+// supported (they would go on counting in the old one), and a fault of the
+// mapping (the file truncated under a process) is turned by the Breaker
+// into a *circuit.StateError.
 const (
 	windowName   = "window"
 	windowMagic  = "cgwindw1"
@@ -50,66 +55,108 @@ const (
 	windowSlot   = 8 + int(unsafe.Sizeof(circuit.WindowCells{}))
 	windowProbe  = 16
 	windowSize   = windowHeader + windowSlots*windowSlot
+
+	callWindowName  = "window-calls"
+	callWindowMagic = "cgcalls1"
+	callWindowSlot  = 8 + int(unsafe.Sizeof(driver.CallCells{}))
+	callWindowSize  = windowHeader + windowSlots*callWindowSlot
 )
 
-// windowFile is a Store's mapping of the window file, made once.
-type windowFile struct {
-	mu    sync.Mutex
-	data  atomic.Pointer[[]byte]
-	local sync.Map // slot tag → *circuit.WindowCells, for circuits without a slot
+// windowLayout is a window file's name, magic and slot size.
+type windowLayout struct {
+	name, magic string
+	slot        int
 }
 
-var _ circuit.WindowStore = (*Store)(nil)
+func (l windowLayout) size() int { return windowHeader + windowSlots*l.slot }
+
+var (
+	timeWindows = windowLayout{windowName, windowMagic, windowSlot}
+	callWindows = windowLayout{callWindowName, callWindowMagic, callWindowSlot}
+)
+
+// windowFile is a Store's mappings of its window files, each made once.
+type windowFile struct {
+	time, calls windowMapping
+}
+
+// windowMapping is one window file mapped, and the cells of circuits that
+// found no slot in it.
+type windowMapping struct {
+	mu    sync.Mutex
+	data  atomic.Pointer[[]byte]
+	local sync.Map // slot tag → cells
+}
+
+var (
+	_ circuit.WindowStore    = (*Store)(nil)
+	_ driver.CallWindowStore = (*Store)(nil)
+)
 
 // WindowCells returns the named circuit's cells for windows of span w in the
 // state directory's window file, creating the file when there is none.
 func (s *Store) WindowCells(name string, w time.Duration) (*circuit.WindowCells, error) {
-	data, err := s.windowData()
+	return windowCells[circuit.WindowCells](s, &s.win.time, timeWindows, name, uint64(w))
+}
+
+// CallCells returns the named circuit's cells for windows of the last n
+// calls in the state directory's count window file, creating the file when
+// there is none.
+func (s *Store) CallCells(name string, n int) (*driver.CallCells, error) {
+	return windowCells[driver.CallCells](s, &s.win.calls, callWindows, name, uint64(n))
+}
+
+// windowCells returns the cells, of type T, of the named circuit's window w
+// (a span or a number of calls) in the file of layout l that m maps.
+func windowCells[T any](s *Store, m *windowMapping, l windowLayout, name string, w uint64) (*T, error) {
+	data, err := s.windowData(m, l)
 	if err != nil {
 		return nil, err
 	}
-	tag := (s.entry(name).tag ^ uint64(w)*0x9e3779b97f4a7c15) | 1
+	tag := (s.entry(name).tag ^ w*0x9e3779b97f4a7c15) | 1
 	home := int(tag>>1) % windowSlots
 	for i := range windowProbe {
-		off := windowHeader + (home+i)%windowSlots*windowSlot
+		off := windowHeader + (home+i)%windowSlots*l.slot
 		t := (*atomic.Uint64)(unsafe.Pointer(&data[off]))
 		if t.Load() == 0 {
 			t.CompareAndSwap(0, tag)
 		}
 		if t.Load() == tag {
-			return (*circuit.WindowCells)(unsafe.Pointer(&data[off+8])), nil
+			return (*T)(unsafe.Pointer(&data[off+8])), nil
 		}
 	}
-	c, _ := s.win.local.LoadOrStore(tag, new(circuit.WindowCells))
-	return c.(*circuit.WindowCells), nil
+	c, _ := m.local.LoadOrStore(tag, new(T))
+	return c.(*T), nil
 }
 
-// windowData returns the mapped window file, mapping it the first time.
-func (s *Store) windowData() ([]byte, error) {
-	if d := s.win.data.Load(); d != nil {
+// windowData returns the window file of layout l that m maps, mapping it
+// the first time.
+func (s *Store) windowData(m *windowMapping, l windowLayout) ([]byte, error) {
+	if d := m.data.Load(); d != nil {
 		return *d, nil
 	}
-	s.win.mu.Lock()
-	defer s.win.mu.Unlock()
-	if d := s.win.data.Load(); d != nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.data.Load(); d != nil {
 		return *d, nil
 	}
-	path := filepath.Join(s.dir, windowName)
-	data, err := mapWindow(path)
+	path := filepath.Join(s.dir, l.name)
+	data, err := mapWindow(path, l)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = createWindow(s.dir, path); err == nil {
-			data, err = mapWindow(path)
+		if err = createWindow(s.dir, path, l); err == nil {
+			data, err = mapWindow(path, l)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("window counts: %w", err)
 	}
-	s.win.data.Store(&data)
+	m.data.Store(&data)
 	return data, nil
 }
 
-// mapWindow maps the window file at path after checking that it is one.
-func mapWindow(path string) ([]byte, error) {
+// mapWindow maps the window file of layout l at path after checking that
+// it is one.
+func mapWindow(path string, l windowLayout) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symlink", path)
@@ -125,26 +172,26 @@ func mapWindow(path string) ([]byte, error) {
 	if err := checkOwner("window file", path, fi); err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() != int64(windowSize) {
-		return nil, fmt.Errorf("%s is not a %d-byte window file: remove it (window counts need not be kept)", path, windowSize)
+	if !fi.Mode().IsRegular() || fi.Size() != int64(l.size()) {
+		return nil, fmt.Errorf("%s is not a %d-byte window file: remove it (window counts need not be kept)", path, l.size())
 	}
-	data, err := mapShared(f, windowSize)
+	data, err := mapShared(f, l.size())
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	if string(data[:len(windowMagic)]) != windowMagic {
+	if string(data[:len(l.magic)]) != l.magic {
 		unmap(data)
 		return nil, fmt.Errorf("%s has an unknown format: remove it (window counts need not be kept)", path)
 	}
 	return data, nil
 }
 
-// createWindow writes a zeroed window file and links it into place; when
-// another process linked one first, that one stands.
-func createWindow(dir, path string) error {
-	buf := make([]byte, windowSize)
-	copy(buf, windowMagic)
-	tmp, err := writeWhole(dir, ".window-*", buf)
+// createWindow writes a zeroed window file of layout l and links it into
+// place; when another process linked one first, that one stands.
+func createWindow(dir, path string, l windowLayout) error {
+	buf := make([]byte, l.size())
+	copy(buf, l.magic)
+	tmp, err := writeWhole(dir, "."+l.name+"-*", buf)
 	if err != nil {
 		return fmt.Errorf("create window file: %w", err)
 	}

@@ -39,20 +39,25 @@ type timeCell struct {
 	Text, ISO, Since string
 }
 
-// Kinds of rows beside the states: a forced open, a circuit never seen.
+// Kinds of rows beside the states: a forced open, a forced closed (held),
+// a circuit never seen.
 const (
 	kindForced    = "forced"
+	kindHeld      = "held"
 	kindNeverSeen = "never_seen"
 )
 
 var stateLabels = map[string]string{
 	"closed": "Closed", "open": "Open", "half_open": "Half-open", circuit.StatusUnreadable: "Error",
-	kindForced: "Forced open", kindNeverSeen: "Never seen",
+	kindForced: "Forced open", kindHeld: "Forced closed", kindNeverSeen: "Never seen",
 }
 
-// kind is what a row shows c as: its state, forced or never seen.
+// kind is what a row shows c as: its state, forced open or closed, or never
+// seen.
 func kind(c circuit.Status) string {
 	switch {
+	case c.Forced && c.State == "closed":
+		return kindHeld
 	case c.Forced:
 		return kindForced
 	case !c.Recorded && c.State == "closed":
@@ -77,7 +82,7 @@ func newPage(rep StatusReport, now time.Time) page {
 		p.Rows = append(p.Rows, r)
 	}
 	var parts []string
-	for _, s := range []string{kindForced, "open", "half_open", circuit.StatusUnreadable, "closed", kindNeverSeen} {
+	for _, s := range []string{kindForced, "open", "half_open", circuit.StatusUnreadable, kindHeld, "closed", kindNeverSeen} {
 		if n := counts[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(stateLabels[s])))
 		}
@@ -106,6 +111,8 @@ func note(c circuit.Status) string {
 		return c.Error
 	case !c.Recorded:
 		return "no record in the store"
+	case c.Forced && c.State == "closed":
+		return "held closed by an operator: every call runs, no failure counts; circuitctl clear ends it"
 	case c.Forced:
 		return "held open by an operator; circuitctl clear ends it"
 	case c.State == "half_open" && c.Probing:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -199,5 +200,46 @@ func TestStatusHandlerFunc(t *testing.T) {
 	}
 	if got := logs.String(); strings.Count(got, "/secret/dir: boom") != 2 {
 		t.Errorf("the handler's logger heard:\n%s\nwant the listing's error, once a request", got)
+	}
+}
+
+// TestStatusPageHeldClosed: a circuit an operator holds closed reads as
+// such, and does not count among the circuits that are not closed.
+func TestStatusPageHeldClosed(t *testing.T) {
+	f := newFixture(t)
+	if err := f.b.ForceClosed(context.Background(), "refunds", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	f.closed(t, "billing-api", 0)
+	srv := httptest.NewServer(httpguard.StatusHandler(f.b, "refunds", "billing-api"))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "?format=html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(body)
+	if m := sumRE.FindStringSubmatch(page); m == nil || visible(m[1]) != "2 circuits: 1 forced closed, 1 closed" {
+		t.Errorf("summary = %q", m)
+	}
+	if !strings.Contains(page, "<title>Circuits</title>") {
+		t.Error("the title counts the circuit held closed as not closed")
+	}
+	const want = "refunds Forced closed held closed by an operator: every call runs, no failure counts; circuitctl clear ends it 0 "
+	found := false
+	for _, r := range rowRE.FindAllStringSubmatch(page, -1) {
+		if r[1] == "refunds" {
+			found = true
+			if text := visible(r[2]); !strings.Contains(text, want) || !strings.Contains(r[0], `class="state-held"`) {
+				t.Errorf("row refunds reads %q (%s); want %q, class state-held", text, r[0][:min(len(r[0]), 80)], want)
+			}
+		}
+	}
+	if !found {
+		t.Error("no row for refunds")
 	}
 }

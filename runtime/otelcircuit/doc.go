@@ -21,6 +21,7 @@
 //	circuitgen.circuit.calls          counter    {call}        circuitgen.circuit.name, circuitgen.call.outcome (success, failure, ignored)
 //	circuitgen.circuit.call.duration  histogram  s             circuitgen.circuit.name, circuitgen.call.outcome
 //	circuitgen.circuit.rejections     counter    {call}        circuitgen.circuit.name, circuitgen.circuit.state (open, half_open), circuitgen.circuit.forced
+//	circuitgen.circuit.observed_rejections  counter  {call}    the same, for the calls an observe-only circuit ran instead
 //	circuitgen.circuit.transitions    counter    {transition}  circuitgen.circuit.name, circuitgen.transition.from, circuitgen.transition.to
 //	circuitgen.circuit.state          gauge      1             circuitgen.circuit.name, circuitgen.circuit.state: 1 for the state by the store's clock, 0 for the others
 //	circuitgen.circuit.failures       gauge      {failure}     circuitgen.circuit.name: consecutive failures
@@ -32,7 +33,8 @@
 // The span events: "circuitgen.call.rejected" (circuitgen.circuit.name,
 // circuitgen.circuit.state, circuitgen.circuit.forced, and
 // circuitgen.circuit.retry_after, how long the caller should wait, in
-// seconds, a double) and "circuitgen.circuit.transition"
+// seconds, a double), "circuitgen.call.observed_rejection" (the same, for a
+// call an observe-only circuit ran instead) and "circuitgen.circuit.transition"
 // (circuitgen.circuit.name, circuitgen.transition.from,
 // circuitgen.transition.to, circuitgen.circuit.generation). The counters
 // and the histogram count this process's calls; sum them across processes

@@ -36,6 +36,7 @@ const (
 // Span event names.
 const (
 	eventRejected   = "circuitgen.call.rejected"
+	eventObserved   = "circuitgen.call.observed_rejection"
 	eventTransition = "circuitgen.circuit.transition"
 )
 
@@ -68,9 +69,36 @@ var _ circuit.CallObserver = (*Observer)(nil)
 // its durations.
 type counts struct {
 	name     attribute.KeyValue
-	outcome  [3]atomic.Int64    // by circuit.Outcome
-	rejected [3][2]atomic.Int64 // by circuit.State, then OpenError.Forced
+	outcome  [3]atomic.Int64 // by circuit.Outcome
+	rejected rejections      // calls rejected
+	observed rejections      // calls an observe-only circuit ran instead
 	took     [3][]metric.RecordOption
+}
+
+// rejections are counts by circuit.State, then OpenError.Forced.
+type rejections [3][2]atomic.Int64
+
+// add counts a rejection of e.
+func (r *rejections) add(e *circuit.OpenError) {
+	if int(e.State) < len(r) {
+		f := 0
+		if e.Forced {
+			f = 1
+		}
+		r[e.State][f].Add(1)
+	}
+}
+
+// observe reports r to obs as counter, for the circuit named name.
+func (r *rejections) observe(obs metric.Observer, counter metric.Int64Observable, name attribute.KeyValue) {
+	for s := range r {
+		for f := range r[s] {
+			if n := r[s][f].Load(); n > 0 {
+				obs.ObserveInt64(counter, n, metric.WithAttributes(name,
+					keyState.String(circuit.State(s).String()), keyForced.Bool(f == 1)))
+			}
+		}
+	}
 }
 
 // NewObserver returns an Observer whose instruments come from mp. Its
@@ -98,6 +126,11 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
+	observed, err := m.Int64ObservableCounter("circuitgen.circuit.observed_rejections", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls an observe-only circuit would have rejected and ran instead, by the circuit's state and whether an operator forced it open."))
+	if err != nil {
+		return nil, fmt.Errorf("otelcircuit: %w", err)
+	}
 	_, err = m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		o.circuits.Range(func(_, v any) bool {
 			c := v.(*counts)
@@ -106,18 +139,12 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 					obs.ObserveInt64(calls, n, metric.WithAttributes(c.name, keyOutcome.String(out.String())))
 				}
 			}
-			for s := range c.rejected {
-				for f := range c.rejected[s] {
-					if n := c.rejected[s][f].Load(); n > 0 {
-						obs.ObserveInt64(rejections, n, metric.WithAttributes(c.name,
-							keyState.String(circuit.State(s).String()), keyForced.Bool(f == 1)))
-					}
-				}
-			}
+			c.rejected.observe(obs, rejections, c.name)
+			c.observed.observe(obs, observed, c.name)
 			return true
 		})
 		return nil
-	}, calls, rejections)
+	}, calls, rejections, observed)
 	if err != nil {
 		return nil, fmt.Errorf("otelcircuit: %w", err)
 	}
@@ -148,18 +175,20 @@ func (o *Observer) ObserveOutcome(ctx context.Context, name string, out circuit.
 }
 
 // ObserveRejection counts a rejected call and adds a
-// "circuitgen.call.rejected" event to the caller's span.
+// "circuitgen.call.rejected" event to the caller's span; for a call an
+// observe-only circuit ran instead (e.ObserveOnly), an observed rejection
+// and a "circuitgen.call.observed_rejection" event.
 func (o *Observer) ObserveRejection(ctx context.Context, e *circuit.OpenError) {
 	c := o.counts(e.Name)
-	if int(e.State) < len(c.rejected) {
-		f := 0
-		if e.Forced {
-			f = 1
-		}
-		c.rejected[e.State][f].Add(1)
+	event := eventRejected
+	if e.ObserveOnly {
+		c.observed.add(e)
+		event = eventObserved
+	} else {
+		c.rejected.add(e)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent(eventRejected, trace.WithAttributes(c.name, keyState.String(e.State.String()),
+		span.AddEvent(event, trace.WithAttributes(c.name, keyState.String(e.State.String()),
 			keyForced.Bool(e.Forced), keyRetryAfter.Float64(e.RetryAfter().Seconds())))
 	}
 }

@@ -133,7 +133,7 @@ func TestObserver(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)).Tracer("test")
 	var now time.Time
-	b, _, _ := newBreaker(t, &now, circuit.WithObserver(obs))
+	b, store, _ := newBreaker(t, &now, circuit.WithObserver(obs))
 
 	ctx, span := tracer.Start(t.Context(), "checkout")
 	run(t, ctx, b, "billing-api", circuit.Failure, 3) // closed → open
@@ -160,6 +160,12 @@ func TestObserver(t *testing.T) {
 		t.Fatal("a call to a forced circuit was not rejected")
 	}
 	span.End()
+	observing := circuit.New(store, circuit.WithClock(func() time.Time { return now }), circuit.WithObserver(obs), circuit.WithObserveOnly())
+	ctx, span = tracer.Start(t.Context(), "observe")
+	if n := run(t, ctx, observing, "ledger", circuit.Success, 2); n != 0 {
+		t.Fatal("an observe-only circuit rejected a call")
+	}
+	span.End()
 
 	got, err := collect(t, reader)
 	if err != nil {
@@ -176,6 +182,7 @@ func TestObserver(t *testing.T) {
 		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=ignored,circuitgen.circuit.name=billing-api} 1",
 		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=success,circuitgen.circuit.name=billing-api} 1",
 		"circuitgen.circuit.calls[{call}]{circuitgen.call.outcome=success,circuitgen.circuit.name=search} 2",
+		"circuitgen.circuit.observed_rejections[{call}]{circuitgen.circuit.forced=true,circuitgen.circuit.name=ledger,circuitgen.circuit.state=open} 2",
 		"circuitgen.circuit.rejections[{call}]{circuitgen.circuit.forced=false,circuitgen.circuit.name=billing-api,circuitgen.circuit.state=open} 2",
 		"circuitgen.circuit.rejections[{call}]{circuitgen.circuit.forced=false,circuitgen.circuit.name=search,circuitgen.circuit.state=open} 1",
 		"circuitgen.circuit.rejections[{call}]{circuitgen.circuit.forced=true,circuitgen.circuit.name=ledger,circuitgen.circuit.state=open} 1",
@@ -204,6 +211,8 @@ func TestObserver(t *testing.T) {
 		"checkout: circuitgen.circuit.transition circuitgen.circuit.name=billing-api circuitgen.transition.from=half_open circuitgen.transition.to=closed circuitgen.circuit.generation=2",
 		"refund: circuitgen.circuit.transition circuitgen.circuit.name=ledger circuitgen.transition.from=closed circuitgen.transition.to=open circuitgen.circuit.generation=1",
 		"refund: circuitgen.call.rejected circuitgen.circuit.name=ledger circuitgen.circuit.state=open circuitgen.circuit.forced=true circuitgen.circuit.retry_after=3600",
+		"observe: circuitgen.call.observed_rejection circuitgen.circuit.name=ledger circuitgen.circuit.state=open circuitgen.circuit.forced=true circuitgen.circuit.retry_after=3600",
+		"observe: circuitgen.call.observed_rejection circuitgen.circuit.name=ledger circuitgen.circuit.state=open circuitgen.circuit.forced=true circuitgen.circuit.retry_after=3600",
 	})
 }
 

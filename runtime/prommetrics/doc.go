@@ -15,6 +15,7 @@
 //	circuitgen_circuit_calls_total{circuit,outcome}             counter: admitted calls by outcome (success, failure, ignored)
 //	circuitgen_circuit_call_duration_seconds{circuit,outcome}   histogram: how long admitted calls took
 //	circuitgen_circuit_rejections_total{circuit,state,forced}   counter: calls rejected without running
+//	circuitgen_circuit_observed_rejections_total{circuit,state,forced}  counter: calls an observe-only circuit ran instead
 //	circuitgen_circuit_transitions_total{circuit,from,to}       counter: this process's transitions
 //	circuitgen_circuit_state{circuit,state}                     1 for the state by the store's clock, 0 for the others
 //	circuitgen_circuit_failures{circuit}                        consecutive failures

@@ -14,6 +14,7 @@ import (
 //	circuitgen_circuit_calls_total{circuit,outcome}
 //	circuitgen_circuit_call_duration_seconds{circuit,outcome}  (a histogram)
 //	circuitgen_circuit_rejections_total{circuit,state,forced}
+//	circuitgen_circuit_observed_rejections_total{circuit,state,forced}
 //	circuitgen_circuit_transitions_total{circuit,from,to}
 //
 // It is a circuit.CallObserver to pass to circuit.WithObserver and a
@@ -27,6 +28,7 @@ type Observer struct {
 	calls       *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	rejections  *prometheus.CounterVec
+	observed    *prometheus.CounterVec
 	transitions *prometheus.CounterVec
 	circuits    sync.Map // circuit name → *series
 }
@@ -43,8 +45,33 @@ var outcomes = []circuit.Outcome{circuit.Ignored, circuit.Success, circuit.Failu
 type series struct {
 	calls    [3]prometheus.Counter  // by circuit.Outcome
 	duration [3]prometheus.Observer // by circuit.Outcome
-	// rejections: open, forced open, half-open with a probe in flight
-	open, forced, probing prometheus.Counter
+	rejected rejections             // calls rejected
+	observed rejections             // calls an observe-only circuit ran instead
+}
+
+// rejections are a circuit's rejection counters: open, forced open,
+// half-open with a probe in flight.
+type rejections struct{ open, forced, probing prometheus.Counter }
+
+// newRejections resolves the named circuit's rejection counters of v.
+func newRejections(v *prometheus.CounterVec, name string) rejections {
+	return rejections{
+		open:    v.WithLabelValues(name, circuit.StateOpen.String(), "false"),
+		forced:  v.WithLabelValues(name, circuit.StateOpen.String(), "true"),
+		probing: v.WithLabelValues(name, circuit.StateHalfOpen.String(), "false"),
+	}
+}
+
+// inc counts the rejection e.
+func (r rejections) inc(e *circuit.OpenError) {
+	switch {
+	case e.State == circuit.StateHalfOpen:
+		r.probing.Inc()
+	case e.Forced:
+		r.forced.Inc()
+	default:
+		r.open.Inc()
+	}
 }
 
 // NewObserver returns an Observer with no counts.
@@ -62,6 +89,10 @@ func NewObserver() *Observer {
 		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "circuitgen_circuit_rejections_total",
 			Help: "Calls a circuit rejected without running them, by its state (open, half_open) and whether an operator forced it open, in this process.",
+		}, []string{"circuit", "state", "forced"}),
+		observed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "circuitgen_circuit_observed_rejections_total",
+			Help: "Calls an observe-only circuit would have rejected and ran instead, by its state (open, half_open) and whether an operator forced it open, in this process.",
 		}, []string{"circuit", "state", "forced"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "circuitgen_circuit_transitions_total",
@@ -81,9 +112,8 @@ func (o *Observer) series(name string) *series {
 		s.calls[out] = o.calls.WithLabelValues(name, out.String())
 		s.duration[out] = o.duration.WithLabelValues(name, out.String())
 	}
-	s.open = o.rejections.WithLabelValues(name, circuit.StateOpen.String(), "false")
-	s.forced = o.rejections.WithLabelValues(name, circuit.StateOpen.String(), "true")
-	s.probing = o.rejections.WithLabelValues(name, circuit.StateHalfOpen.String(), "false")
+	s.rejected = newRejections(o.rejections, name)
+	s.observed = newRejections(o.observed, name)
 	actual, _ := o.circuits.LoadOrStore(name, s)
 	return actual.(*series)
 }
@@ -98,17 +128,15 @@ func (o *Observer) ObserveOutcome(_ context.Context, name string, out circuit.Ou
 	s.duration[out].Observe(d.Seconds())
 }
 
-// ObserveRejection counts a rejected call.
+// ObserveRejection counts a rejected call, or one an observe-only circuit
+// ran instead (e.ObserveOnly) as an observed rejection.
 func (o *Observer) ObserveRejection(_ context.Context, e *circuit.OpenError) {
 	s := o.series(e.Name)
-	switch {
-	case e.State == circuit.StateHalfOpen:
-		s.probing.Inc()
-	case e.Forced:
-		s.forced.Inc()
-	default:
-		s.open.Inc()
+	if e.ObserveOnly {
+		s.observed.inc(e)
+		return
 	}
+	s.rejected.inc(e)
 }
 
 // ObserveTransitionContext counts t.
@@ -144,6 +172,7 @@ func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
 	o.calls.Describe(ch)
 	o.duration.Describe(ch)
 	o.rejections.Describe(ch)
+	o.observed.Describe(ch)
 	o.transitions.Describe(ch)
 }
 
@@ -152,5 +181,6 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 	o.calls.Collect(ch)
 	o.duration.Collect(ch)
 	o.rejections.Collect(ch)
+	o.observed.Collect(ch)
 	o.transitions.Collect(ch)
 }

@@ -110,6 +110,12 @@ func TestObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	rejected(t, b, "email-svc")
+	observing := circuit.New(store, circuit.WithObserver(obs), circuit.WithClock(clk.now), circuit.WithObserveOnly())
+	for range 2 { // forced open: observe-only runs them
+		if err := observing.Run(context.Background(), "ledger", policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+			t.Fatalf("an observe-only call = %v", err)
+		}
+	}
 
 	want := `
 # HELP circuitgen_circuit_calls_total Calls admitted through a circuit and completed, by outcome (success, failure, ignored), in this process.
@@ -126,6 +132,20 @@ circuitgen_circuit_calls_total{circuit="idle",outcome="success"} 0
 circuitgen_circuit_calls_total{circuit="ledger",outcome="failure"} 0
 circuitgen_circuit_calls_total{circuit="ledger",outcome="ignored"} 0
 circuitgen_circuit_calls_total{circuit="ledger",outcome="success"} 0
+# HELP circuitgen_circuit_observed_rejections_total Calls an observe-only circuit would have rejected and ran instead, by its state (open, half_open) and whether an operator forced it open, in this process.
+# TYPE circuitgen_circuit_observed_rejections_total counter
+circuitgen_circuit_observed_rejections_total{circuit="billing-api",forced="false",state="half_open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="billing-api",forced="false",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="billing-api",forced="true",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="email-svc",forced="false",state="half_open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="email-svc",forced="false",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="email-svc",forced="true",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="idle",forced="false",state="half_open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="idle",forced="false",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="idle",forced="true",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="ledger",forced="false",state="half_open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="ledger",forced="false",state="open"} 0
+circuitgen_circuit_observed_rejections_total{circuit="ledger",forced="true",state="open"} 2
 # HELP circuitgen_circuit_rejections_total Calls a circuit rejected without running them, by its state (open, half_open) and whether an operator forced it open, in this process.
 # TYPE circuitgen_circuit_rejections_total counter
 circuitgen_circuit_rejections_total{circuit="billing-api",forced="false",state="half_open"} 0
@@ -155,7 +175,7 @@ circuitgen_circuit_transitions_total{circuit="idle",from="open",to="half_open"} 
 circuitgen_circuit_transitions_total{circuit="ledger",from="closed",to="open"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"circuitgen_circuit_calls_total", "circuitgen_circuit_rejections_total", "circuitgen_circuit_transitions_total"); err != nil {
+		"circuitgen_circuit_calls_total", "circuitgen_circuit_rejections_total", "circuitgen_circuit_observed_rejections_total", "circuitgen_circuit_transitions_total"); err != nil {
 		t.Error(err)
 	}
 

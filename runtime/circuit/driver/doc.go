@@ -9,9 +9,10 @@
 // decision is made by the Breaker; a store never interprets a record beyond
 // Record.Check. A store may implement optional interfaces that the Breaker
 // looks for once, in circuit.New: Binder (resolve a circuit once), Clock (a
-// clock its processes share), WindowStore and WindowSharer (share the window
-// counts of the failure-rate rule), Notifier (report that its dataset was
-// lost or a server setting is unsafe).
+// clock its processes share), WindowStore and WindowSharer (share the time
+// windows of the failure-rate rule), CallWindowStore (share its count
+// windows), Notifier (report that its dataset was lost or a server setting
+// is unsafe).
 //
 // Package drivertest is the conformance suite every store must pass;
 // docs/design.md explains the record and its rules.

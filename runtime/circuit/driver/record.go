@@ -78,7 +78,8 @@ type Record struct {
 	// Version grows by one with every replace; with Incarnation it is what a
 	// Store compares before it replaces a record.
 	Version uint64
-	// OpenUntil is the end of the cooldown (open state).
+	// OpenUntil is the end of the cooldown (open state), or of an
+	// operator's hold when Forced (open or closed state).
 	OpenUntil time.Time
 	// ProbeToken identifies the current half-open probe.
 	ProbeToken string
@@ -93,8 +94,9 @@ type Record struct {
 	// since it last closed: each doubles the cooldown, up to the policy's
 	// longest.
 	Reopens int
-	// Forced reports that an operator holds the circuit open until
-	// OpenUntil (open state).
+	// Forced reports that an operator holds the circuit in its state until
+	// OpenUntil: open, rejecting every call, or closed, admitting every call
+	// and counting no outcome.
 	Forced bool
 }
 
@@ -138,13 +140,21 @@ func (r *Record) Check() error {
 	if r.Successes < 0 || r.Successes > MaxSuccesses || r.Successes > 0 && r.State != StateHalfOpen {
 		return fmt.Errorf("successes %d out of range for a %s record", r.Successes, r.State)
 	}
-	if r.Forced && r.State != StateOpen {
-		return fmt.Errorf("only an open record can be forced")
+	if r.Forced && r.State == StateHalfOpen {
+		return fmt.Errorf("a half_open record cannot be forced")
 	}
 	switch r.State {
 	case StateClosed:
-		if !r.OpenUntil.IsZero() || r.ProbeToken != "" || !r.LeaseUntil.IsZero() {
-			return fmt.Errorf("closed record with open_until, probe token or lease")
+		if r.ProbeToken != "" || !r.LeaseUntil.IsZero() {
+			return fmt.Errorf("closed record with a probe token or lease")
+		}
+		// A forced closed record holds the end of the hold in open_until,
+		// and counts nothing.
+		if r.Forced == r.OpenUntil.IsZero() {
+			return fmt.Errorf("closed record with open_until must be forced, and forced with open_until")
+		}
+		if r.Forced && (r.Failures != 0 || r.Reopens != 0) {
+			return fmt.Errorf("forced closed record with failures or reopens")
 		}
 	case StateOpen:
 		if r.OpenUntil.IsZero() || r.ProbeToken != "" || !r.LeaseUntil.IsZero() {

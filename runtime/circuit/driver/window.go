@@ -71,16 +71,16 @@ const countMask = 1<<32 - 1
 // each, and the epoch changes only when a circuit closes again or is
 // cleared.
 func (c *WindowCells) Add(e uint64, b int64, failure bool) {
-	for h := c.epoch.Load(); h != e; h = c.epoch.Load() {
-		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
-			return // a call of an earlier generation, settling late
+	if c.epoch.Load() != e {
+		counted, fresh := enter(&c.epoch, e)
+		if !counted {
+			return
 		}
-		if c.epoch.CompareAndSwap(h, e) {
+		if fresh {
 			for i := range c.cells {
 				c.cells[i].calls.Store(0)
 				c.cells[i].failures.Store(0)
 			}
-			break
 		}
 	}
 	cell := &c.cells[bucketSlot(b)]
@@ -88,6 +88,22 @@ func (c *WindowCells) Add(e uint64, b int64, failure bool) {
 	if failure {
 		add(&cell.failures, b)
 	}
+}
+
+// enter makes e the epoch of the cells whose epoch is held in epoch, for a
+// call of epoch e: counted is false for a call of an earlier generation
+// settling late, which is not counted; fresh is true when this call changed
+// the epoch, and must empty the cells.
+func enter(epoch *atomic.Uint64, e uint64) (counted, fresh bool) {
+	for h := epoch.Load(); h != e; h = epoch.Load() {
+		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
+			return false, false
+		}
+		if epoch.CompareAndSwap(h, e) {
+			return true, true
+		}
+	}
+	return true, false
 }
 
 // add counts one in w for bucket b: it starts w afresh when w holds an

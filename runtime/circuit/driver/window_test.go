@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,4 +82,66 @@ func TestBucket(t *testing.T) {
 			t.Errorf("Bucket(%v) = %d, want %d", tt.t.UnixNano(), got, tt.want)
 		}
 	}
+}
+
+func TestCallCells(t *testing.T) {
+	const e1, e2 = 7<<32 | 1, 7<<32 | 2 // generations 1 and 2 of one incarnation
+	// add counts outcomes in order: 'f' a failure, 's' a success.
+	add := func(c *driver.CallCells, e uint64, n int, outcomes string) {
+		for _, o := range outcomes {
+			c.Add(e, n, o == 'f')
+		}
+	}
+	tests := []struct {
+		name     string
+		n        int
+		outcomes string
+		want     driver.Counts
+	}{
+		{"empty", 4, "", driver.Counts{}},
+		{"fewer calls than n: all of them", 4, "fsf", driver.Counts{Calls: 3, Failures: 2}},
+		{"exactly n", 4, "ffss", driver.Counts{Calls: 4, Failures: 2}},
+		{"the failures of older calls leave", 4, "ffffssss", driver.Counts{Calls: 4}},
+		{"only the last n count", 4, "ssssssfff", driver.Counts{Calls: 4, Failures: 3}},
+		{"a failure replaces a failure", 2, "ffff", driver.Counts{Calls: 2, Failures: 2}},
+		{"n of one: the last call", 1, "fffs", driver.Counts{Calls: 1}},
+		{"n across ring words", 100, strings.Repeat("f", 130) + strings.Repeat("s", 40), driver.Counts{Calls: 100, Failures: 60}},
+		{"the longest window", driver.MaxWindowCalls, strings.Repeat("fs", driver.MaxWindowCalls), driver.Counts{Calls: driver.MaxWindowCalls, Failures: driver.MaxWindowCalls / 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c driver.CallCells
+			add(&c, e1, tt.n, tt.outcomes)
+			if got := c.Counts(e1, tt.n); got != tt.want {
+				t.Errorf("Counts after %d calls = %+v, want %+v", len(tt.outcomes), got, tt.want)
+			}
+			if got := c.Counts(e2, tt.n); got != (driver.Counts{}) {
+				t.Errorf("Counts of another epoch = %+v, want empty", got)
+			}
+		})
+	}
+	t.Run("a new epoch empties the window; the old one no longer counts", func(t *testing.T) {
+		var c driver.CallCells
+		add(&c, e1, 4, "ffff")
+		add(&c, e2, 4, "s")
+		add(&c, e1, 4, "ff") // stragglers of the old epoch
+		if got, want := c.Counts(e2, 4), (driver.Counts{Calls: 1}); got != want {
+			t.Errorf("Counts = %+v, want %+v", got, want)
+		}
+	})
+	t.Run("concurrent adds are all counted", func(t *testing.T) {
+		var c driver.CallCells
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 1000 {
+					c.Add(e1, 4000, true)
+				}
+			})
+		}
+		wg.Wait()
+		if got, want := c.Counts(e1, 4000), (driver.Counts{Calls: 4000, Failures: 4000}); got != want {
+			t.Errorf("Counts = %+v, want %+v", got, want)
+		}
+	})
 }

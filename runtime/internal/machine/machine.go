@@ -45,7 +45,8 @@ type Admission struct {
 //
 //   - no record: the call is admitted and a closed record is created, so
 //     that every later call has an incarnation to be fenced by;
-//   - closed: admitted, nothing changes;
+//   - closed: admitted, nothing changes, also while an operator holds it
+//     closed (ForceClosed);
 //   - open before OpenUntil: rejected until OpenUntil;
 //   - open at or after OpenUntil: this call claims the half-open probe with a
 //     fresh token, leased until now+ProbeLease;
@@ -94,6 +95,10 @@ func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *dr
 // the probe's claim was taken over (another token), or a call admitted while
 // closed completes while the circuit is open or half-open.
 //
+// A closed-admitted call while an operator holds the circuit closed (Held)
+// changes nothing; once the hold has ended, the first one that settles
+// stores the circuit plainly closed, and is then counted as follows.
+//
 // A closed-admitted call: Failure counts, and opens the circuit until
 // now+Cooldown when it is the FailureThreshold-th consecutive one, or when w
 // trips the rate rule (Policy.Trips); Success resets the count; Ignored
@@ -108,8 +113,9 @@ func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *dr
 // Ignored reopens it for the current cooldown without counting, since
 // health was not shown. Either ends the run of successes.
 //
-// Whether SettleWindow returns nil does not depend on now: now only dates
-// the record it returns.
+// Whether SettleWindow returns nil does not depend on now, except on a
+// forced closed record, where now says whether the hold has ended: for
+// every other record now only dates the record it returns.
 func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time, w driver.Counts) *driver.Record {
 	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
 		return nil
@@ -144,20 +150,30 @@ func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Tim
 	if rec.State != driver.StateClosed {
 		return nil
 	}
+	var next *driver.Record // nil until something changes
+	if rec.Forced {
+		if Held(rec, now) || o == Ignored {
+			return nil
+		}
+		next = successor(rec, now) // the hold has ended: plainly closed
+		next.OpenUntil = time.Time{}
+	}
 	switch o {
 	case Success:
 		if rec.Failures == 0 {
-			return nil
+			return next
 		}
-		next := successor(rec, now)
+		next = successor(rec, now)
 		next.Failures = 0
 		return next
 	case Failure:
 		consecutive := p.FailureThreshold > 0
 		if !consecutive && !p.Trips(w) {
-			return nil
+			return next
 		}
-		next := successor(rec, now)
+		if next == nil {
+			next = successor(rec, now)
+		}
 		if consecutive {
 			next.Failures = min(next.Failures+1, driver.MaxFailures)
 		}
@@ -170,19 +186,52 @@ func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Tim
 	return nil
 }
 
-// Force returns the record that holds the circuit open, forced, until
+// ForceOpen returns the record that holds the circuit open, forced, until
 // now+d, over rec (nil when none exists: a record is created, as Admit
-// creates one). A probe in flight loses its claim, and calls admitted
-// before settle against an open circuit, so none of them changes it; when
-// d ends, the next call claims a half-open probe as after any cooldown.
-func Force(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
+// creates one), in place of any hold before. A probe in flight loses its
+// claim, and calls admitted before settle against an open circuit, so none
+// of them changes it; when d ends, the next call claims a half-open probe
+// as after any cooldown.
+func ForceOpen(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
+	next := forced(rec, name, now, d, fresh)
+	next.State = driver.StateOpen
+	return next
+}
+
+// ForceClosed returns the record that holds the circuit closed, forced,
+// until now+d, over rec (nil when none exists), in place of any hold
+// before: a new generation with no failures and the cooldown reset, so that
+// no call admitted before changes it and its window starts afresh; a probe
+// in flight loses its claim. Until d ends every call is admitted and no
+// outcome counts (Held); then the circuit is plainly closed.
+func ForceClosed(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
+	next := forced(rec, name, now, d, fresh)
+	if rec != nil {
+		next.Generation++
+	}
+	next.State = driver.StateClosed
+	next.Failures = 0
+	next.Reopens = 0
+	return next
+}
+
+// Held reports whether an operator holds rec closed at now: it is a forced
+// closed record and its hold has not ended. Every call is admitted and no
+// outcome counts.
+func Held(rec *driver.Record, now time.Time) bool {
+	return rec != nil && rec.State == driver.StateClosed && rec.Forced && now.Before(rec.OpenUntil)
+}
+
+// forced returns the successor of rec (or a new record, as Admit creates
+// one, when rec is nil) forced until now+d, with no run of probe
+// successes; the caller sets its state.
+func forced(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
 	var next *driver.Record
 	if rec == nil {
 		next = &driver.Record{Name: name, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
 	} else {
 		next = successor(rec, now)
 	}
-	next.State = driver.StateOpen
 	next.Successes = 0
 	next.OpenUntil = now.Add(d)
 	next.Forced = true

@@ -15,11 +15,13 @@ type Policy struct {
 	FailureRate      float64
 	MinCalls         int
 	Window           time.Duration
+	WindowCalls      int
 	SlowCall         time.Duration
 	Cooldown         time.Duration
 	MaxCooldown      time.Duration
 	ProbeLease       time.Duration
 	CloseAfter       int
+	ObserveOnly      bool
 }
 
 // Outcome is a classified call: circuit.Outcome, with the same values.

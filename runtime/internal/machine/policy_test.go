@@ -174,7 +174,7 @@ func TestAdmitProbeRuns(t *testing.T) {
 	})
 }
 
-func TestForce(t *testing.T) {
+func TestForceOpen(t *testing.T) {
 	now := t0.Add(time.Minute)
 	d := 5 * time.Minute
 	tests := []struct {
@@ -192,22 +192,26 @@ func TestForce(t *testing.T) {
 		})},
 		{"half-open with a probe and a run: the claim and the run are gone", with(halfOpenRec(3, tokA, now), func(r *driver.Record) { r.Successes = 2 }),
 			with(openRec(3, now.Add(d)), func(r *driver.Record) { r.Forced, r.Version, r.UpdatedAt = true, 8, now })},
+		{"held closed: open for d in the same generation", heldRec(now.Add(time.Hour)),
+			with(heldRec(now.Add(time.Hour)), func(r *driver.Record) {
+				r.State, r.OpenUntil, r.Version, r.UpdatedAt = driver.StateOpen, now.Add(d), 8, now
+			})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fresh, _ := freshIDs()
-			got := machine.Force(tt.rec, testName, now, d, fresh)
+			got := machine.ForceOpen(tt.rec, testName, now, d, fresh)
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Force =\n  %s\nwant\n  %s", fmtRecord(got), fmtRecord(tt.want))
+				t.Errorf("ForceOpen =\n  %s\nwant\n  %s", fmtRecord(got), fmtRecord(tt.want))
 			}
 			if err := got.Check(); err != nil {
-				t.Errorf("Force produced an inconsistent record: %v", err)
+				t.Errorf("ForceOpen produced an inconsistent record: %v", err)
 			}
 		})
 	}
 	t.Run("a probe admitted before the force cannot settle", func(t *testing.T) {
 		fresh, _ := freshIDs()
-		rec := machine.Force(halfOpenRec(3, tokA, now), testName, now, d, fresh)
+		rec := machine.ForceOpen(halfOpenRec(3, tokA, now), testName, now, d, fresh)
 		g := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
 		if got := machine.Settle(rec, g, machine.Success, ratePol, now); got != nil {
 			t.Errorf("Settle = %s, want nil", fmtRecord(got))

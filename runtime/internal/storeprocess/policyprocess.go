@@ -11,7 +11,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// The multi-process checks of the round-2 policies, run by Processes:
+// The multi-process checks of the policies, run by Processes:
 //
 //   - SharedWindow (stores that are a driver.WindowStore or a
 //     driver.WindowSharer): four processes, each of which alone stays below
@@ -26,8 +26,9 @@ import (
 //     the same deadline; a probe success resets it.
 
 // policyCommand returns p changed by the "key=value" words of spec, the
-// directive keys: threshold, rate, min_calls, window, cooldown,
-// max_cooldown, close_after; and "outcome=success|failure".
+// directive keys: threshold, rate, min_calls, window, window_calls,
+// cooldown, max_cooldown, close_after, observe_only; and
+// "outcome=success|failure".
 func policyCommand(p circuit.Policy, spec string) (circuit.Policy, circuit.Outcome, error) {
 	o := circuit.Success
 	for _, kv := range strings.Fields(spec) {
@@ -46,6 +47,10 @@ func policyCommand(p circuit.Policy, spec string) (circuit.Policy, circuit.Outco
 			p.CloseAfter, err = strconv.Atoi(v)
 		case "window":
 			p.Window, err = time.ParseDuration(v)
+		case "window_calls":
+			p.WindowCalls, err = strconv.Atoi(v)
+		case "observe_only":
+			p.ObserveOnly, err = strconv.ParseBool(v)
 		case "cooldown":
 			p.Cooldown, err = time.ParseDuration(v)
 		case "max_cooldown":

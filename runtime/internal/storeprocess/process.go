@@ -64,8 +64,10 @@ type ProcessConfig struct {
 //     runs its operation (the half-open probe); the others get a
 //     *circuit.OpenError in the half-open state, and the probe's success
 //     leaves the circuit closed in the next generation.
-//   - SharedWindow, CloseAfter, GrowingCooldown: the round-2 policies
-//     across processes (policyprocess.go);
+//   - SharedWindow, CloseAfter, GrowingCooldown: the policies across
+//     processes (policyprocess.go);
+//   - CountWindow, ForcedClosed, ObserveOnly: the modes across processes
+//     (modesprocess.go);
 //   - KilledProbe: a helper process that holds the probe is killed with
 //     SIGKILL in the middle of its call. Until the probe's lease ends (one
 //     second), every call of the other helpers gets a *circuit.OpenError;
@@ -94,6 +96,9 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 	t.Run("SharedWindow", func(t *testing.T) { testSharedWindow(t, cfg) })
 	t.Run("CloseAfter", func(t *testing.T) { testCloseAfter(t, cfg) })
 	t.Run("GrowingCooldown", func(t *testing.T) { testGrowingCooldown(t, cfg) })
+	t.Run("CountWindow", func(t *testing.T) { testCountWindow(t, cfg) })
+	t.Run("ForcedClosed", func(t *testing.T) { testForcedClosed(t, cfg) })
+	t.Run("ObserveOnly", func(t *testing.T) { testObserveOnly(t, cfg) })
 }
 
 // HelperProcess is the body of the helper processes that Processes starts.
@@ -147,10 +152,12 @@ func say(format string, args ...any) {
 // <probe lease> [policy]" (policyCommand reads the rest). The operation of
 // run says "ran" and returns Success once the next line, "finish", arrives;
 // that of call returns the command's outcome at once. After each call it
-// says "ok", "open <state>" for a *circuit.OpenError (call adds its Until in
-// Unix nanoseconds), or "err <error>".
+// says "ok" ("ok would-reject <state>" when an observe-only circuit ran a
+// call it would have rejected), "open <state>" for a *circuit.OpenError
+// (call adds its Until in Unix nanoseconds), or "err <error>".
 func helperWorker(t *testing.T, s driver.Store) error {
-	b := circuit.New(s)
+	var heard heardRejection
+	b := circuit.New(s, circuit.WithObserver(&heard))
 	ctx := t.Context()
 	if _, err := b.Snapshot(ctx, circuitName); err != nil { // connect before the race
 		return err
@@ -169,6 +176,7 @@ func helperWorker(t *testing.T, s driver.Store) error {
 		if p, outcome, err = policyCommand(p, rest); err != nil {
 			return fmt.Errorf("command %q: %w", in.Text(), err)
 		}
+		heard.e = nil
 		err = b.Run(ctx, circuitName, p, func(context.Context) (circuit.Outcome, error) {
 			if verb == "call" {
 				return outcome, nil
@@ -181,6 +189,8 @@ func helperWorker(t *testing.T, s driver.Store) error {
 		})
 		var open *circuit.OpenError
 		switch {
+		case err == nil && heard.e != nil:
+			say("ok would-reject %s", heard.e.State)
 		case err == nil:
 			say("ok")
 		case errors.As(err, &open) && verb == "call":
@@ -192,6 +202,21 @@ func helperWorker(t *testing.T, s driver.Store) error {
 		}
 	}
 	return in.Err()
+}
+
+// heardRejection is a CallObserver that keeps the last observe-only
+// rejection it heard; a helper makes one call at a time.
+type heardRejection struct{ e *circuit.OpenError }
+
+var _ circuit.CallObserver = (*heardRejection)(nil)
+
+func (h *heardRejection) ObserveTransition(circuit.Transition)                                   {}
+func (h *heardRejection) ObserveTransitionContext(context.Context, circuit.Transition)           {}
+func (h *heardRejection) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
+func (h *heardRejection) ObserveRejection(_ context.Context, e *circuit.OpenError) {
+	if e.ObserveOnly {
+		h.e = e
+	}
 }
 
 func testProbeRace(t *testing.T, cfg ProcessConfig) {

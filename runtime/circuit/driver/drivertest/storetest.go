@@ -134,6 +134,9 @@ func diff(got, want *driver.Record) string {
 	check("ProbeToken", got.ProbeToken == want.ProbeToken, got.ProbeToken, want.ProbeToken)
 	check("LeaseUntil", got.LeaseUntil.Equal(want.LeaseUntil), got.LeaseUntil, want.LeaseUntil)
 	check("UpdatedAt", got.UpdatedAt.Equal(want.UpdatedAt), got.UpdatedAt, want.UpdatedAt)
+	check("Successes", got.Successes == want.Successes, got.Successes, want.Successes)
+	check("Reopens", got.Reopens == want.Reopens, got.Reopens, want.Reopens)
+	check("Forced", got.Forced == want.Forced, got.Forced, want.Forced)
 	if len(d) == 0 {
 		return ""
 	}
@@ -209,10 +212,27 @@ func testReplaceUpdates(t *testing.T, cfg Config) {
 		r.LeaseUntil = r.UpdatedAt.Add(10 * time.Second)
 	}))
 	revs = append(revs, successor(last(), func(r *driver.Record) {
+		r.Successes = 1 // between two probes of a run
+		r.ProbeToken, r.LeaseUntil = "", time.Time{}
+	}))
+	revs = append(revs, successor(last(), func(r *driver.Record) {
+		r.State = circuit.StateOpen
+		r.Successes, r.Reopens = 0, 2
+		r.OpenUntil = r.UpdatedAt.Add(time.Minute)
+	}))
+	revs = append(revs, successor(last(), func(r *driver.Record) { // ForceOpen
+		r.OpenUntil = r.UpdatedAt.Add(time.Hour)
+		r.Forced = true
+	}))
+	revs = append(revs, successor(last(), func(r *driver.Record) { // ForceClosed
 		r.State = circuit.StateClosed
-		r.Failures = 0
+		r.Failures, r.Reopens = 0, 0
 		r.Generation++
-		r.OpenUntil, r.ProbeToken, r.LeaseUntil = time.Time{}, "", time.Time{}
+		r.OpenUntil = r.UpdatedAt.Add(time.Hour)
+	}))
+	revs = append(revs, successor(last(), func(r *driver.Record) {
+		r.Forced = false
+		r.OpenUntil = time.Time{}
 	}))
 	var prev *driver.Record
 	for _, next := range revs {
