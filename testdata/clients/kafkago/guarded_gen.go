@@ -5,6 +5,7 @@ package kafkago
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -107,9 +108,9 @@ func (g *GuardedWriter) WriteMessages(ctx context.Context, msgs ...kafka.Message
 
 // classifyKafkaWriter returns Ignored for any error of a call whose ctx the
 // caller cancelled; Failure for kafka.LeaderNotAvailable,
-// kafka.NotLeaderForPartition, kafka.RequestTimedOut, *net.OpError,
-// context.DeadlineExceeded; Ignored for any other error; Success otherwise.
-// Circuit kafka-writer uses it.
+// kafka.NotLeaderForPartition, kafka.RequestTimedOut, *net.OpError, io.EOF,
+// io.ErrUnexpectedEOF, context.DeadlineExceeded; Ignored for any other error;
+// Success otherwise. Circuit kafka-writer uses it.
 func classifyKafkaWriter(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
 		if ctx.Err() == context.Canceled {
@@ -127,6 +128,12 @@ func classifyKafkaWriter(ctx context.Context, err error) circuit.Outcome {
 		}
 		var target *net.OpError
 		if errors.As(err, &target) {
+			return circuit.Failure
+		}
+		if errors.Is(err, io.EOF) {
+			return circuit.Failure
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return circuit.Failure
 		}
 		if errors.Is(err, context.DeadlineExceeded) {

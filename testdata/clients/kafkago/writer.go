@@ -11,9 +11,10 @@ import (
 
 //go:generate go tool circuitgen
 
-// Writer is the part of *kafka.Writer this package calls.
+// Writer is the part of *kafka.Writer this package calls. A broker that
+// closes the connection shows as *net.OpError or io.EOF, by timing.
 //
-//circuitgen:guard circuit=kafka-writer threshold=3 cooldown=1m errors=kafka.LeaderNotAvailable,kafka.NotLeaderForPartition,kafka.RequestTimedOut,*net.OpError,context.DeadlineExceeded
+//circuitgen:guard circuit=kafka-writer threshold=3 cooldown=1m errors=kafka.LeaderNotAvailable,kafka.NotLeaderForPartition,kafka.RequestTimedOut,*net.OpError,io.EOF,io.ErrUnexpectedEOF,context.DeadlineExceeded
 type Writer interface {
 	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
 	//circuitgen:skip
