@@ -43,7 +43,13 @@ type Options struct {
 	Wrapper Value[string]
 	Circuit Value[string]
 	Skip    List[string]
-	Policy  PolicyOptions
+	// GuardReturned says whether a returned interface the run guards
+	// comes back guarded.
+	GuardReturned Value[bool]
+	// Fallback says when the wrapper's fallback answers: rejected,
+	// failed or never.
+	Fallback Value[string]
+	Policy   PolicyOptions
 	// Errors, Statuses, Codes and Classifier say what counts as a
 	// failure. They are one group: a level that gives any of them
 	// replaces all those of the enclosing level.
