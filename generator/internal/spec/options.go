@@ -65,11 +65,13 @@ type PolicyOptions struct {
 	Rate        Value[float64]
 	MinCalls    Value[int]
 	Window      Value[time.Duration]
+	WindowCalls Value[int]
 	Slow        Value[time.Duration]
 	Cooldown    Value[time.Duration]
 	MaxCooldown Value[time.Duration]
 	Lease       Value[time.Duration]
 	CloseAfter  Value[int]
+	ObserveOnly Value[bool]
 }
 
 // StatusRange is an inclusive range of HTTP status codes.
