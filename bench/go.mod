@@ -11,6 +11,26 @@ require (
 	github.com/gofrs/flock v0.13.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -18,6 +38,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/circuitgen/circuitgen/cmd/circuitgen v0.0.0-00010101000000-000000000000 // indirect
 	github.com/circuitgen/circuitgen/generator v0.0.0-00010101000000-000000000000 // indirect
+	github.com/circuitgen/circuitgen/runtime/otelcircuit v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen/runtime/prommetrics v0.0.0-00010101000000-000000000000
 	github.com/dave/jennifer v1.7.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
@@ -32,3 +54,7 @@ replace (
 	github.com/circuitgen/circuitgen/generator => ../generator
 	github.com/circuitgen/circuitgen/runtime/redisstore => ../runtime/redisstore
 )
+
+replace github.com/circuitgen/circuitgen/runtime/otelcircuit => ../runtime/otelcircuit
+
+replace github.com/circuitgen/circuitgen/runtime/prommetrics => ../runtime/prommetrics

@@ -25,7 +25,8 @@ var (
 
 // GuardedBackend is a Backend that runs every call of a guarded method through
 // a circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithBackendFallback):
 //
 //	client := NewGuardedBackend(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Count(ctx, id)
@@ -39,17 +40,36 @@ type GuardedBackend struct {
 	benchCycle  *circuit.Circuit // bench-cycle
 	benchClosed *circuit.Circuit // bench-closed
 	benchTrip   *circuit.Circuit // bench-trip
+	fallback    Backend          // nil: no fallback
+}
+
+// GuardedBackendOption configures a GuardedBackend made by NewGuardedBackend or
+// NewGuardedBackendWithCircuits.
+type GuardedBackendOption func(*GuardedBackend)
+
+// WithBackendFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithBackendFallback(f Backend) GuardedBackendOption {
+	return func(g *GuardedBackend) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedBackend returns a GuardedBackend that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedBackend(next Backend, b *circuit.Breaker) *GuardedBackend {
+func NewGuardedBackend(next Backend, b *circuit.Breaker, opts ...GuardedBackendOption) *GuardedBackend {
 	return NewGuardedBackendWithCircuits(
 		next,
 		b.Circuit("bench-count", policyBenchCount),
 		b.Circuit("bench-cycle", policyBenchCycle),
 		b.Circuit("bench-closed", policyBenchClosed),
 		b.Circuit("bench-trip", policyBenchTrip),
+		opts...,
 	)
 }
 
@@ -57,17 +77,19 @@ func NewGuardedBackend(next Backend, b *circuit.Breaker) *GuardedBackend {
 // through circuits the caller prepared with Breaker.Circuit: benchCount for
 // circuit bench-count, benchCycle for circuit bench-cycle, benchClosed for
 // circuit bench-closed, benchTrip for circuit bench-trip.
-func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchClosed, benchTrip *circuit.Circuit) *GuardedBackend {
-	return &GuardedBackend{
+func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchClosed, benchTrip *circuit.Circuit, opts ...GuardedBackendOption) *GuardedBackend {
+	g := &GuardedBackend{
 		next:        next,
 		benchCount:  benchCount,
 		benchCycle:  benchCycle,
 		benchClosed: benchClosed,
 		benchTrip:   benchTrip,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ Backend = (*GuardedBackend)(nil)
 
 // Count calls next.Count through circuit bench-count.
 func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
@@ -75,8 +97,14 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	err := g.benchCount.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Count(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Count(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -86,8 +114,14 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	err := g.benchCycle.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Cycle(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Cycle(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -97,8 +131,14 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	err := g.benchClosed.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Get(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -108,16 +148,27 @@ func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	err := g.benchTrip.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Trip(ctx, id)
-		return classifyBackend(callErr), callErr
+		return classifyBackend(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Trip(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
-// classifyBackend returns Failure for ErrDown; Ignored for any other error;
-// Success otherwise. Circuits bench-count, bench-cycle, bench-closed,
-// bench-trip use it.
-func classifyBackend(err error) circuit.Outcome {
+// classifyBackend returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for ErrDown; Ignored for any other error; Success
+// otherwise. Circuits bench-count, bench-cycle, bench-closed, bench-trip use
+// it.
+func classifyBackend(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if errors.Is(err, ErrDown) {
 			return circuit.Failure
 		}

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,6 +36,10 @@ type Config struct {
 	// GoPackage is $GOPACKAGE under go generate: the package the directive
 	// that runs circuitgen is in.
 	GoPackage string
+	// Warnings receives what may be wrong in a run that succeeds (a
+	// selection that can match nothing a method returns), one a line as
+	// file:line:col: warning: message; nil discards them.
+	Warnings io.Writer
 }
 
 // Output is one generated file.
@@ -48,11 +53,15 @@ type Output struct {
 // run is one Generate: its configuration, and the one collector every
 // stage records problems in.
 type run struct {
-	cfg      Config
-	dir      string
-	errs     diag.Collector
-	manifest *spec.Manifest
-	prog     *load.Program
+	cfg  Config
+	dir  string
+	errs diag.Collector
+	// manifest is the manifest the configuration names, if any;
+	// manifests are every manifest the run reads: it, and the
+	// circuitgen.yaml beside each package the patterns match.
+	manifest  *spec.Manifest
+	manifests []*spec.Manifest
+	prog      *load.Program
 }
 
 // Generate reads the directives and manifest cfg names and returns the
@@ -73,13 +82,19 @@ func Generate(cfg Config) ([]Output, error) {
 		if r.manifest = spec.ReadManifest(abspath(dir, cfg.Manifest), &r.errs); r.manifest == nil {
 			return nil, r.errs.Err(dir)
 		}
+		r.manifests = append(r.manifests, r.manifest)
 	}
 	if r.prog, err = load.Parse(dir, r.patterns(), cfg.Tags); err != nil {
 		return nil, err
 	}
+	r.besideManifests()
 	targets := r.targets()
 	paths, idents := r.named(targets)
+	r.prog.Deps = r.namesImports(targets)
 	if err := r.prog.TypeCheck(paths, idents); err != nil {
+		return nil, err
+	}
+	if err := r.prog.Load(r.inScope(targets)); err != nil {
 		return nil, err
 	}
 	for _, pkg := range r.prog.Roots {
@@ -93,19 +108,55 @@ func Generate(cfg Config) ([]Output, error) {
 	if err := r.errs.Err(dir); err != nil {
 		return nil, err
 	}
-	outs := make([]Output, len(files))
-	for i, f := range files {
+	outs := make([]Output, 0, 2*len(files))
+	for _, f := range files {
 		src, err := render.File(f)
 		if err != nil {
 			return nil, err
 		}
-		outs[i] = Output{Path: f.Path, Content: src}
+		test, err := render.Assertions(f)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, Output{Path: f.Path, Content: src}, Output{Path: f.TestPath, Content: test})
 	}
 	r.owned(outs)
 	if err := r.errs.Err(dir); err != nil {
 		return nil, err
 	}
+	if w := cfg.Warnings; w != nil {
+		for _, warning := range r.errs.Warnings(dir) {
+			if _, err := fmt.Fprintln(w, warning.Error()); err != nil {
+				return nil, fmt.Errorf("write warnings: %w", err)
+			}
+		}
+	}
 	return outs, nil
+}
+
+// ManifestFile is the name of the manifest circuitgen reads beside a
+// package whenever it reads the package: -check ./... checks what every
+// manifest generates.
+const ManifestFile = "circuitgen.yaml"
+
+// besideManifests reads the manifest beside each package the run parsed,
+// unless it is the one the configuration names.
+func (r *run) besideManifests() {
+	for _, pkg := range r.prog.Roots {
+		if pkg.Dir() == "" {
+			continue
+		}
+		path := filepath.Join(pkg.Dir(), ManifestFile)
+		if r.manifest != nil && r.manifest.Path == path {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		if m := spec.ReadManifest(path, &r.errs); m != nil {
+			r.manifests = append(r.manifests, m)
+		}
+	}
 }
 
 // workDir returns dir, or the working directory, as an absolute path.

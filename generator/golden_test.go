@@ -14,7 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
 
 // goldenDir holds one folder a case: an input package, an optional
-// circuitgen.yaml, and either <output>.golden or errors.golden.
+// circuitgen.yaml, and either <output>.golden or errors.golden, and
+// warnings.golden when the run warns.
 const goldenDir = "../testdata/golden"
 
 func TestGolden(t *testing.T) {
@@ -39,8 +40,20 @@ func TestGolden(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "circuitgen.yaml")); err == nil {
 				cfg.Manifest = "circuitgen.yaml"
 			}
+			var warnings strings.Builder
+			cfg.Warnings = &warnings
 			outs, err := Generate(cfg)
 			errFile := filepath.Join(dir, "errors.golden")
+			warnFile := filepath.Join(dir, "warnings.golden")
+			if warnings.Len() > 0 {
+				compareGolden(t, warnFile, []byte(warnings.String()))
+			} else if _, err := os.Stat(warnFile); err == nil {
+				if *update {
+					os.Remove(warnFile)
+				} else {
+					t.Errorf("no warnings, want those of %s", warnFile)
+				}
+			}
 			if err != nil {
 				var list ErrorList
 				if !errors.As(err, &list) {

@@ -413,6 +413,9 @@ type API interface {
 				t.Fatal(err)
 			}
 			for _, o := range outs {
+				if strings.HasSuffix(o.Path, "_test.go") {
+					continue // the assertions name no circuit
+				}
 				for _, name := range c.names {
 					assertOnlyInStrings(t, o.Path, o.Content, name)
 				}

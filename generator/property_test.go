@@ -100,8 +100,8 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 		}
 		t.FailNow()
 	}
-	if len(outs) != n {
-		t.Fatalf("Generate returned %d files for %d packages", len(outs), n)
+	if len(outs) != 2*n {
+		t.Fatalf("Generate returned %d files for %d packages, want an output and its test file each", len(outs), n)
 	}
 	genTime := time.Since(start)
 	if err := Write(outs); err != nil {

@@ -3,7 +3,12 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"go/format"
+	"go/token"
 	"go/types"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/circuitgen/circuitgen/generator/internal/load"
@@ -12,81 +17,213 @@ import (
 	"github.com/circuitgen/circuitgen/templates"
 )
 
-// scaffold is what the manifest scaffold template (templates.Manifest)
-// renders.
+// scaffold is what the scaffold templates (templates.Manifest,
+// templates.Struct) render.
 type scaffold struct {
-	// Source is the interface, as IMPORTPATH.Name.
+	// Source is the type, as IMPORTPATH.Name.
 	Source string
-	// File and Output are the manifest's and the output's file names.
+	// File and Output are the scaffold's and the output's file names.
 	File, Output string
 	// Wrapper and Circuit are the suggested wrapper and circuit names.
 	Wrapper, Circuit string
-	// GRPC marks a gRPC client: a method takes ...grpc.CallOption.
-	GRPC bool
-	// Methods are the interface's methods.
+	// Selection is what the scaffold proposes counts as a failure.
+	Selection
+	// Methods are the type's methods.
 	Methods []scaffoldMethod
 	// Options are the options of the schema, with their defaults.
 	Options []spec.OptionDoc
+	// For a struct client's Go file: Package is the package clause,
+	// Imports and OtherImports the standard library's imports and the
+	// others, Name the interface's name and Type the struct's pointer type
+	// as the file names it (*sql.DB).
+	Package, Name, Type   string
+	Imports, OtherImports []string
+}
+
+// Selection is what a scaffold proposes counts as a failure, from what the
+// client can return: HTTP statuses for an HTTP-shaped client, gRPC codes
+// for a gRPC client, otherwise errors.
+type Selection struct {
+	// GRPC marks a gRPC client: a method takes ...grpc.CallOption.
+	GRPC bool
+	// HTTP marks an HTTP-shaped client: a method takes an *http.Request
+	// or returns a result carrying a status, or its package's errors
+	// carry statuses.
+	HTTP bool
+	// Errors are the errors selected; Proposed the exported error
+	// variables of the client's package, offered to choose from.
+	Errors, Proposed []string
 }
 
 // scaffoldMethod is one method in the scaffold.
 type scaffoldMethod struct {
-	// Name is the method's name; Signature its signature, as Go.
-	Name, Signature string
+	// Name is the method's name; Signature its signature, as Go (Method
+	// its declaration in an interface, for a struct client).
+	Name, Signature, Method string
 	// Skip marks a method that cannot be guarded: it returns neither
-	// error last nor one result with Err() error.
+	// error last nor a result that reports its error.
 	Skip bool
 	// Close marks a Close with no parameters, which passes through unless
 	// the manifest names it.
 	Close bool
 }
 
-// Scaffold loads the interface source (IMPORTPATH.Name) from dir and
-// renders a manifest scaffold, named file, that lists every method.
-func Scaffold(dir, source, file string, tags []string) ([]byte, error) {
+// Scaffold loads the type source (IMPORTPATH.Name) from dir and renders a
+// scaffold to edit, named file ("" for the default): for an interface, a
+// manifest that lists every method; for a struct client (a named type
+// with methods, such as database/sql.DB or net/http.Client), a Go file
+// declaring an interface of its exported methods, the directives, and the
+// assertion that the struct implements it.
+func Scaffold(dir, source, file string, tags []string) (Output, error) {
 	i := strings.LastIndex(source, ".")
 	if i <= 0 || strings.Contains(source[i:], "/") {
-		return nil, fmt.Errorf("source %q must be IMPORTPATH.Interface", source)
+		return Output{}, fmt.Errorf("source %q must be IMPORTPATH.Interface", source)
 	}
-	path, name := source[:i], source[i+1:]
+	path, name := strings.TrimPrefix(source[:i], "*"), source[i+1:]
 	prog := load.New(dir, tags)
 	if err := prog.TypeCheck([]string{path}, nil); err != nil {
-		return nil, err
+		return Output{}, err
 	}
 	pkg := prog.Pkg(path)
 	if pkg == nil {
-		return nil, fmt.Errorf("%s", prog.Missing(path))
+		return Output{}, fmt.Errorf("%s", prog.Missing(path))
 	}
 	obj, _ := pkg.Scope().Lookup(name).(*types.TypeName)
-	if obj == nil {
-		return nil, fmt.Errorf("no type %s in package %s", name, path)
-	}
-	iface, ok := obj.Type().Underlying().(*types.Interface)
-	if !ok {
-		return nil, fmt.Errorf("%s is not an interface type", source)
+	if obj == nil || !obj.Exported() {
+		return Output{}, fmt.Errorf("no exported type %s in package %s", name, path)
 	}
 	data := scaffold{
-		Source: source, File: file, Output: DefaultOutput,
+		Source: path + "." + name, Output: DefaultOutput,
 		Wrapper: "Guarded" + name, Circuit: kebab(name), Options: spec.Docs(),
 	}
-	for i := range iface.NumMethods() {
-		fn := iface.Method(i)
-		sig := fn.Type().(*types.Signature)
-		data.Methods = append(data.Methods, scaffoldMethod{
-			Name:      fn.Name(),
-			Signature: fn.Name() + strings.TrimPrefix(types.TypeString(sig, (*types.Package).Name), "func"),
-			Skip:      !model.IsGuardable(sig),
-			Close:     fn.Name() == "Close" && sig.Params().Len() == 0,
-		})
-		if p := sig.Params(); sig.Variadic() && model.IsNamed(p.At(p.Len()-1).Type().(*types.Slice).Elem(), "google.golang.org/grpc", "CallOption") {
-			data.GRPC = true
+	if iface, ok := obj.Type().Underlying().(*types.Interface); ok {
+		if file == "" {
+			file = ManifestFile
+		}
+		data.File = file
+		methods := make([]*types.Func, iface.NumMethods())
+		for i := range methods {
+			methods[i] = iface.Method(i)
+		}
+		data.scan(pkg, methods, (*types.Package).Name)
+		var buf bytes.Buffer
+		if err := templates.Manifest.Execute(&buf, data); err != nil {
+			return Output{}, fmt.Errorf("render manifest: %w", err)
+		}
+		return Output{Path: file, Content: buf.Bytes()}, nil
+	}
+	return structScaffold(dir, prog, pkg, obj, file, data)
+}
+
+// structScaffold renders the Go file of a struct client: an interface of
+// the exported methods of *T, to edit.
+func structScaffold(dir string, prog *load.Program, pkg *types.Package, obj *types.TypeName, file string, data scaffold) (Output, error) {
+	mset := types.NewMethodSet(types.NewPointer(obj.Type()))
+	var methods []*types.Func
+	for i := range mset.Len() {
+		if fn, ok := mset.At(i).Obj().(*types.Func); ok && fn.Exported() {
+			methods = append(methods, fn)
+		}
+	}
+	if len(methods) == 0 {
+		return Output{}, fmt.Errorf("%s.%s is not an interface type and has no exported methods: nothing to guard", pkg.Path(), obj.Name())
+	}
+	if file == "" {
+		file = strings.ToLower(obj.Name()) + ".go"
+	}
+	data.File, data.Name = file, obj.Name()
+	data.Package = packageName(dir, prog)
+	imports := map[string]string{}
+	qual := func(p *types.Package) string {
+		imports[p.Path()] = p.Name()
+		return p.Name()
+	}
+	data.Type = "*" + qual(pkg) + "." + obj.Name()
+	data.scan(pkg, methods, qual)
+	for _, path := range slices.Sorted(maps.Keys(imports)) {
+		if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+			data.OtherImports = append(data.OtherImports, path)
+		} else {
+			data.Imports = append(data.Imports, path)
 		}
 	}
 	var buf bytes.Buffer
-	if err := templates.Manifest.Execute(&buf, data); err != nil {
-		return nil, fmt.Errorf("render manifest: %w", err)
+	if err := templates.Struct.Execute(&buf, data); err != nil {
+		return Output{}, fmt.Errorf("render %s: %w", file, err)
 	}
-	return buf.Bytes(), nil
+	src, err := format.Source(buf.Bytes())
+	if err != nil {
+		return Output{}, fmt.Errorf("render %s: %w\n%s", file, err, buf.Bytes())
+	}
+	return Output{Path: file, Content: src}, nil
+}
+
+// packageName returns the name of the package in dir, or one made from
+// the directory's name when it has none.
+func packageName(dir string, prog *load.Program) string {
+	if p, err := load.Parse(dir, []string{"."}, nil); err == nil && len(p.Roots) == 1 && p.Roots[0].Name != "" {
+		return p.Roots[0].Name
+	}
+	abs, _ := filepath.Abs(dir)
+	name := strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '_' {
+			return r
+		}
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return -1
+	}, filepath.Base(abs))
+	if !token.IsIdentifier(name) {
+		return "client"
+	}
+	return name
+}
+
+// scan fills the methods and the proposed selection of a scaffold from
+// the methods of the client, whose package is pkg; qual names packages.
+func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qualifier) {
+	ctx := false
+	for _, fn := range methods {
+		sig := fn.Type().(*types.Signature)
+		sigText := strings.TrimPrefix(types.TypeString(sig, qual), "func")
+		d.Methods = append(d.Methods, scaffoldMethod{
+			Name:      fn.Name(),
+			Signature: fn.Name() + sigText,
+			Method:    fn.Name() + sigText,
+			Skip:      !model.IsGuardable(sig) || model.PassesThrough(sig),
+			Close:     fn.Name() == "Close" && sig.Params().Len() == 0,
+		})
+		p := sig.Params()
+		if sig.Variadic() && model.IsNamed(p.At(p.Len()-1).Type().(*types.Slice).Elem(), "google.golang.org/grpc", "CallOption") {
+			d.GRPC = true
+		}
+		if model.CarriesStatus(sig) {
+			d.HTTP = true
+		}
+		if p.Len() > 0 && model.IsNamed(p.At(0).Type(), "context", "Context") {
+			ctx = true
+		}
+	}
+	if !d.GRPC && model.DeclaresStatus(pkg) {
+		d.HTTP = true // its errors carry statuses (the AWS SDK's)
+	}
+	switch {
+	case d.GRPC:
+		d.HTTP = false
+		return
+	case d.HTTP:
+		// What an HTTP client returns: a transport error, or a status.
+		d.Errors = append(d.Errors, "*net/url.Error")
+		return
+	case ctx:
+		d.Errors = append(d.Errors, "context.DeadlineExceeded")
+	}
+	for _, name := range pkg.Scope().Names() {
+		if v, ok := pkg.Scope().Lookup(name).(*types.Var); ok && v.Exported() && types.AssignableTo(v.Type(), types.Universe.Lookup("error").Type()) {
+			d.Proposed = append(d.Proposed, qual(pkg)+"."+name)
+		}
+	}
 }
 
 // kebab turns RoundTripper into round-tripper.

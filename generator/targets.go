@@ -2,6 +2,7 @@ package generator
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,8 +17,7 @@ import (
 // interfaces, into the targets that have something to generate.
 func (r *run) targets() []model.Target {
 	var targets []model.Target
-	sawManifest := false
-	m := r.manifest
+	saw := map[*spec.Manifest]bool{}
 	for _, pkg := range r.prog.Roots {
 		if len(pkg.GoFiles) == 0 {
 			if len(pkg.Errors) == 0 {
@@ -28,20 +28,32 @@ func (r *run) targets() []model.Target {
 		pdir := pkg.Dir()
 		t := model.Target{Pkg: pkg, Out: filepath.Join(pdir, DefaultOutput)}
 		t.Specs = spec.ReadDirectives(r.prog.Fset, pkg.Syntax, pdir, &r.errs)
-		if m != nil && filepath.Dir(m.Output) == pdir {
-			sawManifest = true
+		var from *spec.Manifest
+		for _, m := range r.manifests {
+			if filepath.Dir(m.Output) != pdir {
+				continue
+			}
+			saw[m] = true
+			if from != nil {
+				r.errs.Add(diag.FileStart(m.Path), "manifests %s and %s both write package %s: one package has one output; list its interfaces in one manifest",
+					diag.RelPath(r.dir, from.Path), diag.RelPath(r.dir, m.Path), pkg.Name)
+				continue
+			}
+			from = m
 			t.Out, t.Defaults = m.Output, m.Defaults
 			t.Specs = append(t.Specs, m.Interfaces...)
 		}
-		if r.cfg.GoPackage != "" && len(r.cfg.Patterns) == 0 && m == nil && r.cfg.GoPackage != pkg.Name {
+		if r.cfg.GoPackage != "" && len(r.cfg.Patterns) == 0 && r.manifest == nil && r.cfg.GoPackage != pkg.Name {
 			r.errs.Add(diag.File(os.Getenv("GOFILE")), "go:generate runs in package %s, but the package in %s is %s: circuitgen generates no test packages", r.cfg.GoPackage, diag.RelPath(r.dir, pdir), pkg.Name)
 		}
 		if len(t.Specs) > 0 {
 			targets = append(targets, t)
 		}
 	}
-	if m != nil && !sawManifest {
-		r.errs.Add(diag.File(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", diag.RelPath(r.dir, filepath.Dir(m.Output)))
+	for _, m := range r.manifests {
+		if !saw[m] {
+			r.errs.Add(diag.File(m.Path), "no Go package in %s, where the manifest's output goes: add a Go file with a package clause", diag.RelPath(r.dir, filepath.Dir(m.Output)))
+		}
 	}
 	slices.SortFunc(targets, func(a, b model.Target) int { return strings.Compare(a.Out, b.Out) })
 	if len(targets) == 0 && r.errs.Len() == 0 {
@@ -118,4 +130,65 @@ func (r *run) named(targets []model.Target) (paths, idents []string) {
 		}
 	}
 	return paths, idents
+}
+
+// namesImports reports whether a manifest entry for an interface of
+// another package names something by a package name that is not an import
+// path, one the interface's package may import (nats.ErrTimeout for a
+// jetstream interface): the load then lists every dependency's export
+// data at once, for inScope's packages.
+func (r *run) namesImports(targets []model.Target) bool {
+	for _, t := range targets {
+		for _, s := range t.Specs {
+			if !s.Manifest || s.PkgPath == "" {
+				continue
+			}
+			for _, n := range s.Names() {
+				name := strings.TrimPrefix(n.Val, "*")
+				i := strings.LastIndex(name, ".")
+				if i > 0 && !strings.ContainsAny(name[:i], "/.") && name[:i] != path.Base(s.PkgPath) && !stdRoot[name[:i]] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// stdRoot are the standard library's packages whose import path is one
+// word, which a manifest may name by it.
+var stdRoot = map[string]bool{
+	"bufio": true, "bytes": true, "cmp": true, "context": true, "embed": true, "errors": true,
+	"expvar": true, "flag": true, "fmt": true, "hash": true, "html": true, "image": true, "io": true,
+	"iter": true, "log": true, "maps": true, "math": true, "mime": true, "net": true, "os": true,
+	"path": true, "plugin": true, "reflect": true, "regexp": true, "runtime": true, "slices": true,
+	"sort": true, "strconv": true, "strings": true, "structs": true, "sync": true, "syscall": true,
+	"testing": true, "time": true, "unicode": true, "unique": true, "unsafe": true, "weak": true,
+}
+
+// inScope returns the import paths of the packages the manifest entries of
+// targets name through the interface's package: that package's own
+// imports, by their names (nats.ErrTimeout in an entry for a jetstream
+// interface).
+func (r *run) inScope(targets []model.Target) []string {
+	var paths []string
+	for _, t := range targets {
+		for _, s := range t.Specs {
+			pkg := r.prog.Pkg(s.PkgPath)
+			if !s.Manifest || pkg == nil {
+				continue
+			}
+			for _, n := range s.Names() {
+				name := strings.TrimPrefix(n.Val, "*")
+				i := strings.LastIndex(name, ".")
+				if i <= 0 || r.prog.ImportedAs(name[:i], s.File) != "" {
+					continue
+				}
+				if path := model.InScope(name[:i], pkg); path != name[:i] && path != pkg.Path() {
+					paths = append(paths, path)
+				}
+			}
+		}
+	}
+	return paths
 }

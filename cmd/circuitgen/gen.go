@@ -50,6 +50,11 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		Tags:      tags,
 		GoPackage: os.Getenv("GOPACKAGE"),
 	}
+	if !*check {
+		// Warnings are shown where files are written; a check repeats
+		// none of them.
+		cfg.Warnings = stderr
+	}
 	outs, err := generator.Generate(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

@@ -80,3 +80,69 @@ func TestCheckPatterns(t *testing.T) {
 		t.Fatalf("-check ./... with b stale: exit %d, stdout %q; want 1 and a diff of b only", code, stdout.String())
 	}
 }
+
+// TestCheckSeesManifests checks that -check over patterns reads the
+// circuitgen.yaml beside each package it matches: a manifest's stale
+// output fails ./..., an import path and the package's directory alike,
+// with the manifest named nowhere on the command line.
+func TestCheckSeesManifests(t *testing.T) {
+	root, err := os.MkdirTemp(testdata(t), "manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.Abs(root)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	health := filepath.Join(root, "health")
+	if err := os.MkdirAll(health, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := "version: 1\ninterfaces:\n  - source: net/http.RoundTripper\n    circuit: upstream\n    statuses: [502, 503, 504]\n"
+	if err := os.WriteFile(filepath.Join(health, "doc.go"), []byte("// Package health guards a transport.\npackage health\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(health, "circuitgen.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chdir(t, root)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"./..."}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen ./...: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(health, "guarded_gen.go")); err != nil {
+		t.Fatalf("gen ./... did not write the manifest's output: %v", err)
+	}
+	importPath := "github.com/circuitgen/circuitgen/cmd/circuitgen/testdata/" + filepath.Base(root) + "/health"
+	patterns := [][]string{{"./..."}, {"./health"}, {importPath}}
+	for _, p := range patterns {
+		stdout.Reset()
+		if code := run(append([]string{"-check"}, p...), &stdout, &stderr); code != 0 {
+			t.Fatalf("-check %v on a fresh output: exit %d, stdout %q, stderr %q", p, code, stdout.String(), stderr.String())
+		}
+	}
+	stale := strings.Replace(manifest, "[502, 503, 504]", "[503]", 1)
+	if err := os.WriteFile(filepath.Join(health, "circuitgen.yaml"), []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range patterns {
+		stdout.Reset()
+		if code := run(append([]string{"-check"}, p...), &stdout, &stderr); code != 1 || !strings.Contains(stdout.String(), "health/guarded_gen.go (generated)") {
+			t.Fatalf("-check %v with the manifest changed: exit %d, stdout %q; want 1 and the diff", p, code, stdout.String())
+		}
+	}
+}
+
+// TestGenWarnsOfSelection checks that a selection that can match nothing
+// the method returns (HTTP statuses on a client that carries none) is a
+// warning on standard error where the file is written, not an error, and
+// that -check repeats no warning.
+func TestGenWarnsOfSelection(t *testing.T) {
+	chdir(t, writePackage(t, apiSrc))
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "api.go:5:41: warning: circuit api can never open: statuses= selects HTTP statuses") {
+		t.Fatalf("gen: exit %d, stderr %q; want 0 and the warning", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"-check"}, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+		t.Fatalf("-check: exit %d, stderr %q; want 0 and nothing", code, stderr.String())
+	}
+}

@@ -15,8 +15,8 @@ import (
 func runInit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("circuitgen init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	source := fs.String("source", "", "the interface, as IMPORTPATH.Interface (required)")
-	out := fs.String("o", "circuitgen.yaml", "the manifest to write; - for standard output")
+	source := fs.String("source", "", "the interface or struct client, as IMPORTPATH.Name (required)")
+	out := fs.String("o", "", "the file to write (default circuitgen.yaml for an interface, name.go for a struct client); - for standard output")
 	force := fs.Bool("force", false, "overwrite an existing manifest")
 	var tags tagsFlag
 	fs.Var(&tags, "tags", "comma-separated build tags")
@@ -27,17 +27,25 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *source == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: circuitgen init -source IMPORTPATH.Interface [-o circuitgen.yaml] [-force]")
+		fmt.Fprintln(stderr, "usage: circuitgen init -source IMPORTPATH.Name [-o FILE] [-force]")
 		return 2
 	}
-	data, err := generator.Scaffold("", *source, filepath.Base(*out), tags)
+	name := ""
+	if *out != "" && *out != "-" {
+		name = filepath.Base(*out)
+	}
+	scaffold, err := generator.Scaffold("", *source, name, tags)
 	if err != nil {
 		fmt.Fprintf(stderr, "circuitgen init: %v\n", err)
 		return 1
 	}
+	data := scaffold.Content
 	if *out == "-" {
 		stdout.Write(data)
 		return 0
+	}
+	if *out == "" {
+		*out = scaffold.Path
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if *force {

@@ -4,7 +4,7 @@
 // Usage:
 //
 //	circuitgen [gen] [-manifest F] [-out F] [-tags T] [-check] [packages]
-//	circuitgen init -source IMPORTPATH.Interface [-o circuitgen.yaml] [-force]
+//	circuitgen init -source IMPORTPATH.Name [-o FILE] [-force]
 //
 // Without a subcommand it runs gen. Exit status: 0 on success, 1 when the
 // input has errors or -check finds a stale file, 2 on a usage error.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,6 +109,10 @@ func TestInit(t *testing.T) {
 	if code := run([]string{"init", "-source", "net/http.RoundTripper"}, &stdout, &stderr); code != 1 {
 		t.Fatalf("init over an existing manifest: exit %d, want 1", code)
 	}
+	stderr.Reset()
+	if code := run([]string{"init", "-source", "http.RoundTripper", "-o", "-"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "package http not found: did you mean net/http?") {
+		t.Fatalf("init -source http.RoundTripper: exit %d, stderr %q; want 1 and the import path it could mean", code, stderr.String())
+	}
 }
 
 func TestUsage(t *testing.T) {
@@ -147,5 +152,44 @@ func TestOutMustBeAGoFile(t *testing.T) {
 	}
 	if _, err := os.Stat("guarded.go"); err != nil {
 		t.Fatalf("-out guarded.go: %v", err)
+	}
+}
+
+// TestInitStruct checks that init on a struct client writes a Go file that
+// circuitgen generates from as it is, and that the result builds and
+// vets: database/sql.DB (its QueryRow methods return *sql.Row, guarded)
+// and net/http.Client.
+func TestInitStruct(t *testing.T) {
+	for _, tt := range []struct{ source, file, wantType string }{
+		{"database/sql.DB", "db.go", "GuardedDB"},
+		{"net/http.Client", "client.go", "GuardedClient"},
+	} {
+		t.Run(tt.source, func(t *testing.T) {
+			dir, err := os.MkdirTemp(testdata(t), "init")
+			if err != nil {
+				t.Fatal(err)
+			}
+			abs, _ := filepath.Abs(dir)
+			t.Cleanup(func() { os.RemoveAll(abs) })
+			t.Chdir(abs)
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"init", "-source", tt.source}, &stdout, &stderr); code != 0 {
+				t.Fatalf("init: exit %d: %s", code, stderr.String())
+			}
+			if _, err := os.Stat(tt.file); err != nil {
+				t.Fatalf("init did not write %s: %v", tt.file, err)
+			}
+			if code := run(nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("gen on the scaffold: exit %d: %s", code, stderr.String())
+			}
+			out, err := os.ReadFile("guarded_gen.go")
+			if err != nil || !bytes.Contains(out, []byte("type "+tt.wantType+" struct")) {
+				t.Fatalf("guarded_gen.go: %v, want type %s", err, tt.wantType)
+			}
+			vet := exec.Command("go", "vet", ".")
+			if msg, err := vet.CombinedOutput(); err != nil {
+				t.Fatalf("go vet of the scaffold and its guarded client: %v\n%s", err, msg)
+			}
+		})
 	}
 }

@@ -2,7 +2,8 @@
 // circuitgen: BillingAPI is annotated with //circuitgen: directives, Client
 // is its net/http implementation, and GuardedBillingAPI (generated) runs
 // every call through a shared circuit breaker, one circuit per failure
-// domain.
+// domain. A ReceiptCache is its fallback: while the charge circuit is
+// open, receipt lookups are answered from it.
 package billing
 
 import (
@@ -15,7 +16,10 @@ import (
 
 // BillingAPI is the billing provider's API as the application uses it.
 //
-//circuitgen:guard wrapper=GuardedBillingAPI threshold=3 cooldown=5s lease=2s errors=*ConnectionError,context.DeadlineExceeded statuses=500-599
+// No method falls back but Receipt: the others write, or need the
+// provider's answer.
+//
+//circuitgen:guard wrapper=GuardedBillingAPI threshold=3 cooldown=5s lease=2s errors=*ConnectionError,context.DeadlineExceeded statuses=500-599 fallback=never
 type BillingAPI interface {
 	// Health asks the provider whether it is up; the raw response is
 	// returned, and a 502-504 counts as a failure of the circuit.
@@ -27,6 +31,14 @@ type BillingAPI interface {
 	//
 	//circuitgen:circuit billing-api:charge
 	Charge(ctx context.Context, req ChargeRequest) (*Receipt, error)
+
+	// Receipt looks a charge's receipt up. It shares the charge circuit
+	// (the provider's /v1/charges endpoint); while that circuit rejects
+	// calls, the fallback (a ReceiptCache: WithBillingAPIFallback) answers
+	// with the receipt it remembered, marked Cached.
+	//
+	//circuitgen:circuit billing-api:charge fallback=rejected
+	Receipt(ctx context.Context, id string) (*Receipt, error)
 
 	// Refund refunds part or all of a charge. Refunds have their own
 	// circuit: a failing refund endpoint must not block charges. Besides
@@ -67,6 +79,9 @@ type Receipt struct {
 	CustomerID string    `json:"customer_id"`
 	Amount     Money     `json:"amount"`
 	CreatedAt  time.Time `json:"created_at"`
+	// Cached marks a receipt a ReceiptCache answered, not the provider:
+	// how a caller tells the answer came from the fallback.
+	Cached bool `json:"-"`
 }
 
 // Invoice is one of a customer's invoices.

@@ -51,6 +51,15 @@ func (c *Client) Charge(ctx context.Context, r ChargeRequest) (*Receipt, error) 
 	return &rec, nil
 }
 
+// Receipt looks the receipt of the charge id up.
+func (c *Client) Receipt(ctx context.Context, id string) (*Receipt, error) {
+	var rec Receipt
+	if err := c.do(ctx, "receipt", http.MethodGet, "/v1/charges/"+url.PathEscape(id), nil, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
 // Refund refunds amount of the charge receiptID.
 func (c *Client) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
 	var rec Receipt

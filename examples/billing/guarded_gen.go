@@ -24,7 +24,8 @@ var (
 
 // GuardedBillingAPI is a BillingAPI that runs every call of a guarded method
 // through a circuit breaker. While a method's circuit is open, the method
-// returns a *circuit.OpenError without calling next:
+// returns a *circuit.OpenError without calling next, or the answer of its
+// fallback (WithBillingAPIFallback):
 //
 //	client := NewGuardedBillingAPI(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Charge(ctx, req)
@@ -38,17 +39,36 @@ type GuardedBillingAPI struct {
 	health   *circuit.Circuit // billing-api:health
 	invoices *circuit.Circuit // billing-api:invoices
 	refund   *circuit.Circuit // billing-api:refund
+	fallback BillingAPI       // nil: no fallback
+}
+
+// GuardedBillingAPIOption configures a GuardedBillingAPI made by
+// NewGuardedBillingAPI or NewGuardedBillingAPIWithCircuits.
+type GuardedBillingAPIOption func(*GuardedBillingAPI)
+
+// WithBillingAPIFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithBillingAPIFallback(f BillingAPI) GuardedBillingAPIOption {
+	return func(g *GuardedBillingAPI) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedBillingAPI returns a GuardedBillingAPI that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAPI {
+func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker, opts ...GuardedBillingAPIOption) *GuardedBillingAPI {
 	return NewGuardedBillingAPIWithCircuits(
 		next,
 		b.Circuit("billing-api:charge", policyBillingAPI),
 		b.Circuit("billing-api:health", policyBillingAPI),
 		b.Circuit("billing-api:invoices", policyBillingAPI),
 		b.Circuit("billing-api:refund", policyBillingAPIRefund),
+		opts...,
 	)
 }
 
@@ -56,17 +76,19 @@ func NewGuardedBillingAPI(next BillingAPI, b *circuit.Breaker) *GuardedBillingAP
 // through circuits the caller prepared with Breaker.Circuit: charge for circuit
 // billing-api:charge, health for circuit billing-api:health, invoices for
 // circuit billing-api:invoices, refund for circuit billing-api:refund.
-func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices, refund *circuit.Circuit) *GuardedBillingAPI {
-	return &GuardedBillingAPI{
+func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices, refund *circuit.Circuit, opts ...GuardedBillingAPIOption) *GuardedBillingAPI {
+	g := &GuardedBillingAPI{
 		next:     next,
 		charge:   charge,
 		health:   health,
 		invoices: invoices,
 		refund:   refund,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ BillingAPI = (*GuardedBillingAPI)(nil)
 
 // Charge calls next.Charge through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Receipt, error) {
@@ -74,7 +96,7 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Charge(ctx, req)
-		return classifyBillingAPI(callErr), callErr
+		return classifyBillingAPI(ctx, callErr), callErr
 	})
 	return r0, err
 }
@@ -90,7 +112,7 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Health(ctx)
-		return classifyBillingAPIHealth(r0, callErr), callErr
+		return classifyBillingAPIHealth(ctx, r0, callErr), callErr
 	})
 	return r0, err
 }
@@ -101,8 +123,25 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 	err := g.invoices.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
-		return classifyBillingAPI(callErr), callErr
+		return classifyBillingAPI(ctx, callErr), callErr
 	})
+	return r0, err
+}
+
+// Receipt calls next.Receipt through circuit billing-api:charge.
+func (g *GuardedBillingAPI) Receipt(ctx context.Context, id string) (*Receipt, error) {
+	var r0 *Receipt
+	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Receipt(ctx, id)
+		return classifyBillingAPI(ctx, callErr), callErr
+	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Receipt(circuit.WithFallback(ctx, err), id)
+		}
+	}
 	return r0, err
 }
 
@@ -112,17 +151,21 @@ func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount
 	err := g.refund.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Refund(ctx, receiptID, amount)
-		return classifyBillingAPI(callErr), callErr
+		return classifyBillingAPI(ctx, callErr), callErr
 	})
 	return r0, err
 }
 
-// classifyBillingAPI returns Failure for *ConnectionError,
-// context.DeadlineExceeded, HTTP status 500-599; Ignored for any other error;
-// Success otherwise. Circuits billing-api:charge, billing-api:invoices,
-// billing-api:refund use it.
-func classifyBillingAPI(err error) circuit.Outcome {
+// classifyBillingAPI returns Ignored for any error of a call whose ctx the
+// caller cancelled; Failure for *ConnectionError, context.DeadlineExceeded,
+// HTTP status 500-599; Ignored for any other error; Success otherwise. Circuits
+// billing-api:charge, billing-api:invoices, billing-api:refund use it.
+func classifyBillingAPI(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnectionError
 		if errors.As(err, &target) {
 			return circuit.Failure
@@ -138,11 +181,16 @@ func classifyBillingAPI(err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// classifyBillingAPIHealth returns Failure for *ConnectionError,
-// context.DeadlineExceeded, HTTP status 502-504; Ignored for any other error;
-// Success otherwise. Circuit billing-api:health uses it.
-func classifyBillingAPIHealth(result *http.Response, err error) circuit.Outcome {
+// classifyBillingAPIHealth returns Ignored for any error of a call whose ctx
+// the caller cancelled; Failure for *ConnectionError, context.DeadlineExceeded,
+// HTTP status 502-504; Ignored for any other error; Success otherwise. Circuit
+// billing-api:health uses it.
+func classifyBillingAPIHealth(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnectionError
 		if errors.As(err, &target) {
 			return circuit.Failure

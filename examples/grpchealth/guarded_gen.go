@@ -4,6 +4,7 @@ package grpchealth
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -25,7 +26,8 @@ var (
 
 // GuardedHealthClient is a HealthClient that runs every call of a guarded
 // method through a circuit breaker. While a method's circuit is open, the
-// method returns a *circuit.OpenError without calling next:
+// method returns a *circuit.OpenError without calling next, or the answer of
+// its fallback (WithHealthClientFallback):
 //
 //	client := NewGuardedHealthClient(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Check(ctx, in, opts)
@@ -34,30 +36,51 @@ var (
 //		// circuit health is open: retry after open.RetryAfter()
 //	}
 type GuardedHealthClient struct {
-	next   grpc_health_v1.HealthClient
-	health *circuit.Circuit // health
+	next     grpc_health_v1.HealthClient
+	health   *circuit.Circuit            // health
+	fallback grpc_health_v1.HealthClient // nil: no fallback
+}
+
+// GuardedHealthClientOption configures a GuardedHealthClient made by
+// NewGuardedHealthClient or NewGuardedHealthClientWithCircuits.
+type GuardedHealthClientOption func(*GuardedHealthClient)
+
+// WithHealthClientFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithHealthClientFallback(f grpc_health_v1.HealthClient) GuardedHealthClientOption {
+	return func(g *GuardedHealthClient) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedHealthClient returns a GuardedHealthClient that calls next through
 // the circuits of b, with the policies circuitgen was given.
-func NewGuardedHealthClient(next grpc_health_v1.HealthClient, b *circuit.Breaker) *GuardedHealthClient {
+func NewGuardedHealthClient(next grpc_health_v1.HealthClient, b *circuit.Breaker, opts ...GuardedHealthClientOption) *GuardedHealthClient {
 	return NewGuardedHealthClientWithCircuits(
 		next,
 		b.Circuit("health", policyHealth),
+		opts...,
 	)
 }
 
 // NewGuardedHealthClientWithCircuits returns a GuardedHealthClient that calls
 // next through circuits the caller prepared with Breaker.Circuit: health for
 // circuit health.
-func NewGuardedHealthClientWithCircuits(next grpc_health_v1.HealthClient, health *circuit.Circuit) *GuardedHealthClient {
-	return &GuardedHealthClient{
+func NewGuardedHealthClientWithCircuits(next grpc_health_v1.HealthClient, health *circuit.Circuit, opts ...GuardedHealthClientOption) *GuardedHealthClient {
+	g := &GuardedHealthClient{
 		next:   next,
 		health: health,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ grpc_health_v1.HealthClient = (*GuardedHealthClient)(nil)
 
 // Check calls next.Check through circuit health.
 func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthCheckResponse, error) {
@@ -65,8 +88,14 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Check(ctx, in, opts...)
-		return classifyHealth(callErr), callErr
+		return classifyHealth(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Check(circuit.WithFallback(ctx, err), in, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -76,8 +105,14 @@ func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.Healt
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.List(ctx, in, opts...)
-		return classifyHealth(callErr), callErr
+		return classifyHealth(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.List(circuit.WithFallback(ctx, err), in, opts...)
+		}
+	}
 	return r0, err
 }
 
@@ -87,16 +122,27 @@ func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.Heal
 	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Watch(ctx, in, opts...)
-		return classifyHealth(callErr), callErr
+		return classifyHealth(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Watch(circuit.WithFallback(ctx, err), in, opts...)
+		}
+	}
 	return r0, err
 }
 
-// classifyHealth returns Failure for gRPC code Unavailable, DeadlineExceeded,
+// classifyHealth returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for gRPC code Unavailable, DeadlineExceeded,
 // ResourceExhausted; Ignored for any other error; Success otherwise. Circuit
 // health uses it.
-func classifyHealth(err error) circuit.Outcome {
+func classifyHealth(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
 			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:

@@ -24,7 +24,8 @@ var (
 
 // GuardedCache is a Cache that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithCacheFallback):
 //
 //	client := NewGuardedCache(next, b) // b: the application's *circuit.Breaker
 //	err := client.Get(ctx, key).Err()
@@ -33,29 +34,49 @@ var (
 //		// circuit cache is open: retry after open.RetryAfter()
 //	}
 type GuardedCache struct {
-	next  Cache
-	cache *circuit.Circuit // cache
+	next     Cache
+	cache    *circuit.Circuit // cache
+	fallback Cache            // nil: no fallback
+}
+
+// GuardedCacheOption configures a GuardedCache made by NewGuardedCache or
+// NewGuardedCacheWithCircuits.
+type GuardedCacheOption func(*GuardedCache)
+
+// WithCacheFallback answers a call of a guarded method that the circuit rejects
+// from f: f's method runs with the same arguments, its context marked with the
+// *circuit.OpenError (circuit.FromFallback), and its results are returned. A
+// method with fallback=failed also falls back when the call ran and its error
+// counted as a failure; one with fallback=never never does. The rejection is
+// still observed; a caller tells the answer came from f by f's own results.
+func WithCacheFallback(f Cache) GuardedCacheOption {
+	return func(g *GuardedCache) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedCache returns a GuardedCache that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedCache(next Cache, b *circuit.Breaker) *GuardedCache {
+func NewGuardedCache(next Cache, b *circuit.Breaker, opts ...GuardedCacheOption) *GuardedCache {
 	return NewGuardedCacheWithCircuits(
 		next,
 		b.Circuit("cache", policyCache),
+		opts...,
 	)
 }
 
 // NewGuardedCacheWithCircuits returns a GuardedCache that calls next through
 // circuits the caller prepared with Breaker.Circuit: cache for circuit cache.
-func NewGuardedCacheWithCircuits(next Cache, cache *circuit.Circuit) *GuardedCache {
-	return &GuardedCache{
+func NewGuardedCacheWithCircuits(next Cache, cache *circuit.Circuit, opts ...GuardedCacheOption) *GuardedCache {
+	g := &GuardedCache{
 		next:  next,
 		cache: cache,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ Cache = (*GuardedCache)(nil)
 
 // Close calls next.Close directly: it is not guarded.
 func (g *GuardedCache) Close() error {
@@ -68,8 +89,14 @@ func (g *GuardedCache) Get(ctx context.Context, key string) *redis.StringCmd {
 	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Get(ctx, key)
 		callErr := r0.Err()
-		return classifyCache(callErr), callErr
+		return classifyCache(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Get(circuit.WithFallback(ctx, err), key)
+		}
+	}
 	if r0 == nil {
 		// rejected: next was not called
 		r0 = new(redis.StringCmd)
@@ -86,8 +113,14 @@ func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiratio
 	err := g.cache.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		r0 = g.next.Set(ctx, key, value, expiration)
 		callErr := r0.Err()
-		return classifyCache(callErr), callErr
+		return classifyCache(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Set(circuit.WithFallback(ctx, err), key, value, expiration)
+		}
+	}
 	if r0 == nil {
 		// rejected: next was not called
 		r0 = new(redis.StatusCmd)
@@ -98,10 +131,15 @@ func (g *GuardedCache) Set(ctx context.Context, key string, value any, expiratio
 	return r0
 }
 
-// classifyCache returns Failure for net.Error, context.DeadlineExceeded;
-// Ignored for any other error; Success otherwise. Circuit cache uses it.
-func classifyCache(err error) circuit.Outcome {
+// classifyCache returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for net.Error, context.DeadlineExceeded; Ignored for any
+// other error; Success otherwise. Circuit cache uses it.
+func classifyCache(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target net.Error
 		if errors.As(err, &target) {
 			return circuit.Failure

@@ -1078,3 +1078,41 @@ func TestTicketDoneConcurrently(t *testing.T) {
 		t.Fatalf("8 concurrent Done calls on one ticket: %s, want exactly 1 failure", fmtRecord(r))
 	}
 }
+
+func TestCircuitAllow(t *testing.T) {
+	b, s, clock := newBreaker(t)
+	c := b.Circuit(testName, pol)
+	if c.Breaker() != b {
+		t.Fatalf("Circuit.Breaker = %p, want the Breaker it came from, %p", c.Breaker(), b)
+	}
+	for range pol.FailureThreshold {
+		tk, err := c.Allow(t.Context())
+		if err != nil || tk.Probe() {
+			t.Fatalf("Circuit.Allow = %v, %v; want a closed ticket", tk, err)
+		}
+		if err := tk.Done(circuit.Failure); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := s.rec(testName); r.State != circuit.StateOpen {
+		t.Fatalf("after %d failed tickets: %s, want open", pol.FailureThreshold, fmtRecord(r))
+	}
+	_, err := c.Allow(t.Context())
+	wantOpenError(t, err, circuit.StateOpen)
+	clock.Advance(pol.Cooldown)
+	probe, err := c.Allow(t.Context())
+	if err != nil || !probe.Probe() {
+		t.Fatalf("Circuit.Allow after the cooldown = %v, %v; want the probe", probe, err)
+	}
+	if err := probe.Done(circuit.Success); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.rec(testName); r.State != circuit.StateClosed {
+		t.Fatalf("after the probe: %s, want closed", fmtRecord(r))
+	}
+	bad := b.Circuit("not a name", pol)
+	var ce *circuit.ConfigError
+	if _, err := bad.Allow(t.Context()); !errors.As(err, &ce) {
+		t.Errorf("Allow of an invalid circuit = %v, want a *ConfigError", err)
+	}
+}

@@ -25,6 +25,10 @@ func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 	return c
 }
 
+// Breaker returns the Breaker the circuit belongs to: generated clients
+// guard the interfaces their methods return on it.
+func (c *Circuit) Breaker() *Breaker { return c.b }
+
 // Name returns the circuit's name.
 func (c *Circuit) Name() string { return c.name }
 
@@ -34,4 +38,15 @@ func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, er
 		return c.err
 	}
 	return c.b.run(ctx, c.r, c.p, op)
+}
+
+// Allow admits one call to the circuit in the two-step form, exactly as
+// Breaker.Allow does: for an operation whose outcome is known only after
+// it returns, such as a row whose Scan reports the query's error or an
+// iterator. Every Ticket must be settled with Done.
+func (c *Circuit) Allow(ctx context.Context) (*Ticket, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.b.admit(ctx, c.r, c.p)
 }

@@ -33,6 +33,12 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 	if err != nil {
 		return nil, err
 	}
+	return b.admit(ctx, r, rules)
+}
+
+// admit admits one call to the circuit of r under rules and returns its
+// Ticket.
+func (b *Breaker) admit(ctx context.Context, r *ref, rules machine.Policy) (*Ticket, error) {
 	g, err := b.allow(ctx, r, rules)
 	if err != nil {
 		if passes(rules, err) {

@@ -25,7 +25,8 @@ var (
 
 // GuardedTransport is a RoundTripper that runs every call of a guarded method
 // through a circuit breaker. While a method's circuit is open, the method
-// returns a *circuit.OpenError without calling next:
+// returns a *circuit.OpenError without calling next, or the answer of its
+// fallback (WithTransportFallback):
 //
 //	client := NewGuardedTransport(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.RoundTrip(…)
@@ -35,29 +36,50 @@ var (
 //	}
 type GuardedTransport struct {
 	next          http.RoundTripper
-	httpTransport *circuit.Circuit // http-transport
+	httpTransport *circuit.Circuit  // http-transport
+	fallback      http.RoundTripper // nil: no fallback
+}
+
+// GuardedTransportOption configures a GuardedTransport made by
+// NewGuardedTransport or NewGuardedTransportWithCircuits.
+type GuardedTransportOption func(*GuardedTransport)
+
+// WithTransportFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithTransportFallback(f http.RoundTripper) GuardedTransportOption {
+	return func(g *GuardedTransport) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedTransport returns a GuardedTransport that calls next through the
 // circuits of b, with the policies circuitgen was given.
-func NewGuardedTransport(next http.RoundTripper, b *circuit.Breaker) *GuardedTransport {
+func NewGuardedTransport(next http.RoundTripper, b *circuit.Breaker, opts ...GuardedTransportOption) *GuardedTransport {
 	return NewGuardedTransportWithCircuits(
 		next,
 		b.Circuit("http-transport", policyHTTPTransport),
+		opts...,
 	)
 }
 
 // NewGuardedTransportWithCircuits returns a GuardedTransport that calls next
 // through circuits the caller prepared with Breaker.Circuit: httpTransport for
 // circuit http-transport.
-func NewGuardedTransportWithCircuits(next http.RoundTripper, httpTransport *circuit.Circuit) *GuardedTransport {
-	return &GuardedTransport{
+func NewGuardedTransportWithCircuits(next http.RoundTripper, httpTransport *circuit.Circuit, opts ...GuardedTransportOption) *GuardedTransport {
+	g := &GuardedTransport{
 		next:          next,
 		httpTransport: httpTransport,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ http.RoundTripper = (*GuardedTransport)(nil)
 
 // RoundTrip calls next.RoundTrip through circuit http-transport.
 func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
@@ -67,20 +89,30 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 		ran = true
 		var callErr error
 		r0, callErr = g.next.RoundTrip(p0)
-		return classifyHTTPTransport(r0, callErr), callErr
+		return classifyHTTPTransport(p0.Context(), r0, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.RoundTrip(p0.WithContext(circuit.WithFallback(p0.Context(), err)))
+		}
+	}
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()
 	}
 	return r0, err
 }
 
-// classifyHTTPTransport returns Failure for *net.OpError, io.EOF,
-// io.ErrUnexpectedEOF, context.DeadlineExceeded, HTTP status 502, 503, 504;
-// Ignored for any other error; Success otherwise. Circuit http-transport uses
-// it.
-func classifyHTTPTransport(result *http.Response, err error) circuit.Outcome {
+// classifyHTTPTransport returns Ignored for any error of a call whose ctx the
+// caller cancelled; Failure for *net.OpError, io.EOF, io.ErrUnexpectedEOF,
+// context.DeadlineExceeded, HTTP status 502, 503, 504; Ignored for any other
+// error; Success otherwise. Circuit http-transport uses it.
+func classifyHTTPTransport(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *net.OpError
 		if errors.As(err, &target) {
 			return circuit.Failure

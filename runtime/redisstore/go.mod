@@ -5,12 +5,10 @@ go 1.26.0
 require (
 	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/sony/gobreaker/v2 v2.4.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/gofrs/flock v0.13.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )

@@ -26,7 +26,8 @@ var (
 
 // GuardedClient is a Client that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithClientFallback):
 //
 //	client := NewGuardedClient(next, b) // b: the application's *circuit.Breaker
 //	err := client.Call(ctx, method)
@@ -35,43 +36,71 @@ var (
 //		// circuit svc-rpc is open: retry after open.RetryAfter()
 //	}
 type GuardedClient struct {
-	next    Client
-	svcRPC  *circuit.Circuit // svc-rpc
-	svc     *circuit.Circuit // svc
-	svcPost *circuit.Circuit // svc-post
+	next     Client
+	svcRPC   *circuit.Circuit // svc-rpc
+	svc      *circuit.Circuit // svc
+	svcPost  *circuit.Circuit // svc-post
+	fallback Client           // nil: no fallback
+}
+
+// GuardedClientOption configures a GuardedClient made by NewGuardedClient or
+// NewGuardedClientWithCircuits.
+type GuardedClientOption func(*GuardedClient)
+
+// WithClientFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithClientFallback(f Client) GuardedClientOption {
+	return func(g *GuardedClient) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedClient returns a GuardedClient that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedClient(next Client, b *circuit.Breaker) *GuardedClient {
+func NewGuardedClient(next Client, b *circuit.Breaker, opts ...GuardedClientOption) *GuardedClient {
 	return NewGuardedClientWithCircuits(
 		next,
 		b.Circuit("svc-rpc", policyClient),
 		b.Circuit("svc", policySvc),
 		b.Circuit("svc-post", policyClient),
+		opts...,
 	)
 }
 
 // NewGuardedClientWithCircuits returns a GuardedClient that calls next through
 // circuits the caller prepared with Breaker.Circuit: svcRPC for circuit
 // svc-rpc, svc for circuit svc, svcPost for circuit svc-post.
-func NewGuardedClientWithCircuits(next Client, svcRPC, svc, svcPost *circuit.Circuit) *GuardedClient {
-	return &GuardedClient{
+func NewGuardedClientWithCircuits(next Client, svcRPC, svc, svcPost *circuit.Circuit, opts ...GuardedClientOption) *GuardedClient {
+	g := &GuardedClient{
 		next:    next,
 		svcRPC:  svcRPC,
 		svc:     svc,
 		svcPost: svcPost,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ Client = (*GuardedClient)(nil)
 
 // Call calls next.Call through circuit svc-rpc.
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
-	return g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.Call(ctx, method)
-		return classifySvcRPC(err), err
+	err := g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Call(ctx, method)
+		return classifySvcRPC(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Call(circuit.WithFallback(ctx, err), method)
+		}
+	}
+	return err
 }
 
 // Get calls next.Get through circuit svc.
@@ -80,8 +109,14 @@ func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, e
 	err := g.svc.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, path)
-		return classifySvc(r0, callErr), callErr
+		return classifySvc(ctx, r0, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Get(circuit.WithFallback(ctx, err), path)
+		}
+	}
 	return r0, err
 }
 
@@ -92,16 +127,28 @@ func (g *GuardedClient) Name() string {
 
 // Post calls next.Post through circuit svc-post.
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
-	return g.svcPost.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		err := g.next.Post(ctx, body)
-		return classifySvcPost(err), err
+	err := g.svcPost.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Post(ctx, body)
+		return classifySvcPost(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Post(circuit.WithFallback(ctx, err), body)
+		}
+	}
+	return err
 }
 
-// classifySvcRPC returns Failure for gRPC code Unknown, Unavailable; Ignored
-// for any other error; Success otherwise. Circuit svc-rpc uses it.
-func classifySvcRPC(err error) circuit.Outcome {
+// classifySvcRPC returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for gRPC code Unknown, Unavailable; Ignored for any other
+// error; Success otherwise. Circuit svc-rpc uses it.
+func classifySvcRPC(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
 			case codes.Unknown, codes.Unavailable:
@@ -113,11 +160,15 @@ func classifySvcRPC(err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// classifySvc returns Failure for *ConnError, context.DeadlineExceeded, HTTP
-// status 502-504; Ignored for any other error; Success otherwise. Circuit svc
-// uses it.
-func classifySvc(result *http.Response, err error) circuit.Outcome {
+// classifySvc returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for *ConnError, context.DeadlineExceeded, HTTP status
+// 502-504; Ignored for any other error; Success otherwise. Circuit svc uses it.
+func classifySvc(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnError
 		if errors.As(err, &target) {
 			return circuit.Failure
@@ -138,10 +189,15 @@ func classifySvc(result *http.Response, err error) circuit.Outcome {
 	return circuit.Success
 }
 
-// classifySvcPost returns Failure for *ConnError; Ignored for any other error;
-// Success otherwise. Circuit svc-post uses it.
-func classifySvcPost(err error) circuit.Outcome {
+// classifySvcPost returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for *ConnError; Ignored for any other error; Success
+// otherwise. Circuit svc-post uses it.
+func classifySvcPost(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		var target *ConnError
 		if errors.As(err, &target) {
 			return circuit.Failure

@@ -37,8 +37,9 @@ type Server struct {
 	srv     *http.Server
 	ln      net.Listener
 
-	mu      sync.Mutex
-	charges int
+	mu       sync.Mutex
+	charges  int
+	receipts map[string][]byte
 }
 
 // Start starts a server on 127.0.0.1 with a free port.
@@ -95,10 +96,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.charges++
 		id := fmt.Sprintf("ch_%04d", s.charges)
-		s.mu.Unlock()
-		_ = json.NewEncoder(w).Encode(map[string]any{
+		receipt, _ := json.Marshal(map[string]any{
 			"id": id, "customer_id": req.CustomerID, "amount": req.Amount, "created_at": time.Now().UTC(),
 		})
+		if s.receipts == nil {
+			s.receipts = map[string][]byte{}
+		}
+		s.receipts[id] = receipt
+		s.mu.Unlock()
+		_, _ = w.Write(receipt)
+	case strings.HasPrefix(r.URL.Path, "/v1/charges/") && r.Method == http.MethodGet:
+		s.mu.Lock()
+		receipt, ok := s.receipts[strings.TrimPrefix(r.URL.Path, "/v1/charges/")]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(receipt)
 	case r.URL.Path == "/v1/refunds" && r.Method == http.MethodPost:
 		_, _ = w.Write([]byte(`{"id":"re_0001","amount":{"amount":0,"currency":"EUR"}}`))
 	case strings.HasPrefix(r.URL.Path, "/v1/customers/") && strings.HasSuffix(r.URL.Path, "/invoices"):

@@ -55,9 +55,12 @@ type story struct {
 	srv    *billingserver.Server
 	b      *circuit.Breaker
 	api    billing.BillingAPI
+	cache  *billing.ReceiptCache
 	sum    Summary
 	nstep  int
 	prefix string
+	// first is the first charge's receipt, looked up again later.
+	first string
 }
 
 // Run tells the story on w and returns its summary.
@@ -81,22 +84,27 @@ func Run(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	b := circuit.New(store, circuit.WithObserver(circuit.SlogObserver(log)))
-	api := billing.NewGuardedBillingAPI(billing.NewClient(srv.URL, nil), b)
+	// Receipt lookups the open circuit rejects are answered from the
+	// receipts this process remembered.
+	cache := billing.NewReceiptCache()
+	api := billing.NewGuardedBillingAPI(billing.NewClient(srv.URL, nil), b, billing.WithBillingAPIFallback(cache))
 	defer api.Close()
-	s := &story{w: w, cfg: cfg, srv: srv, b: b, api: api}
+	s := &story{w: w, cfg: cfg, srv: srv, b: b, api: api, cache: cache}
 
 	fmt.Fprintf(w, "billing provider on %s; circuit state in %s\n", srv.URL, cfg.StateDir)
 	fmt.Fprintf(w, "circuit %q: opens after 3 consecutive failures, cools down 5s, probe lease 2s\n", Circuit)
 
 	s.step("The provider is healthy: charges go through")
 	s.calls(ctx, "healthy", 3)
+	s.lookup(ctx)
 
 	s.step("The provider starts failing with 503: each failure counts")
 	srv.SetMode(billingserver.Failing)
 	s.calls(ctx, "provider failing", 3)
 
-	s.step("The circuit is open: calls fail fast, the provider is not called")
+	s.step("The circuit is open: calls fail fast, the provider is not called; a receipt lookup is answered from the cache")
 	s.calls(ctx, "open (this process)", 3)
+	s.lookup(ctx)
 
 	s.step("Four other processes share the state directory: all see it open")
 	if err := s.workers(ctx, "open (4 processes)", 4); err != nil {
@@ -141,19 +149,43 @@ func (s *story) step(title string) {
 	fmt.Fprintf(s.w, "\n%d. %s\n", s.nstep, title)
 }
 
-// calls makes n guarded charges in this process.
+// calls makes n guarded charges in this process, remembering their
+// receipts in the cache.
 func (s *story) calls(ctx context.Context, phase string, n int) {
 	p := Phase{Name: phase, Processes: 1}
 	before := s.srv.Hits()
 	for i := range n {
 		var r Result
-		classify(&r, charge(ctx, s.api, fmt.Sprintf("cus_%d", i+1)))
+		receipt, err := charge(ctx, s.api, fmt.Sprintf("cus_%d", i+1))
+		classify(&r, err)
+		if err == nil {
+			s.cache.Remember(receipt)
+			if s.first == "" {
+				s.first = receipt.ID
+			}
+		}
 		s.count(&p, r)
 		fmt.Fprintf(s.w, "   charge %d: %s\n", i+1, describe(r))
 	}
 	p.ServerHits = s.srv.Hits() - before
 	fmt.Fprintf(s.w, "   provider hits in this step: %d\n", p.ServerHits)
 	s.sum.Phases = append(s.sum.Phases, p)
+}
+
+// lookup looks the first charge's receipt up: from the provider while
+// the circuit is closed, from the cache (the wrapper's fallback) while it
+// rejects the call. The receipt's Cached field tells which.
+func (s *story) lookup(ctx context.Context) {
+	before := s.srv.Hits()
+	r, err := s.api.Receipt(ctx, s.first)
+	switch {
+	case err != nil:
+		fmt.Fprintf(s.w, "   receipt %s: failed: %v\n", s.first, err)
+	case r.Cached:
+		fmt.Fprintf(s.w, "   receipt %s: answered from the receipt cache (Cached), the provider not called (hits: %d)\n", r.ID, s.srv.Hits()-before)
+	default:
+		fmt.Fprintf(s.w, "   receipt %s: from the provider\n", r.ID)
+	}
 }
 
 // workers starts n worker processes that call at the same moment.

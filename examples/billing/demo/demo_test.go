@@ -14,7 +14,9 @@ import (
 // TestStory runs the whole demo with real worker processes and checks what
 // it promises the reader: the provider is not called while the circuit is
 // open, every process sees it open, and exactly one probe reaches the
-// provider when six processes race after the cooldown.
+// provider when six processes race after the cooldown; a receipt lookup is
+// answered by the provider while the circuit is closed, and by the
+// wrapper's fallback, the receipt cache, while it is open.
 func TestStory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo waits out a 5s cooldown")
@@ -46,7 +48,7 @@ func TestStory(t *testing.T) {
 			t.Errorf("phase %d = %+v, want %+v", i+1, sum.Phases[i], w)
 		}
 	}
-	for _, line := range []string{"circuit open", "from=closed to=open", "committed open → half_open", "committed half_open → closed", "Summary"} {
+	for _, line := range []string{"receipt ch_0001: from the provider", "receipt ch_0001: answered from the receipt cache (Cached), the provider not called (hits: 0)", "circuit open", "from=closed to=open", "committed open → half_open", "committed half_open → closed", "Summary"} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("output lacks %q", line)
 		}

@@ -47,18 +47,18 @@ func Worker(args []string, w io.Writer) error {
 	client := billing.NewGuardedBillingAPI(billing.NewClient(*url, nil), b)
 	defer client.Close()
 	time.Sleep(time.Until(time.Unix(0, *at)))
-	classify(&res, charge(context.Background(), client, fmt.Sprintf("cus_%d", res.PID)))
+	_, err = charge(context.Background(), client, fmt.Sprintf("cus_%d", res.PID))
+	classify(&res, err)
 	return json.NewEncoder(w).Encode(res)
 }
 
-func charge(ctx context.Context, api billing.BillingAPI, customer string) error {
+func charge(ctx context.Context, api billing.BillingAPI, customer string) (*billing.Receipt, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := api.Charge(ctx, billing.ChargeRequest{
+	return api.Charge(ctx, billing.ChargeRequest{
 		CustomerID: customer, Amount: billing.Money{Amount: 1999, Currency: "EUR"},
 		IdempotencyKey: fmt.Sprintf("%s-%d", customer, time.Now().UnixNano()),
 	})
-	return err
 }
 
 func classify(r *Result, err error) {

@@ -24,7 +24,8 @@ var (
 
 // GuardedSender is a Sender that runs every call of a guarded method through a
 // circuit breaker. While a method's circuit is open, the method returns a
-// *circuit.OpenError without calling next:
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithSenderFallback):
 //
 //	client := NewGuardedSender(next, b) // b: the application's *circuit.Breaker
 //	_, err := client.Quota(ctx)
@@ -36,30 +37,51 @@ type GuardedSender struct {
 	next         mailsdk.Sender
 	mailAPIQuota *circuit.Circuit // mail-api:quota
 	mailAPI      *circuit.Circuit // mail-api
+	fallback     mailsdk.Sender   // nil: no fallback
+}
+
+// GuardedSenderOption configures a GuardedSender made by NewGuardedSender or
+// NewGuardedSenderWithCircuits.
+type GuardedSenderOption func(*GuardedSender)
+
+// WithSenderFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithSenderFallback(f mailsdk.Sender) GuardedSenderOption {
+	return func(g *GuardedSender) {
+		g.fallback = f
+	}
 }
 
 // NewGuardedSender returns a GuardedSender that calls next through the circuits
 // of b, with the policies circuitgen was given.
-func NewGuardedSender(next mailsdk.Sender, b *circuit.Breaker) *GuardedSender {
+func NewGuardedSender(next mailsdk.Sender, b *circuit.Breaker, opts ...GuardedSenderOption) *GuardedSender {
 	return NewGuardedSenderWithCircuits(
 		next,
 		b.Circuit("mail-api:quota", policyMailAPIQuota),
 		b.Circuit("mail-api", policyMailAPI),
+		opts...,
 	)
 }
 
 // NewGuardedSenderWithCircuits returns a GuardedSender that calls next through
 // circuits the caller prepared with Breaker.Circuit: mailAPIQuota for circuit
 // mail-api:quota, mailAPI for circuit mail-api.
-func NewGuardedSenderWithCircuits(next mailsdk.Sender, mailAPIQuota, mailAPI *circuit.Circuit) *GuardedSender {
-	return &GuardedSender{
+func NewGuardedSenderWithCircuits(next mailsdk.Sender, mailAPIQuota, mailAPI *circuit.Circuit, opts ...GuardedSenderOption) *GuardedSender {
+	g := &GuardedSender{
 		next:         next,
 		mailAPIQuota: mailAPIQuota,
 		mailAPI:      mailAPI,
 	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
 }
-
-var _ mailsdk.Sender = (*GuardedSender)(nil)
 
 // Close calls next.Close directly: it is not guarded.
 func (g *GuardedSender) Close() error {
@@ -72,8 +94,14 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	err := g.mailAPIQuota.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Quota(ctx)
-		return classifySender(callErr), callErr
+		return classifySender(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Quota(circuit.WithFallback(ctx, err))
+		}
+	}
 	return r0, err
 }
 
@@ -83,16 +111,27 @@ func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk
 	err := g.mailAPI.Run(ctx, func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Send(ctx, msg)
-		return classifySender(callErr), callErr
+		return classifySender(ctx, callErr), callErr
 	})
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Send(circuit.WithFallback(ctx, err), msg)
+		}
+	}
 	return r0, err
 }
 
-// classifySender returns Failure for context.DeadlineExceeded, HTTP status 429,
-// 500-599; Ignored for any other error; Success otherwise. Circuits
-// mail-api:quota, mail-api use it.
-func classifySender(err error) circuit.Outcome {
+// classifySender returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for context.DeadlineExceeded, HTTP status 429, 500-599;
+// Ignored for any other error; Success otherwise. Circuits mail-api:quota,
+// mail-api use it.
+func classifySender(ctx context.Context, err error) circuit.Outcome {
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return circuit.Failure
 		}

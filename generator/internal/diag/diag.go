@@ -42,7 +42,17 @@ func (l List) Error() string {
 // run's one Collector when it is made, and records problems in it.
 type Collector struct {
 	list List
+	// warnings are what may be wrong but does not stop the run.
+	warnings List
 }
+
+// Warn records, at pos, what may be wrong but does not stop the run.
+func (c *Collector) Warn(pos token.Position, format string, args ...any) {
+	c.warnings = append(c.warnings, &Error{Pos: pos, Msg: "warning: " + fmt.Sprintf(format, args...)})
+}
+
+// Warnings returns the warnings recorded, sorted as Err sorts problems.
+func (c *Collector) Warnings(dir string) List { return sorted(c.warnings, dir) }
 
 // Add records a problem at pos.
 func (c *Collector) Add(pos token.Position, format string, args ...any) {
@@ -62,8 +72,17 @@ func (c *Collector) Err(dir string) error {
 	if len(c.list) == 0 {
 		return nil
 	}
-	l := make(List, len(c.list))
-	for i, e := range c.list {
+	return sorted(c.list, dir)
+}
+
+// sorted returns list sorted by position, with duplicates removed and file
+// names made relative to dir.
+func sorted(list List, dir string) List {
+	if len(list) == 0 {
+		return nil
+	}
+	l := make(List, len(list))
+	for i, e := range list {
 		cp := *e
 		cp.Pos.Filename = RelPath(dir, cp.Pos.Filename)
 		cp.Msg = strings.ReplaceAll(cp.Msg, dir+string(filepath.Separator), "")

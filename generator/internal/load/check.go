@@ -54,6 +54,7 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 	}
 	imp := &importer{p: p, exports: exports, roots: map[string]*types.Package{}}
 	imp.gc = goimporter.ForCompiler(p.Fset, "gc", imp.lookup).(types.ImporterFrom)
+	p.imp = imp
 	for _, r := range order(p.Roots, isRoot) {
 		p.check(r, imp)
 	}
@@ -61,6 +62,42 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 		if t, err := imp.Import(path); err == nil {
 			p.add(t)
 		} else if p.failed[path] == "" && isRoot[path] == nil {
+			p.failed[path] = err.Error()
+		}
+	}
+	return nil
+}
+
+// Load reads from export data the packages at paths that TypeCheck did
+// not, with one go list run: packages a spec names through another
+// package's imports.
+func (p *Program) Load(paths []string) error {
+	if p.imp == nil {
+		return nil
+	}
+	var need, unlisted []string
+	for _, path := range paths {
+		if p.Pkg(path) == nil && valid(path) && !slices.Contains(need, path) {
+			delete(p.failed, path)
+			need = append(need, path)
+			if p.imp.exports[path] == "" {
+				unlisted = append(unlisted, path)
+			}
+		}
+	}
+	if len(unlisted) > 0 {
+		exports, err := p.exports(unlisted)
+		if err != nil {
+			return err
+		}
+		for path, f := range exports {
+			p.imp.exports[path] = f
+		}
+	}
+	for _, path := range need {
+		if t, err := p.imp.Import(path); err == nil {
+			p.add(t)
+		} else if p.failed[path] == "" {
 			p.failed[path] = err.Error()
 		}
 	}
@@ -76,11 +113,23 @@ func (p *Program) exports(paths []string) (map[string]string, error) {
 		return exports, nil
 	}
 	slices.Sort(paths)
-	listed, err := p.list([]string{"-export", "-json=ImportPath,Export,Error"}, paths)
+	flags := []string{"-export", "-json=ImportPath,Export,Error"}
+	if p.Deps {
+		flags = append(flags, "-deps")
+	}
+	listed, err := p.list(flags, paths)
 	if err != nil {
 		return nil, err
 	}
 	for _, lp := range listed {
+		if p.Deps && !slices.Contains(paths, lp.ImportPath) {
+			// A dependency listed with -deps: read when it has export
+			// data, and never an error of its own (unsafe has none).
+			if lp.Error == nil && lp.Export != "" {
+				exports[lp.ImportPath] = lp.Export
+			}
+			continue
+		}
 		switch {
 		case lp.Error != nil:
 			p.failed[lp.ImportPath] = lp.Error.Err

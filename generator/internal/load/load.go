@@ -21,6 +21,7 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -76,6 +77,15 @@ type Program struct {
 	// failed holds the error of each package that could not be loaded,
 	// by import path.
 	failed map[string]string
+	// imp is TypeCheck's importer, which Load goes on with.
+	imp *importer
+	// Deps has TypeCheck list the export data of every dependency of the
+	// packages it reads too, so that Load finds a package they import
+	// without another go list run.
+	Deps bool
+	// std are the standard library's import paths, listed when a
+	// message needs them.
+	std []string
 }
 
 // New returns a Program without target packages, run from dir with build
@@ -178,12 +188,47 @@ func (p *Program) Missing(path string) string {
 	case strings.Contains(msg, "no required module provides"), strings.Contains(msg, "cannot find module"):
 		return fmt.Sprintf("package %s not found: no module in go.mod provides it (go get it first)", path)
 	case msg == "", strings.Contains(msg, "is not in std"), strings.Contains(msg, "not in GOROOT"):
+		if c := p.candidates(path); len(c) > 0 {
+			return fmt.Sprintf("package %s not found: did you mean %s?", path, strings.Join(c, " or "))
+		}
+		if !strings.Contains(path, "/") {
+			return fmt.Sprintf("package %s not found: name it by its import path", path)
+		}
 		return fmt.Sprintf("package %s not found", path)
 	case strings.Contains(msg, "malformed"), strings.Contains(msg, "invalid"):
 		return fmt.Sprintf("%q is not a valid import path", path)
 	}
 	first, _, _ := strings.Cut(msg, "\n")
 	return fmt.Sprintf("cannot load package %s: %s", path, first)
+}
+
+// candidates returns the import paths a package name that is not an
+// import path could mean: the loaded packages of that name, and the
+// standard library's packages ending in it (http: net/http).
+func (p *Program) candidates(name string) []string {
+	if strings.ContainsAny(name, "/.") {
+		return nil
+	}
+	var out []string
+	for path, t := range p.byPath {
+		if (t.Name() == name || pathpkg.Base(path) == name) && path != name {
+			out = append(out, path)
+		}
+	}
+	if p.std == nil {
+		if listed, err := p.list([]string{"-json=ImportPath"}, []string{"std"}); err == nil {
+			for _, lp := range listed {
+				p.std = append(p.std, lp.ImportPath)
+			}
+		}
+	}
+	for _, path := range p.std {
+		if pathpkg.Base(path) == name && !strings.Contains(path, "internal") && !slices.Contains(out, path) {
+			out = append(out, path)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ImportedAs returns the import path file imports under name, or "".

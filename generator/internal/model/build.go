@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/circuitgen/circuitgen/generator/internal/diag"
 	"github.com/circuitgen/circuitgen/generator/internal/load"
@@ -18,11 +19,13 @@ type Run struct {
 	prog     *load.Program
 	errs     *diag.Collector
 	circuits map[string]*Circuit
+	// declared caches which packages declare types with given methods.
+	declared map[string]bool
 }
 
 // NewRun returns a Run over the loaded program, recording problems in errs.
 func NewRun(prog *load.Program, errs *diag.Collector) *Run {
-	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}}
+	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}, declared: map[string]bool{}}
 }
 
 // Target is one package the run writes a file for.
@@ -45,6 +48,10 @@ type builder struct {
 	generated map[string]bool
 	// typeErrsShown is set once the target's type errors are reported.
 	typeErrsShown bool
+	// ifacePkg is, while a manifest's interface of another package is
+	// built, that package: its name, and those it imports, are in scope
+	// in the entry's options.
+	ifacePkg *types.Package
 }
 
 // Build checks the specs of t and returns the model of its file. Problems
@@ -53,7 +60,7 @@ type builder struct {
 func (r *Run) Build(t Target) *File {
 	b := &builder{
 		Run: r, target: t.Pkg, home: t.Pkg.Types,
-		file:      &File{Path: t.Out, PkgPath: t.Pkg.PkgPath, PkgName: t.Pkg.Name},
+		file:      &File{Path: t.Out, TestPath: TestFile(t.Out), PkgPath: t.Pkg.PkgPath, PkgName: t.Pkg.Name},
 		generated: map[string]bool{},
 	}
 	for _, s := range t.Specs {
@@ -63,9 +70,14 @@ func (r *Run) Build(t Target) *File {
 		}
 		b.addInterface(s, defaults)
 	}
+	b.returned()
 	name(b.file, b.home)
 	return b.file
 }
+
+// TestFile returns the test file beside the output out: guarded_gen.go's
+// is guarded_gen_test.go.
+func TestFile(out string) string { return strings.TrimSuffix(out, ".go") + "_test.go" }
 
 // lookup returns the target package's object named name.
 func (b *builder) lookup(name string) types.Object {
@@ -91,7 +103,11 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		return
 	}
 	pkg := tn.Pkg()
-	w := &Wrapper{Interface: s.Name, PkgPath: pkg.Path(), TypeParams: typeParams(tn)}
+	b.ifacePkg = nil
+	if s.Manifest && pkg != b.home {
+		b.ifacePkg = pkg
+	}
+	w := &Wrapper{Interface: s.Name, PkgPath: pkg.Path(), TypeParams: typeParams(tn), iface: tn.Type()}
 	bad := !b.nameWrapper(s, w)
 	if !b.implementable(s, iface) || bad && pkg != b.home {
 		return
@@ -129,6 +145,27 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 	b.file.Wrappers = append(b.file.Wrappers, w)
 }
 
+// returned finds the results of guarded methods, before their error,
+// whose interface a wrapper of the file guards: they come back guarded, on
+// the same Breaker, unless guard_returned=false. A generic wrapper's
+// instances are left alone.
+func (b *builder) returned() {
+	for _, w := range b.file.Wrappers {
+		for _, m := range w.Methods {
+			if m.Skip || m.Shape != ErrorLast || !m.guardReturned {
+				continue
+			}
+			for i, r := range m.Results[:len(m.Results)-1] {
+				for _, w2 := range b.file.Wrappers {
+					if len(w2.TypeParams) == 0 && types.Identical(r.Type, w2.iface) {
+						m.Returns = append(m.Returns, Returned{Result: i, Wrapper: w2})
+					}
+				}
+			}
+		}
+	}
+}
+
 // lookupInterface finds the interface s names and checks that it can be
 // guarded.
 func (b *builder) lookupInterface(s *spec.Interface) (*types.TypeName, *types.Interface, bool) {
@@ -151,9 +188,9 @@ func (b *builder) lookupInterface(s *spec.Interface) (*types.TypeName, *types.In
 	iface, ok := tn.Type().Underlying().(*types.Interface)
 	switch {
 	case !ok && s.Manifest:
-		b.errs.Add(s.Pos, "%s is not an interface type", s.Name)
+		b.errs.Add(s.Pos, "%s is not an interface type: for a struct client, circuitgen init -source %s.%s writes an interface of its methods, with the assertion that *%s implements it, to guard instead", s.Name, pkg.Path(), s.Name, s.Name)
 	case !ok:
-		b.errs.Add(s.Pos, "%sguard on %s, which is not an interface type", spec.DirectivePrefix, s.Name)
+		b.errs.Add(s.Pos, "%sguard on %s, which is not an interface type: declare an interface of the methods you call (circuitgen init -source %s.%s writes one), and guard it", spec.DirectivePrefix, s.Name, pkg.Path(), s.Name)
 	case !iface.IsMethodSet():
 		b.errs.Add(s.Pos, "%s is a constraint interface (it holds a type set or comparable): no value has it, so nothing can be guarded", s.Name)
 	default:
@@ -238,6 +275,10 @@ func (b *builder) methodSpec(s *spec.Interface, fn *types.Func, skips map[string
 	// An open circuit never refuses to release a resource: Close passes
 	// through unless it is named.
 	if fn.Name() == "Close" && fn.Type().(*types.Signature).Params().Len() == 0 {
+		ms.Skip = true
+	}
+	// A stream that cannot fail (iter.Seq[T]) has nothing to guard.
+	if PassesThrough(fn.Type().(*types.Signature)) {
 		ms.Skip = true
 	}
 	return ms

@@ -44,7 +44,7 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 		b.errs.Add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", s.Name, m.Name)
 		return nil
 	}
-	if len(c.Statuses) > 0 && m.Shape != Carrier {
+	if len(c.Statuses) > 0 && m.Shape == ErrorLast {
 		for i, r := range m.Results[:len(m.Results)-1] {
 			if k := statusKind(r.Type); k != NoStatus {
 				c.Result, c.ResultType, c.ResultKind = i, r.Type, k
@@ -52,6 +52,11 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 			}
 		}
 	}
+	// A call the caller cancelled is not the provider's failure, whatever
+	// error carries its cancellation, unless context.Canceled is selected.
+	c.Ctx = !slices.ContainsFunc(c.Errors, func(e ErrorMatch) bool {
+		return e.Value != nil && e.Value.Pkg().Path() == "context" && e.Value.Name() == "Canceled"
+	})
 	// Methods that classify alike share one classifier.
 	key := c.key()
 	for _, prev := range b.file.Classifiers {
@@ -85,12 +90,12 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 	case !outcome || !last || sig.Variadic() || sig.TypeParams() != nil || params.Len() > 2:
 	case params.Len() == 1:
 		return c
-	case m.Shape != Carrier && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
+	case m.Shape == ErrorLast && len(m.Results) > 1 && types.Identical(params.At(0).Type(), m.Results[0].Type):
 		c.Result = 0
 		return c
 	}
 	want := "func(error) circuit.Outcome"
-	if m.Shape != Carrier && len(m.Results) > 1 {
+	if m.Shape == ErrorLast && len(m.Results) > 1 {
 		want += " or func(" + types.TypeString(m.Results[0].Type, b.qualifier) + ", error) circuit.Outcome"
 	}
 	b.errs.Add(pos, "classifier %s has type %s, but method %s needs %s", name, types.TypeString(sig, b.qualifier), m.Name, want)
@@ -99,8 +104,8 @@ func (b *builder) classifierFunc(m *Method, name string, pos token.Position, fil
 
 // same reports whether m and o select the same error.
 func (m ErrorMatch) same(o ErrorMatch) bool {
-	if m.Var != nil || o.Var != nil {
-		return m.Var == o.Var
+	if m.Value != nil || o.Value != nil {
+		return m.Value == o.Value
 	}
 	return types.Identical(m.Type, o.Type)
 }
@@ -110,13 +115,13 @@ func (m ErrorMatch) same(o ErrorMatch) bool {
 func (c *Classifier) key() string {
 	var sb strings.Builder
 	for _, e := range c.Errors {
-		if e.Var != nil {
-			fmt.Fprintf(&sb, "is %s.%s;", e.Var.Pkg().Path(), e.Var.Name())
+		if e.Value != nil {
+			fmt.Fprintf(&sb, "is %s.%s;", e.Value.Pkg().Path(), e.Value.Name())
 		} else {
 			fmt.Fprintf(&sb, "as %s;", types.TypeString(e.Type, nil))
 		}
 	}
-	fmt.Fprintf(&sb, "%v;%v;", c.Statuses, c.Codes)
+	fmt.Fprintf(&sb, "%v;%v;%v;", c.Statuses, c.Codes, c.Ctx)
 	if c.Result >= 0 {
 		// The result's index is part of the call: methods whose status
 		// results are at different places cannot share the function.
@@ -129,7 +134,7 @@ func (c *Classifier) key() string {
 // match, a package-level error variable an errors.Is match.
 func (b *builder) resolveError(e spec.Entry[string], file *ast.File) (ErrorMatch, bool) {
 	name, ptr := strings.CutPrefix(e.Val, "*")
-	pkg, id, ok := b.resolveName(name, e.Pos, file, "an error type or variable such as *MyError, io.EOF or *net/url.Error")
+	pkg, id, ok := b.resolveName(name, e.Pos, file, "an error type, variable or constant such as *MyError, io.EOF or *net/url.Error")
 	if !ok {
 		return ErrorMatch{}, false
 	}
@@ -145,11 +150,21 @@ func (b *builder) resolveError(e spec.Entry[string], file *ast.File) (ErrorMatch
 			b.errs.Add(e.Pos, "%s is a variable of type %s, which is not an error", e.Val, types.TypeString(obj.Type(), b.qualifier))
 			return ErrorMatch{}, false
 		}
-		return ErrorMatch{Var: obj}, true
-	case *types.Func:
-		b.errs.Add(e.Pos, "%s is a function, not an error type or variable", e.Val)
+		return ErrorMatch{Value: obj}, true
 	case *types.Const:
-		b.errs.Add(e.Pos, "%s is a constant, not an error type or variable", e.Val)
+		// A constant of an error type (kafka-go's kafka.Error is an int
+		// whose constants errors.Is matches).
+		if ptr {
+			b.errs.Add(e.Pos, "%s is a constant, not a type: write %s", name, name)
+			return ErrorMatch{}, false
+		}
+		if !types.Implements(obj.Type(), errorIface) {
+			b.errs.Add(e.Pos, "%s is a constant of type %s, which does not implement error: select the errors it becomes, or name a func(error) circuit.Outcome with classifier=", e.Val, types.TypeString(obj.Type(), b.qualifier))
+			return ErrorMatch{}, false
+		}
+		return ErrorMatch{Value: obj}, true
+	case *types.Func:
+		b.errs.Add(e.Pos, "%s is a function, not an error type, variable or constant: name a func(error) circuit.Outcome with classifier= instead", e.Val)
 	default:
 		b.errs.Add(e.Pos, "%s is not an error type or variable", e.Val)
 	}
@@ -198,7 +213,7 @@ func (b *builder) resolveName(text string, pos token.Position, file *ast.File, w
 	if qual != "" {
 		path := b.prog.ImportedAs(qual, file)
 		if path == "" {
-			path = qual
+			path = InScope(qual, b.ifacePkg)
 		}
 		if path != b.home.Path() {
 			pkg = b.prog.Pkg(path)
@@ -222,6 +237,25 @@ func (b *builder) resolveName(text string, pos token.Position, file *ast.File, w
 		return nil, "", false
 	}
 	return pkg, id, true
+}
+
+// InScope returns the import path qual means in a manifest entry for an
+// interface of package pkg (nil: none): pkg itself by its name, a package
+// pkg imports by that package's name, or else qual itself, an import
+// path.
+func InScope(qual string, pkg *types.Package) string {
+	if pkg == nil || strings.Contains(qual, "/") {
+		return qual
+	}
+	if pkg.Name() == qual {
+		return pkg.Path()
+	}
+	for _, imp := range pkg.Imports() {
+		if imp.Name() == qual {
+			return imp.Path()
+		}
+	}
+	return qual
 }
 
 // importable reports whether package from may import path, by Go's rule

@@ -62,6 +62,11 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	m.Field = &Field{Circuit: c}
+	m.guardReturned = !o.GuardReturned.Set || o.GuardReturned.Val
+	if !b.fallbackMode(s, m, &o, where) {
+		return nil
+	}
+	b.warnSelection(s, m, sig, &o, fn.Pkg(), where)
 	if m.Classify.iface == "" {
 		m.Classify.iface, m.Classify.method = s.Name, m.Name
 	}
@@ -71,31 +76,106 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 	return m
 }
 
-// errorResult checks that m reports its error: error last, or one result
-// carrying it (Err() error, and SetErr(error) for a rejection).
+// errorResult checks that m reports its error, and sets its shape: error
+// last, or one result that carries it (Err() error, and SetErr(error) for
+// a rejection), reports it later (a row's Scan, an iter.Seq2[T, error]),
+// or reports it with Err() error and can be made to carry a rejection.
 func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position) bool {
 	n := len(m.Results)
+	if n > 0 && types.Identical(m.Results[n-1].Type, errorType) {
+		m.Shape = ErrorLast
+		return true
+	}
+	if n != 1 {
+		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
+		return false
+	}
+	t := m.Results[0].Type
 	switch {
-	case n > 0 && types.Identical(m.Results[n-1].Type, errorType):
-	case n == 1 && CarriesError(m.Results[0].Type):
-		if !Settable(m.Results[0].Type) {
-			b.errs.Add(where, "method %s.%s returns %s, which has Err() error but no SetErr(error) to carry a rejection: mark it skip", s.Name, m.Name, types.TypeString(m.Results[0].Type, b.qualifier))
+	case CarriesError(t) && Settable(t):
+		m.Shape, m.ErrMethod = Carrier, "Err"
+	case rowMethods(t) != nil:
+		m.Shape, m.Row = Row, &RowType{Iface: t, Methods: rowMethods(t)}
+	case seqElem(t) != nil:
+		m.Shape, m.Elem = Seq, seqElem(t)
+	case errMethod(t) != "":
+		m.Shape, m.ErrMethod = Reported, errMethod(t)
+		reject, ok := rejecter(t)
+		if !ok {
+			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s() but cannot carry a rejection: it has no SetErr(error), and its package has no func(error) %s to make one; return an interface with Scan(...) error, or mark it skip",
+				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
 			return false
 		}
-		m.Shape = Carrier
+		m.Reject = reject
 	default:
-		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result with Err() error (mark it skip to pass it through)", s.Name, m.Name)
+		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
+		return false
+	}
+	if m.Shape == Row || m.Shape == Seq {
+		if hasTypeParam(t) {
+			b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic row or iterator is not supported; mark it skip", s.Name, m.Name, types.TypeString(t, b.qualifier))
+			return false
+		}
+	}
+	return true
+}
+
+// fallbackMode sets when the wrapper's fallback answers m, from its
+// fallback option (rejected when not given). A row's or an iterator's
+// failure comes after the method returned, when the fallback can no longer
+// answer: fallback=failed is an error there.
+func (b *builder) fallbackMode(s *spec.Interface, m *Method, o *spec.Options, where token.Position) bool {
+	m.Fallback = FallbackRejected
+	switch o.Fallback.Val {
+	case spec.FallbackFailed:
+		m.Fallback = FallbackFailed
+	case spec.FallbackNever:
+		m.Fallback = FallbackNever
+	}
+	if o.Fallback.Bad {
+		return false
+	}
+	if m.Fallback == FallbackFailed && (m.Shape == Row || m.Shape == Seq) {
+		pos := where
+		if o.Fallback.Set {
+			pos = o.Fallback.Pos
+		}
+		what := "a row, whose failure comes at Scan"
+		if m.Shape == Seq {
+			what = "an iterator, whose failure comes while it is ranged over"
+		}
+		b.errs.Add(pos, "method %s.%s returns %s, after the method returned: its fallback can answer only a rejection; give it fallback=rejected", s.Name, m.Name, what)
 		return false
 	}
 	return true
 }
 
 // IsGuardable reports whether a method of signature sig can be guarded:
-// it returns error last, or one result with Err() error and SetErr(error).
+// it returns error last, or one result that reports its error in a shape
+// the wrapper guards.
 func IsGuardable(sig *types.Signature) bool {
 	res := sig.Results()
-	return res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) ||
-		res.Len() == 1 && CarriesError(res.At(0).Type()) && Settable(res.At(0).Type())
+	if res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) {
+		return true
+	}
+	if res.Len() != 1 {
+		return false
+	}
+	t := res.At(0).Type()
+	_, rejects := rejecter(t)
+	return CarriesError(t) && Settable(t) || rowMethods(t) != nil || seqElem(t) != nil || errMethod(t) != "" && rejects
+}
+
+// PassesThrough reports whether a method of signature sig passes through
+// unguarded unless it is named: it returns only an iter.Seq[T] or
+// iter.Seq2[K, V] with no error in it, a stream that cannot fail.
+func PassesThrough(sig *types.Signature) bool {
+	res := sig.Results()
+	if res.Len() != 1 || seqElem(res.At(0).Type()) != nil {
+		return false
+	}
+	t := res.At(0).Type()
+	return isNamed(t, "iter", "Seq") || isNamed(t, "iter", "Seq2")
 }
 
 // checkType reports types a method's signature uses that the output

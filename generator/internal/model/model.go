@@ -15,8 +15,9 @@ import (
 // File is everything one output file holds: the guarded interfaces of one
 // package.
 type File struct {
-	// Path is the output file.
-	Path string
+	// Path is the output file; TestPath the test file beside it that
+	// asserts each wrapper implements its interface.
+	Path, TestPath string
 	// PkgPath and PkgName are the package the file belongs to.
 	PkgPath, PkgName string
 	// Imports are the packages the file may use, by import path.
@@ -29,6 +30,16 @@ type File struct {
 	// Classifiers are the generated classifiers, in the order of first
 	// use.
 	Classifiers []*Classifier
+	// SQLRow, when a Reported method returns *database/sql.Row, names the
+	// file's helper that makes one carrying a rejection.
+	SQLRow *SQLRowHelper
+}
+
+// SQLRowHelper names the declarations that make a *database/sql.Row
+// carrying an error: a function, and a connector whose Connect fails with
+// it.
+type SQLRowHelper struct {
+	Func, Connector string
 }
 
 // Import is one package the file may use and its name in the file.
@@ -82,10 +93,23 @@ type Wrapper struct {
 	// Fields are the circuits its guarded methods use, in method order.
 	Fields []*Field
 	// NewNext and NewBreaker are the parameters of Constructor; WithNext
-	// the first of With, whose others are the Fields' Params.
+	// the first of With, whose others are the Fields' Params; NewOpts and
+	// WithOpts their options, last.
 	NewNext, NewBreaker, WithNext string
+	NewOpts, WithOpts             string
+	// WithRecv and WithOpt are With's locals: the wrapper it makes, and
+	// each option.
+	WithRecv, WithOpt string
+	// Option is the type of the constructors' options, and WithFallback
+	// the function making the option that sets the fallback, held in the
+	// field Fallback; FallbackParam and OptionRecv are the names inside
+	// WithFallback.
+	Option, WithFallback, Fallback string
+	FallbackParam, OptionRecv      string
 	// Methods are the interface's methods, embedded ones included.
 	Methods []*Method
+	// iface is the interface's type, for the methods returning it.
+	iface types.Type
 }
 
 // Field is a wrapper's field holding one circuit.
@@ -124,10 +148,90 @@ type Method struct {
 	Request int
 	// Shape is how the method reports its error.
 	Shape Shape
+	// ErrMethod is the method of a Carrier's or Reported's result that
+	// reports its error: Err, or FirstErr.
+	ErrMethod string
+	// Row is the row type a Row method returns.
+	Row *RowType
+	// Elem is the element type of a Seq method's iter.Seq2[Elem, error].
+	Elem types.Type
+	// Reject is how a Reported method makes a result carrying a
+	// rejection.
+	Reject Reject
+	// Returns are the results whose interface a wrapper of the file
+	// guards: they come back guarded, on the method's Breaker.
+	Returns []Returned
+	// guardReturned is the method's guard_returned option.
+	guardReturned bool
+	// Fallback is when the wrapper's fallback answers the method.
+	Fallback FallbackMode
+	// Failed is the local recording that the classifier counted a
+	// Failure (FallbackFailed), Outcome the classifier's outcome there;
+	// Open the *circuit.OpenError a rejection is matched into.
+	Failed, Outcome, Open string
 	// Err is the local holding the guarded call's error, and CallErr the
 	// one inside the circuit holding next's; Ran, set when the request's
-	// body needs closing on rejection, records that next ran.
+	// body needs closing on rejection (or, for Reported, to tell a
+	// rejection), records that next ran.
 	Err, CallErr, Ran string
+	// Ticket, Settled, Yield and Value are the locals of the deferred
+	// shapes (Row, Seq): the admitted call, whether it was settled, the
+	// iterator's yield and the element it passes on.
+	Ticket, Settled, Yield, Value string
+}
+
+// FallbackMode is when a wrapper's fallback answers a guarded method.
+type FallbackMode int
+
+const (
+	// FallbackNever: the method never falls back.
+	FallbackNever FallbackMode = iota
+	// FallbackRejected: the fallback answers when the circuit rejects the
+	// call.
+	FallbackRejected
+	// FallbackFailed: also when the call ran and the classifier counted a
+	// Failure.
+	FallbackFailed
+)
+
+// Returned is a result of a method that comes back guarded: its index,
+// and the wrapper that guards it.
+type Returned struct {
+	Result  int
+	Wrapper *Wrapper
+}
+
+// RowType is the type a Row method returns: it implements the method's
+// result interface, forwarding to the row next returned, and settles the
+// call in Scan.
+type RowType struct {
+	// Name is the type's name.
+	Name string
+	// Iface is the result's type; Methods its methods, Scan among them.
+	Iface   types.Type
+	Methods []*types.Func
+	// Next, Ctx, Ticket and Err are its fields: the row next returned, the
+	// call's context, its Ticket, and the rejection when it was rejected.
+	Next, Ctx, Ticket, Err string
+	// Recv is its methods' receiver, ScanErr and DoneErr Scan's locals
+	// holding the row's error and the settlement's, and Params the names
+	// of its methods' parameters, in order.
+	Recv, ScanErr, DoneErr string
+	Params                 []string
+}
+
+// Reject is how a Reported method makes a result that carries a
+// rejection: one of its fields is set.
+type Reject struct {
+	// Func is a func(error) T of the result's package (franz-go's
+	// kgo.NewErrFetch).
+	Func *types.Func
+	// Slice marks a slice of structs with an Err error field (franz-go's
+	// kgo.ProduceResults): the result is one element with Err set.
+	Slice bool
+	// SQLRow marks a *database/sql.Row: the file's SQLRow helper makes
+	// one.
+	SQLRow bool
 }
 
 // Shape is how a guarded method reports its error. Each shape is checked
@@ -141,6 +245,19 @@ const (
 	// Carrier is a method whose only result carries its error: its Err()
 	// method reports it, and SetErr(error) sets it on rejection.
 	Carrier
+	// Row is a method whose only result is an interface whose
+	// Scan(...) error reports the call's error (pgx.Row): the wrapper
+	// admits the call, and the row it returns settles it in Scan.
+	Row
+	// Seq is a method whose only result is an iter.Seq2[T, error]: the
+	// call is admitted when iteration starts and settled by the first
+	// error or a clean end.
+	Seq
+	// Reported is a method whose only result reports its error with
+	// Err() error or FirstErr() error but cannot be set (franz-go's
+	// kgo.Fetches, *sql.Row): it is classified through that method, and a
+	// rejection is a result made as Reject says.
+	Reported
 )
 
 // Var is a parameter or result: its name in the generated code, the name
@@ -170,6 +287,11 @@ type Classifier struct {
 	// ResultType is that result's type; ResultKind how its status is read.
 	ResultType types.Type
 	ResultKind StatusKind
+	// Ctx marks a classifier that takes the call's context first and
+	// returns Ignored for an error of a call whose context the caller
+	// cancelled: every generated one but those selecting
+	// context.Canceled.
+	Ctx bool
 	// Circuits are the names of the circuits whose methods use it.
 	Circuits []string
 	// iface and method are the interface and method that use it first.
@@ -181,19 +303,20 @@ type Classifier struct {
 // ClassifierLocals are the parameters and locals of a generated
 // classifier.
 type ClassifierLocals struct {
-	Err, Result string
-	Targets     []string // one per errors.As target
-	Code, OK    string
+	Ctx, Err, Result string
+	Targets          []string // one per errors.As target
+	Code, OK         string
 	// Status is the gRPC status read from the error, for codes=.
 	Status string
 }
 
-// ErrorMatch is one selected error: a variable matched with errors.Is, or
-// a type with errors.As.
+// ErrorMatch is one selected error: a variable or constant matched with
+// errors.Is, or a type with errors.As.
 type ErrorMatch struct {
-	// Var is the variable, or nil.
-	Var *types.Var
-	// Type is the type, when Var is nil.
+	// Value is the variable (*types.Var) or constant (*types.Const), or
+	// nil.
+	Value types.Object
+	// Type is the type, when Value is nil.
 	Type types.Type
 }
 

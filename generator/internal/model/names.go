@@ -77,8 +77,19 @@ func (b *builder) nameWrapper(s *spec.Interface, w *Wrapper) bool {
 		w.Constructor = "New" + w.Type
 	}
 	w.With = w.Constructor + "WithCircuits"
+	w.Option = w.Type + "Option"
+	base := w.Type
+	for _, prefix := range []string{"Guarded", "guarded"} {
+		if rest, ok := strings.CutPrefix(base, prefix); ok && rest != "" {
+			base = rest
+		}
+	}
+	w.WithFallback = "with" + upperFirst(base) + "Fallback"
+	if token.IsExported(w.Type) {
+		w.WithFallback = "With" + upperFirst(base) + "Fallback"
+	}
 	ok := true
-	for _, n := range []string{w.Type, w.Constructor, w.With} {
+	for _, n := range []string{w.Type, w.Constructor, w.With, w.Option, w.WithFallback} {
 		if o := b.lookup(n); o != nil {
 			b.errs.Add(wpos, "%s is already declared at %s: choose another wrapper= name", n, diag.RelPath(s.Target, b.position(o.Pos()).String()))
 			ok = false
@@ -102,6 +113,7 @@ func name(f *File, home *types.Package) {
 	}
 	for _, w := range f.Wrappers {
 		pkg.taken[w.Type], pkg.taken[w.Constructor], pkg.taken[w.With] = true, true, true
+		pkg.taken[w.Option], pkg.taken[w.WithFallback] = true, true
 		// A type parameter hides a package-level name (an import, a
 		// policy) in the wrapper's declarations.
 		for _, tp := range w.TypeParams {
@@ -118,7 +130,35 @@ func name(f *File, home *types.Package) {
 		nameFields(w, policies, pkg)
 		for _, m := range w.Methods {
 			nameMethod(w, m, pkg)
+			if m.Row != nil {
+				nameRow(w, m, pkg)
+			}
+			if m.Reject.SQLRow && f.SQLRow == nil {
+				f.SQLRow = &SQLRowHelper{Func: pkg.add("rejectedSQLRow"), Connector: pkg.add("rejectedSQLConnector")}
+			}
 		}
+	}
+}
+
+// nameRow names the row type of the Row method m of w, its fields and
+// its methods' receiver and parameters.
+func nameRow(w *Wrapper, m *Method, pkg *scope) {
+	r := m.Row
+	r.Name = pkg.add(lowerFirst(w.Type) + m.Name + "Row")
+	fields := newScope(nil)
+	for _, fn := range r.Methods {
+		fields.taken[fn.Name()] = true
+	}
+	r.Next, r.Ctx, r.Ticket, r.Err = fields.add("next"), fields.add("ctx"), fields.add("ticket"), fields.add("err")
+	s := newScope(pkg)
+	r.Recv = s.add("r")
+	r.ScanErr, r.DoneErr = s.add("err"), s.add("doneErr")
+	n := 0
+	for _, fn := range r.Methods {
+		n = max(n, fn.Type().(*types.Signature).Params().Len())
+	}
+	for i := range n {
+		r.Params = append(r.Params, s.add("p"+strconv.Itoa(i)))
 	}
 }
 
@@ -138,12 +178,25 @@ func nameImports(f *File, pkg *scope) []Import {
 			if c := m.Classify; c != nil && c.Func != nil {
 				imports[c.Func.Pkg().Path()] = c.Func.Pkg().Name()
 			}
+			if m.Row != nil {
+				for _, fn := range m.Row.Methods {
+					packagesOf(fn.Type(), imports)
+				}
+			}
+			if fn := m.Reject.Func; fn != nil {
+				imports[fn.Pkg().Path()] = fn.Pkg().Name()
+			}
 		}
+	}
+	if slices.ContainsFunc(f.Wrappers, func(w *Wrapper) bool {
+		return slices.ContainsFunc(w.Methods, func(m *Method) bool { return m.Reject.SQLRow })
+	}) {
+		imports["database/sql"], imports["database/sql/driver"] = "sql", "driver"
 	}
 	for _, c := range f.Classifiers {
 		for _, e := range c.Errors {
-			if e.Var != nil {
-				imports[e.Var.Pkg().Path()] = e.Var.Pkg().Name()
+			if e.Value != nil {
+				imports[e.Value.Pkg().Path()] = e.Value.Pkg().Name()
 			} else {
 				packagesOf(e.Type, imports)
 			}
@@ -209,6 +262,7 @@ func nameFields(w *Wrapper, policies map[*Circuit]*Policy, pkg *scope) {
 	for i, fd := range w.Fields {
 		fd.Name = fields.add(bases[i])
 	}
+	w.Fallback = fields.add("fallback")
 	params := func() *scope {
 		s := newScope(pkg)
 		for _, tp := range w.TypeParams {
@@ -218,11 +272,16 @@ func nameFields(w *Wrapper, policies map[*Circuit]*Policy, pkg *scope) {
 	}
 	s := params()
 	w.NewNext, w.NewBreaker = s.add("next"), s.add("b")
+	w.NewOpts = s.add("opts")
 	s = params()
 	w.WithNext = s.add("next")
 	for i, fd := range w.Fields {
 		fd.Param = s.add(bases[i])
 	}
+	w.WithOpts = s.add("opts")
+	w.WithRecv, w.WithOpt = s.add("g"), s.add("opt")
+	s = params()
+	w.FallbackParam, w.OptionRecv = s.add("f"), s.add("g")
 }
 
 // nameMethod names the receiver, parameters and locals of m.
@@ -244,11 +303,23 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	m.Err = s.add("err")
 	m.CallErr = s.add("callErr")
-	if m.Ctx < 0 && m.Request >= 0 {
+	if m.Ctx < 0 && m.Request >= 0 || m.Shape == Reported {
 		m.Ran = s.add("ran")
 	}
+	if m.Shape == Row || m.Shape == Seq {
+		m.Ticket = s.add("ticket")
+	}
+	if m.Shape == Seq {
+		m.Settled, m.Yield, m.Value = s.add("settled"), s.add("yield"), s.add("v")
+	}
+	if m.Fallback == FallbackFailed {
+		m.Failed, m.Outcome = s.add("failed"), s.add("outcome")
+	}
+	if m.Fallback != FallbackNever {
+		m.Open = s.add("open")
+	}
 	results := len(m.Results) - 1
-	if m.Shape == Carrier {
+	if m.Shape != ErrorLast {
 		results = 1
 	}
 	for i := range results {
@@ -259,12 +330,16 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 // nameClassifier names the parameters and locals of c.
 func nameClassifier(c *Classifier, pkg *scope) ClassifierLocals {
 	s := newScope(pkg)
-	n := ClassifierLocals{Err: s.add("err")}
+	var n ClassifierLocals
+	if c.Ctx {
+		n.Ctx = s.add("ctx")
+	}
+	n.Err = s.add("err")
 	if c.Result >= 0 {
 		n.Result = s.add("result")
 	}
 	for _, e := range c.Errors {
-		if e.Var == nil {
+		if e.Value == nil {
 			n.Targets = append(n.Targets, s.add("target"))
 		}
 	}

@@ -74,7 +74,7 @@ func literalFields(p circuit.Policy) []PolicyField {
 	var out []PolicyField
 	fields, _ := spec.PolicyKeys()
 	for _, f := range fields {
-		if p.FailureRate == 0 && (f == "MinCalls" || f == "Window") {
+		if p.FailureRate == 0 && (f == "MinCalls" || f == "Window" || f == "WindowCalls") {
 			continue
 		}
 		if v := reflect.ValueOf(p).FieldByName(f); v.IsValid() && !v.IsZero() {

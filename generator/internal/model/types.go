@@ -126,3 +126,104 @@ func hasMethod(t types.Type, name string, params, results *types.Tuple) bool {
 	}
 	return types.Identical(fn.Type().(*types.Signature), types.NewSignatureType(nil, nil, nil, params, results, false))
 }
+
+// rowMethods returns the methods of t when t is an interface with a method
+// Scan(...) error, a row whose Scan reports the call's error (pgx.Row), or
+// nil.
+func rowMethods(t types.Type) []*types.Func {
+	it, ok := t.Underlying().(*types.Interface)
+	if !ok || !it.IsMethodSet() {
+		return nil
+	}
+	var ms []*types.Func
+	scan := false
+	for i := range it.NumMethods() {
+		fn := it.Method(i)
+		if !fn.Exported() {
+			return nil
+		}
+		if res := fn.Type().(*types.Signature).Results(); fn.Name() == "Scan" && res.Len() == 1 && types.Identical(res.At(0).Type(), errorType) {
+			scan = true
+		}
+		ms = append(ms, fn)
+	}
+	if !scan {
+		return nil
+	}
+	return ms
+}
+
+// seqElem returns T when t is iter.Seq2[T, error], or nil.
+func seqElem(t types.Type) types.Type {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || !isNamed(n, "iter", "Seq2") || n.TypeArgs().Len() != 2 || !types.Identical(n.TypeArgs().At(1), errorType) {
+		return nil
+	}
+	return n.TypeArgs().At(0)
+}
+
+// errMethod returns the name of t's method that reports its error, Err()
+// error or FirstErr() error, or "".
+func errMethod(t types.Type) string {
+	errResult := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
+	for _, name := range []string{"Err", "FirstErr"} {
+		if hasMethod(t, name, types.NewTuple(), errResult) {
+			return name
+		}
+	}
+	return ""
+}
+
+// rejecter returns how a result of type t, which reports its error but
+// cannot be set, is made to carry a rejection: a *database/sql.Row made by
+// the file's helper, a func(error) T of t's package, or one element of a
+// slice of structs with an Err error field.
+func rejecter(t types.Type) (Reject, bool) {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok && isNamed(p.Elem(), "database/sql", "Row") {
+		return Reject{SQLRow: true}, true
+	}
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && n.TypeArgs().Len() == 0 {
+		want := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple(types.NewParam(token.NoPos, nil, "", t)), false)
+		scope := n.Obj().Pkg().Scope()
+		var found *types.Func
+		for _, name := range scope.Names() {
+			if fn, ok := scope.Lookup(name).(*types.Func); ok && fn.Exported() && types.Identical(fn.Type(), want) {
+				if found != nil {
+					found = nil // two: neither is the obvious one
+					break
+				}
+				found = fn
+			}
+		}
+		if found != nil {
+			return Reject{Func: found}, true
+		}
+	}
+	if sl, ok := t.Underlying().(*types.Slice); ok {
+		if st, ok := sl.Elem().Underlying().(*types.Struct); ok {
+			for i := range st.NumFields() {
+				if f := st.Field(i); f.Name() == "Err" && f.Exported() && types.Identical(f.Type(), errorType) {
+					return Reject{Slice: true}, true
+				}
+			}
+		}
+	}
+	return Reject{}, false
+}
+
+// CarriesStatus reports whether a method of signature sig is HTTP-shaped:
+// it takes an *http.Request, or a result of it carries an HTTP status (an
+// *http.Response, a StatusCode() int), so that statuses= can match.
+func CarriesStatus(sig *types.Signature) bool {
+	for i := range sig.Params().Len() {
+		if isRequest(sig.Params().At(i).Type()) {
+			return true
+		}
+	}
+	for i := range sig.Results().Len() {
+		if statusKind(sig.Results().At(i).Type()) != NoStatus {
+			return true
+		}
+	}
+	return false
+}

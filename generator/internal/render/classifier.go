@@ -16,16 +16,26 @@ import (
 func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 	n := c.Locals
 	errID := func() *jen.Statement { return jen.Id(n.Err) }
-	params := []jen.Code{errID().Error()}
-	if c.Result >= 0 {
-		params = []jen.Code{jen.Id(n.Result).Add(typeCode(c.ResultType)), errID().Error()}
+	var params []jen.Code
+	if c.Ctx {
+		params = append(params, jen.Id(n.Ctx).Qual("context", "Context"))
 	}
+	if c.Result >= 0 {
+		params = append(params, jen.Id(n.Result).Add(typeCode(c.ResultType)))
+	}
+	params = append(params, errID().Error())
 	failure := jen.Return(jen.Qual(circuitPath, "Failure"))
 	var onErr []jen.Code
+	if c.Ctx {
+		onErr = append(onErr, jen.If(jen.Id(n.Ctx).Dot("Err").Call().Op("==").Qual("context", "Canceled")).Block(
+			jen.Comment("the caller gave up: not the provider's failure"),
+			jen.Return(jen.Qual(circuitPath, "Ignored")),
+		))
+	}
 	targets := n.Targets
 	for _, e := range c.Errors {
-		if e.Var != nil {
-			onErr = append(onErr, jen.If(jen.Qual("errors", "Is").Call(errID(), jen.Qual(e.Var.Pkg().Path(), e.Var.Name()))).Block(failure.Clone()))
+		if e.Value != nil {
+			onErr = append(onErr, jen.If(jen.Qual("errors", "Is").Call(errID(), jen.Qual(e.Value.Pkg().Path(), e.Value.Name()))).Block(failure.Clone()))
 			continue
 		}
 		v := targets[0]
@@ -73,7 +83,11 @@ func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 	if len(c.Circuits) > 1 {
 		users, verb = "Circuits", "use"
 	}
-	doc(f, "%s returns Failure for %s; Ignored for any other error; Success otherwise. %s %s %s it.", c.Name, describeRule(c, file.PkgPath),
+	canceled := ""
+	if c.Ctx {
+		canceled = " Ignored for any error of a call whose ctx the caller cancelled;"
+	}
+	doc(f, "%s returns%s Failure for %s; Ignored for any other error; Success otherwise. %s %s %s it.", c.Name, canceled, describeRule(c, file.PkgPath),
 		users, strings.Join(c.Circuits, ", "), verb)
 	f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(body...)
 }
@@ -89,9 +103,11 @@ func describeRule(c *model.Classifier, home string) string {
 	}
 	var parts []string
 	for _, e := range c.Errors {
-		if e.Var != nil {
-			s := types.ObjectString(e.Var, qual)[len("var "):]
-			s, _, _ = strings.Cut(s, " ")
+		if e.Value != nil {
+			s := e.Value.Name()
+			if q := qual(e.Value.Pkg()); q != "" {
+				s = q + "." + s
+			}
 			parts = append(parts, s)
 		} else {
 			parts = append(parts, types.TypeString(e.Type, qual))

@@ -9,7 +9,7 @@ import (
 )
 
 // method renders one method of the wrapper w.
-func method(f *jen.File, w *model.Wrapper, m *model.Method) {
+func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 	targs := make([]jen.Code, len(w.TypeParams))
 	for i, tp := range w.TypeParams {
 		targs[i] = jen.Id(tp.Obj().Name())
@@ -35,38 +35,40 @@ func method(f *jen.File, w *model.Wrapper, m *model.Method) {
 	} else {
 		f.Commentf("%s calls next.%s through circuit %s.", m.Name, m.Name, m.Field.Circuit.Name)
 	}
-	decl := f.Func().Params(jen.Id(m.Recv).Op("*").Id(w.Type).Types(targs...)).Id(m.Name).Params(params...)
-	switch len(results) {
-	case 0:
-	case 1:
-		decl.Add(results[0])
-	default:
-		decl.Params(results...)
-	}
+	decl := withResults(f.Func().Params(jen.Id(m.Recv).Op("*").Id(w.Type).Types(targs...)).Id(m.Name).Params(params...), results)
 	if m.Skip {
-		if len(results) == 0 {
-			decl.Block(call)
-		} else {
-			decl.Block(jen.Return(call))
-		}
+		forward(decl, call, len(results))
 		return
 	}
 	classify := jen.Id(m.Classify.Name)
 	if fn := m.Classify.Func; fn != nil {
 		classify = jen.Qual(fn.Pkg().Path(), fn.Name())
 	}
-	decl.Block(guardedBody(m, call, classify)...)
+	decl.Block(guardedBody(file, w, m, call, classify)...)
+	if m.Row != nil {
+		f.Line()
+		row(f, w, m, classify)
+	}
 }
 
 // guardedBody renders the body of a guarded method: call next inside the
 // method's circuit, classify the result. The function the circuit runs
 // declares nothing the method declares: it ignores the context it is
 // given, the method's own, and holds next's error in CallErr.
-func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
-	g := guard{m: m, call: call, classifier: classifier}
+func guardedBody(file *model.File, w *model.Wrapper, m *model.Method, call, classifier *jen.Statement) []jen.Code {
+	g := guard{w: w, m: m, call: call, classifier: classifier}
+	if file.SQLRow != nil {
+		g.sqlRow = file.SQLRow.Func
+	}
 	switch m.Shape {
 	case model.Carrier:
 		return g.carrier()
+	case model.Row:
+		return g.row()
+	case model.Seq:
+		return g.seq()
+	case model.Reported:
+		return g.reported()
 	default:
 		return g.errorLast()
 	}
@@ -74,31 +76,218 @@ func guardedBody(m *model.Method, call, classifier *jen.Statement) []jen.Code {
 
 // guard renders the parts of a guarded method's body.
 type guard struct {
+	w                *model.Wrapper
 	m                *model.Method
 	call, classifier *jen.Statement
+	// sqlRow is the file's helper making a *sql.Row that carries an
+	// error.
+	sqlRow string
+}
+
+// ctx renders the method's context: its context.Context parameter, its
+// request's, or context.Background().
+func (g guard) ctx() *jen.Statement {
+	m := g.m
+	switch {
+	case m.Ctx >= 0:
+		return jen.Id(m.Params[m.Ctx].Name)
+	case m.Request >= 0:
+		return jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
+	}
+	return jen.Qual("context", "Background").Call()
 }
 
 // run renders the call of the method's circuit with a function of body.
 func (g guard) run(body ...jen.Code) *jen.Statement {
 	m := g.m
-	ctx := jen.Qual("context", "Background").Call()
-	switch {
-	case m.Ctx >= 0:
-		ctx = jen.Id(m.Params[m.Ctx].Name)
-	case m.Request >= 0:
-		ctx = jen.Id(m.Params[m.Request].Name).Dot("Context").Call()
-	}
 	op := jen.Func().Params(jen.Qual("context", "Context")).Params(jen.Qual(circuitPath, "Outcome"), jen.Error()).Block(body...)
-	return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(ctx, op)
+	return jen.Id(m.Recv).Dot(m.Field.Name).Dot("Run").Call(g.ctx(), op)
 }
 
-// classify renders the return of the outcome of next's error errName.
+// classify renders the return of the outcome of next's error errName;
+// under fallback=failed, it records whether it is a Failure.
 func (g guard) classify(errName string) jen.Code {
-	args := []jen.Code{jen.Id(errName)}
-	if c := g.m.Classify; c.Result >= 0 {
-		args = []jen.Code{jen.Id(g.m.Results[c.Result].Name), jen.Id(errName)}
+	m := g.m
+	if m.Fallback != model.FallbackFailed {
+		return jen.Return(g.outcome(g.ctx(), errName), jen.Id(errName))
 	}
-	return jen.Return(g.classifier.Clone().Call(args...), jen.Id(errName))
+	return jen.Id(m.Outcome).Op(":=").Add(g.outcome(g.ctx(), errName)).Line().
+		Id(m.Failed).Op("=").Id(m.Outcome).Op("==").Qual(circuitPath, "Failure").Line().
+		Return(jen.Id(m.Outcome), jen.Id(errName))
+}
+
+// failedVar renders the declaration of the local recording a Failure,
+// under fallback=failed.
+func (g guard) failedVar() []jen.Code {
+	if g.m.Fallback != model.FallbackFailed {
+		return nil
+	}
+	return []jen.Code{jen.Var().Id(g.m.Failed).Bool()}
+}
+
+// fallbackCall renders the call of the fallback's method with the
+// method's arguments, its context marked with cause (circuit.WithFallback).
+func (g guard) fallbackCall(cause jen.Code) *jen.Statement {
+	m := g.m
+	args := make([]jen.Code, len(m.Params))
+	for i, p := range m.Params {
+		a := jen.Id(p.Name)
+		switch {
+		case i == m.Ctx:
+			a = jen.Qual(circuitPath, "WithFallback").Call(jen.Id(p.Name), cause)
+		case m.Ctx < 0 && i == m.Request:
+			a = jen.Id(p.Name).Dot("WithContext").Call(jen.Qual(circuitPath, "WithFallback").Call(jen.Id(p.Name).Dot("Context").Call(), cause))
+		}
+		if m.Variadic && i == len(m.Params)-1 {
+			a.Op("...")
+		}
+		args[i] = a
+	}
+	return jen.Id(m.Recv).Dot(g.w.Fallback).Dot(m.Name).Call(args...)
+}
+
+// fallback renders, for a method that falls back, the statements that
+// run then when the call's error errName says so: a rejection (a
+// *circuit.OpenError), or under fallback=failed a Failure. outer adds the
+// test that there is an error. then renders what answers from the
+// fallback's call.
+func (g guard) fallback(errName string, outer bool, then func(call *jen.Statement) []jen.Code) []jen.Code {
+	m := g.m
+	if m.Fallback == model.FallbackNever {
+		return nil
+	}
+	cond := jen.Qual("errors", "As").Call(jen.Id(errName), jen.Op("&").Id(m.Open))
+	if m.Fallback == model.FallbackFailed {
+		cond = jen.Id(m.Failed).Op("||").Add(cond)
+	}
+	has := jen.Id(m.Recv).Dot(g.w.Fallback).Op("!=").Nil()
+	if outer {
+		has = jen.Id(errName).Op("!=").Nil().Op("&&").Add(has)
+	}
+	return []jen.Code{jen.If(has).Block(
+		jen.Var().Id(m.Open).Op("*").Qual(circuitPath, "OpenError"),
+		jen.If(cond).Block(then(g.fallbackCall(jen.Id(errName)))...),
+	)}
+}
+
+// answer renders the return of the fallback's call.
+func answer(call *jen.Statement) []jen.Code { return []jen.Code{jen.Return(call)} }
+
+// outcome renders the classifier's call on next's error errName, in the
+// call's context ctx.
+func (g guard) outcome(ctx jen.Code, errName string) *jen.Statement {
+	c := g.m.Classify
+	var args []jen.Code
+	if c.Ctx {
+		args = append(args, ctx)
+	}
+	if c.Result >= 0 {
+		args = append(args, jen.Id(g.m.Results[c.Result].Name))
+	}
+	return g.classifier.Clone().Call(append(args, jen.Id(errName))...)
+}
+
+// admit renders the admission of a deferred call: its Ticket, and the
+// statements that run when it is rejected.
+func (g guard) admit(rejected ...jen.Code) jen.Code {
+	m := g.m
+	return jen.List(jen.Id(m.Ticket), jen.Id(m.Err)).Op(":=").Id(m.Recv).Dot(m.Field.Name).Dot("Allow").Call(g.ctx()).Line().
+		If(jen.Id(m.Err).Op("!=").Nil()).Block(rejected...)
+}
+
+// row renders the body of a method returning a row whose Scan reports the
+// call's error: admitted here, settled by the row's Scan.
+func (g guard) row() []jen.Code {
+	m, r := g.m, g.m.Row
+	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Op("&").Id(r.Name).Values(jen.Id(r.Err).Op(":").Id(m.Err))))
+	return []jen.Code{
+		g.admit(rejected...),
+		jen.Return(jen.Op("&").Id(r.Name).Values(
+			jen.Id(r.Next).Op(":").Add(g.call),
+			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
+			jen.Id(r.Ticket).Op(":").Id(m.Ticket),
+		)),
+	}
+}
+
+// seq renders the body of a method returning an iter.Seq2[T, error]: the
+// call is admitted when iteration starts and settled by the first error or
+// a clean end; stopping early, or a panic, settles it as Ignored.
+func (g guard) seq() []jen.Code {
+	m := g.m
+	elem := typeCode(m.Elem)
+	ignored := jen.Qual(circuitPath, "Ignored")
+	settle := func(o jen.Code) jen.Code {
+		return jen.Id(m.Settled).Op("=").True().Line().Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(o)
+	}
+	loop := jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(g.call)).Block(
+		jen.If(jen.Id(m.CallErr).Op("!=").Nil().Op("&&").Op("!").Id(m.Settled)).Block(settle(g.outcome(g.ctx(), m.CallErr))),
+		jen.If(jen.Op("!").Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr))).Block(jen.Return()),
+	)
+	end := jen.If(jen.Op("!").Id(m.Settled)).Block(
+		jen.Id(m.Settled).Op("=").True(),
+		jen.If(jen.Id(m.CallErr).Op(":=").Id(m.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Success")), jen.Id(m.CallErr).Op("!=").Nil()).Block(
+			jen.Var().Id(m.Value).Add(typeCode(m.Elem)),
+			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr)),
+		),
+	)
+	return []jen.Code{jen.Return(jen.Func().Params(jen.Id(m.Yield).Func().Params(elem, jen.Error()).Bool()).Block(
+		g.admit(append(g.fallback(m.Err, false, func(call *jen.Statement) []jen.Code {
+			// Iterate the fallback's sequence instead.
+			return []jen.Code{
+				jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(call)).Block(
+					jen.If(jen.Op("!").Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr))).Block(jen.Return()),
+				),
+				jen.Return(),
+			}
+		}),
+			jen.Var().Id(m.Value).Add(typeCode(m.Elem)),
+			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.Err)),
+			jen.Return(),
+		)...),
+		jen.Id(m.Settled).Op(":=").False(),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Op("!").Id(m.Settled)).Block(
+				jen.Comment("stopped early, or a panic: neither a success nor a failure"),
+				jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(ignored),
+			),
+		).Call(),
+		loop,
+		end,
+	))}
+}
+
+// reported renders the body of a method whose result reports its error
+// but cannot be set: classified through its error method; a rejection is a
+// result made to carry it.
+func (g guard) reported() []jen.Code {
+	m := g.m
+	r := jen.Id(m.Results[0].Name)
+	t := m.Results[0].Type
+	var reject jen.Code
+	switch {
+	case m.Reject.Func != nil:
+		reject = jen.Qual(m.Reject.Func.Pkg().Path(), m.Reject.Func.Name()).Call(jen.Id(m.Err))
+	case m.Reject.Slice:
+		reject = jen.Add(typeCode(t)).Values(jen.Values(jen.Id("Err").Op(":").Id(m.Err)))
+	case m.Reject.SQLRow:
+		reject = jen.Id(g.sqlRow).Call(jen.Id(m.Err))
+	}
+	body := append([]jen.Code{jen.Var().Add(r).Add(typeCode(t)), jen.Var().Id(m.Ran).Bool()}, g.failedVar()...)
+	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(
+		jen.Id(m.Ran).Op("=").True(),
+		jen.Add(r).Op("=").Add(g.call),
+		jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
+		g.classify(m.CallErr),
+	)))
+	body = append(body, g.fallback(m.Err, true, answer)...)
+	return append(body,
+		jen.If(jen.Op("!").Id(m.Ran)).Block(
+			jen.Comment("rejected: next was not called"),
+			jen.Return(reject),
+		),
+		jen.Return(r),
+	)
 }
 
 // carrier renders the body of a method whose result carries its error.
@@ -107,27 +296,28 @@ func (g guard) carrier() []jen.Code {
 	r := jen.Id(m.Results[0].Name)
 	errID := jen.Id(m.Err)
 	elem := typeCode(types.Unalias(m.Results[0].Type).(*types.Pointer).Elem())
-	return []jen.Code{
-		jen.Var().Add(r).Add(typeCode(m.Results[0].Type)),
-		jen.Id(m.Err).Op(":=").Add(g.run(
-			jen.Add(r).Op("=").Add(g.call),
-			jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
-			g.classify(m.CallErr),
-		)),
+	body := append([]jen.Code{jen.Var().Add(r).Add(typeCode(m.Results[0].Type))}, g.failedVar()...)
+	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(
+		jen.Add(r).Op("=").Add(g.call),
+		jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
+		g.classify(m.CallErr),
+	)))
+	body = append(body, g.fallback(m.Err, true, answer)...)
+	return append(body,
 		jen.If(jen.Add(r).Op("==").Nil()).Block(
 			jen.Comment("rejected: next was not called"),
 			jen.Add(r).Op("=").New(elem),
 		),
 		jen.If(errID.Clone().Op("!=").Nil()).Block(jen.Add(r).Dot("SetErr").Call(errID)),
 		jen.Return(r),
-	}
+	)
 }
 
 // errorLast renders the body of a method that returns error last.
 func (g guard) errorLast() []jen.Code {
 	m := g.m
 	locals := m.Results[:len(m.Results)-1]
-	if len(locals) == 0 && m.Ran == "" {
+	if len(locals) == 0 && m.Ran == "" && m.Fallback == model.FallbackNever {
 		// No local outside the circuit: next's error is err.
 		return []jen.Code{jen.Return(g.run(jen.Id(m.Err).Op(":=").Add(g.call), g.classify(m.Err)))}
 	}
@@ -144,6 +334,7 @@ func (g guard) errorLast() []jen.Code {
 		body = append(body, jen.Var().Id(m.Ran).Bool())
 		inner = append(inner, jen.Id(m.Ran).Op("=").True())
 	}
+	body = append(body, g.failedVar()...)
 	if len(locals) == 0 {
 		inner = append(inner, jen.Id(m.CallErr).Op(":=").Add(g.call))
 	} else {
@@ -151,12 +342,23 @@ func (g guard) errorLast() []jen.Code {
 	}
 	inner = append(inner, g.classify(m.CallErr))
 	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(inner...)))
+	// The fallback, when the call did not go through, before the
+	// request's body is closed: the fallback owns it as next would.
+	body = append(body, g.fallback(m.Err, true, answer)...)
 	if m.Ran != "" {
 		// Like http.RoundTripper and http.Client.Do, close the request's
 		// body even when the call was rejected and next never saw it.
 		req := jen.Id(m.Params[m.Request].Name).Dot("Body")
 		body = append(body, jen.If(jen.Op("!").Id(m.Ran).Op("&&").Add(req.Clone()).Op("!=").Nil()).Block(
 			jen.Id("_").Op("=").Add(req.Clone()).Dot("Close").Call(),
+		))
+	}
+	for _, ret := range m.Returns {
+		// A returned interface this file guards comes back guarded, on
+		// the same Breaker.
+		r := jen.Id(m.Results[ret.Result].Name)
+		body = append(body, jen.If(r.Clone().Op("!=").Nil()).Block(
+			r.Clone().Op("=").Id(ret.Wrapper.Constructor).Call(r.Clone(), jen.Id(m.Recv).Dot(m.Field.Name).Dot("Breaker").Call()),
 		))
 	}
 	return append(body, jen.Return(out...))

@@ -10,9 +10,14 @@
 //  3. the package-level policies, in one var block, in the order of first
 //     use;
 //  4. each wrapper, in the model's order: its type, its two constructors,
-//     the assertion that it implements the interface, then its methods in
-//     the interface's method order;
-//  5. the generated classifiers, in the order of first use.
+//     then its methods in the interface's method order, each Row method's
+//     row type after it;
+//  5. the generated classifiers, in the order of first use, then the
+//     helper making a *sql.Row that carries a rejection, when a method
+//     needs it.
+//
+// The assertion that each wrapper implements its interface is in a test
+// file beside it (Assertions).
 package render
 
 import (
@@ -31,15 +36,7 @@ const circuitPath = model.CircuitPath
 
 // File renders f as a gofmt'd Go file.
 func File(f *model.File) ([]byte, error) {
-	out := jen.NewFilePathName(f.PkgPath, f.PkgName)
-	out.HeaderComment(load.Header)
-	for _, imp := range f.Imports {
-		if imp.Alias {
-			out.ImportAlias(imp.Path, imp.Name)
-		} else {
-			out.ImportName(imp.Path, imp.Name)
-		}
-	}
+	out := newFile(f)
 	versionMarker(out)
 	if len(f.Policies) > 0 {
 		out.Var().DefsFunc(func(g *jen.Group) {
@@ -52,18 +49,60 @@ func File(f *model.File) ([]byte, error) {
 		wrapper(out, w)
 		for _, m := range w.Methods {
 			out.Line()
-			method(out, w, m)
+			method(out, f, w, m)
 		}
 	}
 	for _, c := range f.Classifiers {
 		out.Line()
 		classifier(out, f, c)
 	}
+	if f.SQLRow != nil {
+		out.Line()
+		sqlRow(out, f.SQLRow)
+	}
 	var buf bytes.Buffer
 	if err := out.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s: %w", f.Path, err)
 	}
 	return groupImports(buf.Bytes()), nil
+}
+
+// newFile returns a jennifer file of f's package with our header and the
+// import names the model chose.
+func newFile(f *model.File) *jen.File {
+	out := jen.NewFilePathName(f.PkgPath, f.PkgName)
+	out.HeaderComment(load.Header)
+	for _, imp := range f.Imports {
+		if imp.Alias {
+			out.ImportAlias(imp.Path, imp.Name)
+		} else {
+			out.ImportName(imp.Path, imp.Name)
+		}
+	}
+	return out
+}
+
+// withResults adds a function's results to its declaration: none, one,
+// or several in parentheses.
+func withResults(decl *jen.Statement, results []jen.Code) *jen.Statement {
+	switch len(results) {
+	case 0:
+	case 1:
+		decl.Add(results[0])
+	default:
+		decl.Params(results...)
+	}
+	return decl
+}
+
+// forward renders the body of a method that calls call and returns what
+// it returns.
+func forward(decl *jen.Statement, call *jen.Statement, results int) {
+	if results == 0 {
+		decl.Block(call)
+	} else {
+		decl.Block(jen.Return(call))
+	}
 }
 
 // RuntimeVersion is the version of generated files the output needs the

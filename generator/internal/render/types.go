@@ -120,13 +120,5 @@ func signature(sig *types.Signature) *jen.Statement {
 	for i := range sig.Results().Len() {
 		results[i] = typeCode(sig.Results().At(i).Type())
 	}
-	s := jen.Params(params...)
-	switch len(results) {
-	case 0:
-	case 1:
-		s.Add(results[0])
-	default:
-		s.Params(results...)
-	}
-	return s
+	return withResults(jen.Params(params...), results)
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"go/types"
 	"strings"
@@ -10,8 +11,7 @@ import (
 	"github.com/circuitgen/circuitgen/generator/internal/model"
 )
 
-// wrapper renders the wrapper type of w, its constructors and the
-// assertion that it implements the interface.
+// wrapper renders the wrapper type of w and its constructors.
 func wrapper(f *jen.File, w *model.Wrapper) {
 	tparams := make([]jen.Code, len(w.TypeParams))
 	targs := make([]jen.Code, len(w.TypeParams))
@@ -24,7 +24,7 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	circuitType := func() *jen.Statement { return jen.Op("*").Qual(circuitPath, "Circuit") }
 
 	f.Line()
-	doc(f, "%s is a %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next:", w.Type, w.Interface)
+	doc(f, "%s is a %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next, or the answer of its fallback (%s):", w.Type, w.Interface, w.WithFallback)
 	f.Comment("")
 	for _, line := range usage(w) {
 		f.Comment("\t" + line)
@@ -33,7 +33,21 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	for _, fd := range w.Fields {
 		fields = append(fields, jen.Id(fd.Name).Add(circuitType()).Comment(fd.Circuit.Name))
 	}
+	fields = append(fields, jen.Id(w.Fallback).Add(iface()).Comment("nil: no fallback"))
 	f.Type().Id(w.Type).Types(tparams...).Struct(fields...)
+
+	option := func() *jen.Statement { return jen.Id(w.Option).Types(targs...) }
+	f.Line()
+	doc(f, "%s configures a %s made by %s or %s.", w.Option, w.Type, w.Constructor, w.With)
+	f.Type().Id(w.Option).Types(tparams...).Func().Params(jen.Op("*").Add(self()))
+
+	f.Line()
+	doc(f, "%s answers a call of a guarded method that the circuit rejects from f: f's method runs with the same arguments, its context marked with the *circuit.OpenError (circuit.FromFallback), and its results are returned. A method with fallback=failed also falls back when the call ran and its error counted as a failure; one with fallback=never never does. The rejection is still observed; a caller tells the answer came from f by f's own results.", w.WithFallback)
+	f.Func().Id(w.WithFallback).Types(tparams...).Params(jen.Id(w.FallbackParam).Add(iface())).Add(option()).Block(
+		jen.Return(jen.Func().Params(jen.Id(w.OptionRecv).Op("*").Add(self())).Block(
+			jen.Id(w.OptionRecv).Dot(w.Fallback).Op("=").Id(w.FallbackParam),
+		)),
+	)
 
 	f.Line()
 	doc(f, "%s returns a %s that calls next through the circuits of b, with the policies circuitgen was given.", w.Constructor, w.Type)
@@ -41,7 +55,10 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	for _, fd := range w.Fields {
 		binds = append(binds, jen.Id(w.NewBreaker).Dot("Circuit").Call(jen.Lit(fd.Circuit.Name), jen.Id(fd.Policy.Var)))
 	}
-	f.Func().Id(w.Constructor).Types(tparams...).Params(jen.Id(w.NewNext).Add(iface()), jen.Id(w.NewBreaker).Op("*").Qual(circuitPath, "Breaker")).Op("*").Add(self()).Block(
+	binds = append(binds, jen.Id(w.NewOpts).Op("..."))
+	f.Func().Id(w.Constructor).Types(tparams...).Params(
+		jen.Id(w.NewNext).Add(iface()), jen.Id(w.NewBreaker).Op("*").Qual(circuitPath, "Breaker"), jen.Id(w.NewOpts).Op("...").Add(option()),
+	).Op("*").Add(self()).Block(
 		jen.Return(jen.Id(w.With).Types(targs...).CallFunc(func(g *jen.Group) {
 			for _, b := range binds {
 				g.Line().Add(b)
@@ -66,19 +83,47 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 		params = append(params, p)
 		values = append(values, jen.Id(fd.Name).Op(":").Id(fd.Param))
 	}
+	params = append(params, jen.Id(w.WithOpts).Op("...").Add(option()))
+	recv := jen.Id(w.WithRecv)
 	f.Func().Id(w.With).Types(tparams...).Params(params...).Op("*").Add(self()).Block(
-		jen.Return(jen.Op("&").Add(self()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, values...)),
+		recv.Clone().Op(":=").Op("&").Add(self()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, values...),
+		jen.For(jen.List(jen.Id("_"), jen.Id(w.WithOpt)).Op(":=").Range().Id(w.WithOpts)).Block(jen.Id(w.WithOpt).Call(recv.Clone())),
+		jen.Return(recv.Clone()),
 	)
 
-	f.Line()
-	if len(w.TypeParams) == 0 {
-		f.Var().Id("_").Qual(w.PkgPath, w.Interface).Op("=").Parens(jen.Op("*").Id(w.Type)).Parens(jen.Nil())
-	} else {
-		f.Comment("The wrapper implements " + w.Interface + " for every instantiation.")
-		f.Func().Id("_").Types(tparams...).Params().Block(
-			jen.Var().Id("_").Add(iface()).Op("=").Parens(jen.Op("*").Add(self())).Parens(jen.Nil()),
+}
+
+// Assertions renders the test file beside f's output that asserts, for each
+// wrapper, that it implements its interface. The assertion is checked
+// when the package's tests compile (go vet, go test), not when the package
+// builds: a stale output, its interface grown a method, never stops a tool
+// that loads the package (another generator, such as moq, run first).
+func Assertions(f *model.File) ([]byte, error) {
+	out := newFile(f)
+	for _, w := range f.Wrappers {
+		tparams := make([]jen.Code, len(w.TypeParams))
+		targs := make([]jen.Code, len(w.TypeParams))
+		for i, tp := range w.TypeParams {
+			tparams[i] = jen.Id(tp.Obj().Name()).Add(constraint(tp.Constraint()))
+			targs[i] = jen.Id(tp.Obj().Name())
+		}
+		iface := jen.Qual(w.PkgPath, w.Interface).Types(targs...)
+		out.Line()
+		if len(w.TypeParams) == 0 {
+			out.Comment(w.Type + " implements " + w.Interface + ".")
+			out.Var().Id("_").Add(iface).Op("=").Parens(jen.Op("*").Id(w.Type)).Parens(jen.Nil())
+			continue
+		}
+		out.Comment(w.Type + " implements " + w.Interface + " for every instantiation.")
+		out.Func().Id("_").Types(tparams...).Params().Block(
+			jen.Var().Id("_").Add(iface).Op("=").Parens(jen.Op("*").Id(w.Type).Types(targs...)).Parens(jen.Nil()),
 		)
 	}
+	var buf bytes.Buffer
+	if err := out.Render(&buf); err != nil {
+		return nil, fmt.Errorf("render %s: %w", f.TestPath, err)
+	}
+	return groupImports(buf.Bytes()), nil
 }
 
 // usage returns the lines of the wrapper's usage example.
@@ -99,22 +144,34 @@ func usage(w *model.Wrapper) []string {
 	}
 	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(args, ", "))
 	var results []string
-	if first.Shape == model.Carrier {
-		call += ".Err()"
-	} else {
+	switch first.Shape {
+	case model.Carrier, model.Reported:
+		call += "." + first.ErrMethod + "()"
+	case model.Row:
+		call += ".Scan(…)"
+	case model.Seq:
+	default:
 		for range len(first.Results) - 1 {
 			results = append(results, "_")
 		}
 	}
-	lhs := strings.Join(append(results, "err"), ", ")
-	return []string{
-		fmt.Sprintf("client := %s(next, b) // b: the application's *circuit.Breaker", w.Constructor),
-		fmt.Sprintf("%s := %s", lhs, call),
+	lines := []string{fmt.Sprintf("client := %s(next, b) // b: the application's *circuit.Breaker", w.Constructor)}
+	check := []string{
 		"var open *circuit.OpenError",
 		"if errors.As(err, &open) {",
 		fmt.Sprintf("\t// circuit %s is open: retry after open.RetryAfter()", first.Field.Circuit.Name),
 		"}",
 	}
+	if first.Shape == model.Seq {
+		lines = append(lines, fmt.Sprintf("for _, err := range %s {", call))
+		for _, l := range check {
+			lines = append(lines, "\t"+l)
+		}
+		return append(lines, "}")
+	}
+	lhs := strings.Join(append(results, "err"), ", ")
+	lines = append(lines, fmt.Sprintf("%s := %s", lhs, call))
+	return append(lines, check...)
 }
 
 // constraint renders a type parameter's constraint, unwrapping the

@@ -19,7 +19,8 @@ type OptionDoc struct {
 	// Levels says where it may be given.
 	Levels string
 	// Policy marks an option of circuit.Policy; Default is its value in
-	// circuit.DefaultPolicy ("off" when zero).
+	// circuit.DefaultPolicy ("off" when zero), or another option's value
+	// when not given ("" for none).
 	Policy  bool
 	Default string
 }
@@ -28,7 +29,7 @@ type OptionDoc struct {
 func Docs() []OptionDoc {
 	docs := make([]OptionDoc, len(schema))
 	for i, k := range schema {
-		d := OptionDoc{Name: k.Name, Value: k.Value, Doc: k.Doc, Policy: k.Field != ""}
+		d := OptionDoc{Name: k.Name, Value: k.Value, Doc: k.Doc, Policy: k.Field != "", Default: k.Default}
 		var where []string
 		for _, l := range []struct {
 			l    level

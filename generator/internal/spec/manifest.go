@@ -191,7 +191,11 @@ func (r *manifestReader) iface(n *yaml.Node) *Interface {
 			} else {
 				spec.Name = s
 			}
-			if !token.IsIdentifier(spec.Name) || (spec.PkgPath == "" && strings.Contains(s, ".")) {
+			switch {
+			case strings.HasPrefix(s, "*"):
+				r.add(v, "source %q is a pointer: a manifest guards an interface; for a struct client, circuitgen init -source %s writes an interface of its methods to guard instead", s, strings.TrimPrefix(s, "*"))
+				badSource = true
+			case !token.IsIdentifier(spec.Name) || (spec.PkgPath == "" && strings.Contains(s, ".")):
 				r.add(v, "source %q must be IMPORTPATH.Interface or a bare interface name", s)
 				badSource = true
 			}

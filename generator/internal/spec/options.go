@@ -43,7 +43,13 @@ type Options struct {
 	Wrapper Value[string]
 	Circuit Value[string]
 	Skip    List[string]
-	Policy  PolicyOptions
+	// GuardReturned says whether a returned interface the run guards
+	// comes back guarded.
+	GuardReturned Value[bool]
+	// Fallback says when the wrapper's fallback answers: rejected,
+	// failed or never.
+	Fallback Value[string]
+	Policy   PolicyOptions
 	// Errors, Statuses, Codes and Classifier say what counts as a
 	// failure. They are one group: a level that gives any of them
 	// replaces all those of the enclosing level.
@@ -59,11 +65,13 @@ type PolicyOptions struct {
 	Rate        Value[float64]
 	MinCalls    Value[int]
 	Window      Value[time.Duration]
+	WindowCalls Value[int]
 	Slow        Value[time.Duration]
 	Cooldown    Value[time.Duration]
 	MaxCooldown Value[time.Duration]
 	Lease       Value[time.Duration]
 	CloseAfter  Value[int]
+	ObserveOnly Value[bool]
 }
 
 // StatusRange is an inclusive range of HTTP status codes.

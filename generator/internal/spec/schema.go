@@ -46,6 +46,9 @@ type key struct {
 	Value string
 	// Doc says what the option does, for the README and the init scaffold.
 	Doc string
+	// Default is, for an option that is not a policy field's, its value
+	// when not given ("" for none).
+	Default string
 	// list marks an option whose value is a list: comma-separated in a
 	// directive, a YAML sequence in a manifest; entry describes an entry.
 	list  bool
@@ -77,6 +80,10 @@ var schema = []*key{
 		parse: parseCircuitName, yamlTags: str, slot: func(o *Options) slot { return &o.Circuit }},
 	{Name: "skip", Levels: atInterface, list: true, entry: "a method name", Value: "method names", Doc: "methods that call straight through, unguarded, embedded ones included (a method directive says //circuitgen:skip, a manifest method skip: true)",
 		parse: parseIdent, yamlTags: str, slot: func(o *Options) slot { return &o.Skip }},
+	{Name: "guard_returned", Levels: atInterface | atMethod, Value: "true or false", Doc: "whether an interface a method returns comes back guarded, on the same Breaker, when this run guards that interface too",
+		parse: parseBool, yamlTags: []string{"!!bool"}, slot: func(o *Options) slot { return &o.GuardReturned }, Default: "true"},
+	{Name: "fallback", Levels: atInterface | atMethod, Value: "rejected, failed or never", Doc: "when the wrapper's fallback (With…Fallback) answers the call with its own method: rejected, when the circuit rejects it (a *circuit.OpenError); failed, also when it ran and the classifier counted a Failure; never, not for this method (a write)",
+		parse: parseFallback, yamlTags: str, slot: func(o *Options) slot { return &o.Fallback }, Default: "rejected"},
 	{Name: "threshold", Levels: policyLevels, Value: "1..1000, or 0 with rate", Doc: "consecutive failures that open the circuit (0: this rule off)",
 		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.Threshold },
 		Field: "FailureThreshold", apply: func(d *circuit.Policy, p *PolicyOptions) { d.FailureThreshold = p.Threshold.Val }},
@@ -89,6 +96,9 @@ var schema = []*key{
 	{Name: "window", Levels: policyLevels, Value: "a duration, 1s..1h", Doc: "the span rate and min_calls count over (used only with rate)",
 		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.Window },
 		Field: "Window", apply: func(d *circuit.Policy, p *PolicyOptions) { d.Window = p.Window.Val }},
+	{Name: "window_calls", Levels: policyLevels, Value: "1..10000", Doc: "instead of window: the last this many completed calls are what rate and min_calls count over (used only with rate)",
+		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.WindowCalls },
+		Field: "WindowCalls", apply: func(d *circuit.Policy, p *PolicyOptions) { d.WindowCalls = p.WindowCalls.Val }},
 	{Name: "slow", Levels: policyLevels, Value: "a duration", Doc: "a success slower than this counts as a failure",
 		parse: parseDuration, yamlTags: str, slot: func(o *Options) slot { return &o.Policy.Slow },
 		Field: "SlowCall", apply: func(d *circuit.Policy, p *PolicyOptions) { d.SlowCall = p.Slow.Val }},
@@ -104,7 +114,10 @@ var schema = []*key{
 	{Name: "close_after", Levels: policyLevels, Value: "0..100", Doc: "probe successes in a row that close a half-open circuit (0 or 1: one)",
 		parse: parseInt, yamlTags: integer, slot: func(o *Options) slot { return &o.Policy.CloseAfter },
 		Field: "CloseAfter", apply: func(d *circuit.Policy, p *PolicyOptions) { d.CloseAfter = p.CloseAfter.Val }},
-	{Name: "errors", Levels: atInterface | atMethod, list: true, entry: "an error type or variable", Value: "error types and variables", Doc: "errors that count as failures: types (*ConnectionError, *net/url.Error) matched with errors.As, variables (io.ErrUnexpectedEOF, context.DeadlineExceeded) with errors.Is",
+	{Name: "observe_only", Levels: policyLevels, Value: "true or false", Doc: "decide, record and report as usual but never reject: a call the circuit would reject runs, and observers hear it as an observed rejection (a trial rollout)",
+		parse: parseBool, yamlTags: []string{"!!bool"}, slot: func(o *Options) slot { return &o.Policy.ObserveOnly },
+		Field: "ObserveOnly", apply: func(d *circuit.Policy, p *PolicyOptions) { d.ObserveOnly = p.ObserveOnly.Val }},
+	{Name: "errors", Levels: atInterface | atMethod, list: true, entry: "an error type, variable or constant", Value: "error types, variables and constants", Doc: "errors that count as failures: types (*ConnectionError, *net/url.Error) matched with errors.As, variables (io.ErrUnexpectedEOF, context.DeadlineExceeded) and constants of an error type (kafka.LeaderNotAvailable) with errors.Is",
 		parse: parseText, yamlTags: str, slot: func(o *Options) slot { return &o.Errors }, classifies: true},
 	{Name: "statuses", Levels: atInterface | atMethod, list: true, entry: `a code such as 503 or a range such as "500-599"`, Value: "HTTP statuses and ranges (502-504,429)", Doc: "statuses that count as failures, read from an error's StatusCode() int or HTTPStatusCode() int, and from an *http.Response (or a result with StatusCode() int) when the error is nil",
 		parse: parseStatusValue, yamlTags: []string{"!!int", "!!str"}, slot: func(o *Options) slot { return &o.Statuses }, classifies: true},
@@ -161,6 +174,33 @@ func parseCircuitName(s string) (any, error) {
 		return nil, message(fmt.Sprintf("invalid circuit name %q: %s", s, reason(err)))
 	}
 	return s, nil
+}
+
+// Fallback modes: when a wrapper's fallback answers a method.
+const (
+	FallbackRejected = "rejected"
+	FallbackFailed   = "failed"
+	FallbackNever    = "never"
+)
+
+// parseFallback reads a fallback mode.
+func parseFallback(s string) (any, error) {
+	switch s {
+	case FallbackRejected, FallbackFailed, FallbackNever:
+		return s, nil
+	}
+	return nil, fmt.Errorf("%q is not rejected, failed or never", s)
+}
+
+// parseBool reads true or false.
+func parseBool(s string) (any, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return nil, fmt.Errorf("%q is not true or false", s)
 }
 
 // parseIdent reads a method name.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package otelcircuit_test
+package bench
 
 import "time"
 

@@ -1,7 +1,9 @@
-package redisstore_test
+package bench
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -33,7 +35,7 @@ func newGobreakerStore(c *redis.Client) *gobreakerStore {
 }
 
 func (s *gobreakerStore) Lock(name string) error {
-	token := newID()
+	token := lockToken()
 	ok, err := s.c.SetNX(context.Background(), name, token, lockExpiry).Result()
 	if err != nil {
 		return err
@@ -65,4 +67,11 @@ func (s *gobreakerStore) GetData(name string) ([]byte, error) {
 
 func (s *gobreakerStore) SetData(name string, data []byte) error {
 	return s.c.Set(context.Background(), name, data, 0).Err()
+}
+
+// lockToken returns 16 random bytes as 32 hex digits, a lock's value.
+func lockToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

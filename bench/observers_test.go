@@ -1,4 +1,4 @@
-package otelcircuit_test
+package bench
 
 // The cost of observing a Breaker's calls, on the calls that dominate
 // traffic, over the file store: no observer, a CallObserver that does
@@ -6,7 +6,7 @@ package otelcircuit_test
 // SDK's meter provider, each a sub-benchmark of the same binary, for the
 // ratios:
 //
-//	go test -run '^$' -bench . -benchmem ./runtime/otelcircuit/
+//	go test -run '^$' -bench Observers -benchmem ./bench/
 //
 // Beside ns/op each reports cpu-ns/op, the process's CPU time per call: on a
 // machine shared with other work the wall clock also counts the time the
@@ -26,25 +26,26 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/prommetrics"
 )
 
-func succeed(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
-func fail(context.Context) (circuit.Outcome, error)    { return circuit.Failure, errDown }
+var errObservedDown = errors.New("dependency down")
 
-// idle is a CallObserver that does nothing: what the Breaker itself spends
+func observedFail(context.Context) (circuit.Outcome, error) { return circuit.Failure, errObservedDown }
+
+// idleObserver is a CallObserver that does nothing: what the Breaker itself spends
 // on a call for its CallObservers, timing the call included.
-type idle struct{}
+type idleObserver struct{}
 
-func (idle) ObserveTransition(circuit.Transition)                                   {}
-func (idle) ObserveTransitionContext(context.Context, circuit.Transition)           {}
-func (idle) ObserveRejection(context.Context, *circuit.OpenError)                   {}
-func (idle) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
+func (idleObserver) ObserveTransition(circuit.Transition)                                   {}
+func (idleObserver) ObserveTransitionContext(context.Context, circuit.Transition)           {}
+func (idleObserver) ObserveRejection(context.Context, *circuit.OpenError)                   {}
+func (idleObserver) ObserveOutcome(context.Context, string, circuit.Outcome, time.Duration) {}
 
-// observers are the configurations compared, by sub-benchmark name.
-var observers = []struct {
+// observerKinds are the configurations compared, by sub-benchmark name.
+var observerKinds = []struct {
 	name string
 	opts func(b *testing.B) []circuit.Option
 }{
 	{"none", func(*testing.B) []circuit.Option { return nil }},
-	{"idle", func(*testing.B) []circuit.Option { return []circuit.Option{circuit.WithObserver(idle{})} }},
+	{"idle", func(*testing.B) []circuit.Option { return []circuit.Option{circuit.WithObserver(idleObserver{})} }},
 	{"prometheus", func(*testing.B) []circuit.Option {
 		return []circuit.Option{circuit.WithObserver(prommetrics.NewObserver())}
 	}},
@@ -57,10 +58,10 @@ var observers = []struct {
 	}},
 }
 
-// benchEach runs bench once per observer configuration, over a new file
+// benchObservers runs bench once per observer configuration, over a new file
 // store. bench prepares, then calls loop around its b.Loop.
-func benchEach(b *testing.B, bench func(b *testing.B, br *circuit.Breaker, loop func(func()))) {
-	for _, o := range observers {
+func benchObservers(b *testing.B, bench func(b *testing.B, br *circuit.Breaker, loop func(func()))) {
+	for _, o := range observerKinds {
 		b.Run("observer="+o.name, func(b *testing.B) {
 			s, err := filestore.Open(b.TempDir())
 			if err != nil {
@@ -80,31 +81,33 @@ func benchEach(b *testing.B, bench func(b *testing.B, br *circuit.Breaker, loop 
 	}
 }
 
-func BenchmarkClosedSuccess(b *testing.B) {
-	benchEach(b, func(b *testing.B, br *circuit.Breaker, loop func(func())) {
+func BenchmarkObserversClosedSuccess(b *testing.B) {
+	benchObservers(b, func(b *testing.B, br *circuit.Breaker, loop func(func())) {
 		ctx := context.Background()
-		if err := br.Run(ctx, "billing-api", policy, succeed); err != nil { // creates the record
+		if err := br.Run(ctx, "billing-api", observedPolicy, succeedOp); err != nil { // creates the record
 			b.Fatal(err)
 		}
 		loop(func() {
-			if err := br.Run(ctx, "billing-api", policy, succeed); err != nil {
+			if err := br.Run(ctx, "billing-api", observedPolicy, succeedOp); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 }
 
-func BenchmarkOpenRejection(b *testing.B) {
-	long := circuit.Policy{FailureThreshold: 1, Cooldown: circuit.MaxCooldown, ProbeLease: time.Minute}
-	benchEach(b, func(b *testing.B, br *circuit.Breaker, loop func(func())) {
+func BenchmarkObserversRejection(b *testing.B) {
+	long := circuit.Policy{FailureThreshold: 1, Cooldown: 24 * time.Hour, ProbeLease: time.Minute}
+	benchObservers(b, func(b *testing.B, br *circuit.Breaker, loop func(func())) {
 		ctx := context.Background()
-		if err := br.Run(ctx, "billing-api", long, fail); !errors.Is(err, errDown) {
+		if err := br.Run(ctx, "billing-api", long, observedFail); !errors.Is(err, errObservedDown) {
 			b.Fatal(err)
 		}
 		loop(func() {
-			if err := br.Run(ctx, "billing-api", long, succeed); !errors.Is(err, circuit.ErrOpen) {
+			if err := br.Run(ctx, "billing-api", long, succeedOp); !errors.Is(err, circuit.ErrOpen) {
 				b.Fatal(err)
 			}
 		})
 	})
 }
+
+var observedPolicy = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}

@@ -1,0 +1,2 @@
+// Package errmanifestscope names packages a manifest cannot see.
+package errmanifestscope
