@@ -24,7 +24,7 @@ func wrapper(f *jen.File, w *model.Wrapper) {
 	circuitType := func() *jen.Statement { return jen.Op("*").Qual(circuitPath, "Circuit") }
 
 	f.Line()
-	doc(f, "%s is a %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next, or the answer of its fallback (%s):", w.Type, w.Interface, w.WithFallback)
+	doc(f, "%s is %s %s that runs every call of a guarded method through a circuit breaker. While a method's circuit is open, the method returns a *circuit.OpenError without calling next, or the answer of its fallback (%s):", w.Type, article(w.Interface), w.Interface, w.WithFallback)
 	f.Comment("")
 	for _, line := range usage(w) {
 		f.Comment("\t" + line)
@@ -181,4 +181,33 @@ func constraint(t types.Type) jen.Code {
 		return typeCode(it.EmbeddedType(0))
 	}
 	return typeCode(t)
+}
+
+// article returns the indefinite article of a type's name as it is read:
+// "an" before a vowel sound (an API, an Invoicer, an HTTPClient, an
+// SMTPSender), "a" otherwise (a BillingAPI, a URLFetcher, a UserStore).
+func article(name string) string {
+	if name == "" {
+		return "a"
+	}
+	initialism := len(name) > 1 && 'A' <= name[1] && name[1] <= 'Z'
+	switch first := name[0] | 0x20; { // lower case
+	case first == 'u' && (initialism || hasAnyPrefix(strings.ToLower(name), "uni", "use", "usa", "uti")):
+		return "a" // read "you"
+	case strings.IndexByte("aeiou", first) >= 0:
+		return "an"
+	case initialism && strings.IndexByte("fhlmnrsx", first) >= 0:
+		return "an" // read "eff", "aitch", "el", …
+	}
+	return "a"
+}
+
+// hasAnyPrefix reports whether s starts with one of prefixes.
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
