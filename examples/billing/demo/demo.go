@@ -119,10 +119,12 @@ func Run(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	s.step(fmt.Sprintf("The provider recovers (slowly: 1s per answer); cooldown ends in %.1fs", wait.Seconds()))
 	srv.SetMode(billingserver.Healthy)
 	srv.SetLatency(time.Second)
-	for ; wait > 0; wait = time.Until(snap.OpenUntil) {
-		fmt.Fprintf(w, "   … %.0fs\n", wait.Seconds()+0.49)
-		time.Sleep(min(wait, time.Second))
+	time.Sleep(wait % time.Second) // so that each line below falls on a whole second left
+	for left := time.Until(snap.OpenUntil).Round(time.Second); left > 0; left -= time.Second {
+		fmt.Fprintf(w, "   … %ds\n", int(left/time.Second))
+		time.Sleep(time.Second)
 	}
+	time.Sleep(max(0, time.Until(snap.OpenUntil)))
 
 	s.step("Six processes call at once: exactly one probe reaches the provider")
 	if err := s.workers(ctx, "half-open race (6 processes)", 6); err != nil {
