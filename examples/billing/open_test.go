@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/circuitgen/circuitgen/examples/billing"
@@ -30,4 +31,32 @@ func Example_openCircuit() {
 	// Output:
 	// charge refused: true 1m0s
 	// receipt: rcpt_1 true <nil>
+}
+
+// fakeProvider is a BillingAPI whose every call fails the test: under an
+// open circuit none must reach it.
+type fakeProvider struct {
+	billing.BillingAPI
+	t *testing.T
+}
+
+func (f fakeProvider) Charge(context.Context, billing.ChargeRequest) (*billing.Receipt, error) {
+	f.t.Error("the provider was called through an open circuit")
+	return nil, nil
+}
+
+// TestChargeWhileBillingIsOpen is the README's test of the open-circuit
+// path: a charge is refused without a call, and once the cooldown is over
+// the circuit is ready to probe.
+func TestChargeWhileBillingIsOpen(t *testing.T) {
+	kit := circuittest.New()
+	api := billing.NewGuardedBillingAPI(fakeProvider{t: t}, kit.Breaker, billing.WithBillingAPIFallback(billing.NewReceiptCache()))
+
+	kit.Open("billing-api:charge", time.Minute)
+	_, err := api.Charge(context.Background(), billing.ChargeRequest{CustomerID: "cus_1"})
+	if _, ok := errors.AsType[*circuit.OpenError](err); !ok {
+		t.Fatalf("Charge = %v, want an OpenError", err)
+	}
+	kit.Advance(time.Minute)
+	kit.RequireState(t, "billing-api:charge", circuit.StateHalfOpen)
 }
