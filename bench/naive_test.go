@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/gofrs/flock"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // naiveStore is the reference design taken literally, as the baseline the
@@ -68,7 +70,7 @@ func (s *naiveStore) locked(name string, fn func(record string) error) error {
 }
 
 // read reads and decodes the record at path; nil when there is none.
-func (s *naiveStore) read(path string) (*circuit.Record, error) {
+func (s *naiveStore) read(path string) (*driver.Record, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -78,26 +80,26 @@ func (s *naiveStore) read(path string) (*circuit.Record, error) {
 	}
 	var f naiveRecord
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", circuit.ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", driver.ErrCorrupt, err)
 	}
-	state, err := circuit.ParseState(f.State)
+	state, err := driver.ParseState(f.State)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", circuit.ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", driver.ErrCorrupt, err)
 	}
-	r := &circuit.Record{
+	r := &driver.Record{
 		Name: f.Name, State: state, Failures: f.Failures, Generation: f.Generation,
 		Incarnation: f.Incarnation, Version: f.Version, OpenUntil: f.OpenUntil,
 		ProbeToken: f.ProbeToken, LeaseUntil: f.LeaseUntil, UpdatedAt: f.UpdatedAt,
 	}
 	if err := r.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %v", circuit.ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", driver.ErrCorrupt, err)
 	}
 	return r, nil
 }
 
 // Load reads the record under the lock. Its time is the zero Time: the
 // Breaker uses the wall clock.
-func (s *naiveStore) Load(_ context.Context, name string) (rec *circuit.Record, _ time.Time, err error) {
+func (s *naiveStore) Load(_ context.Context, name string) (rec *driver.Record, _ time.Time, err error) {
 	err = s.locked(name, func(path string) error {
 		rec, err = s.read(path)
 		return err
@@ -106,14 +108,14 @@ func (s *naiveStore) Load(_ context.Context, name string) (rec *circuit.Record, 
 }
 
 // Replace compares and durably replaces the record under the lock.
-func (s *naiveStore) Replace(_ context.Context, name string, prev, next *circuit.Record) error {
+func (s *naiveStore) Replace(_ context.Context, name string, prev, next *driver.Record) error {
 	return s.locked(name, func(path string) error {
 		cur, err := s.read(path)
 		if err != nil {
 			return err
 		}
-		if !circuit.SameRevision(cur, prev) {
-			return circuit.ErrConflict
+		if !driver.SameRevision(cur, prev) {
+			return driver.ErrConflict
 		}
 		data, err := json.Marshal(naiveRecord{
 			V: 1, Name: next.Name, State: next.State.String(), Failures: next.Failures,

@@ -44,8 +44,8 @@ func (h hold) run(args []string, stdout, stderr io.Writer) int {
 	create := c.fs.Bool("new", false, h.verb+" a circuit the store has never seen (no record) all the same")
 	yes := c.fs.Bool("yes", false, h.verb+" without asking")
 	checkFor := func() error {
-		if *d < circuit.MinCooldown || *d > circuit.MaxCooldown {
-			return fmt.Errorf("-for %v: must be within %v..%v", *d, circuit.MinCooldown, circuit.MaxCooldown)
+		if *d < minHold || *d > maxHold {
+			return fmt.Errorf("-for %v: must be within %v..%v", *d, minHold, maxHold)
 		}
 		return nil
 	}
@@ -70,3 +70,10 @@ func (h hold) run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	})
 }
+
+// The bounds of a hold, as circuit.Breaker.ForceOpen and ForceClosed take it:
+// checked before the store is opened, for a usage error.
+const (
+	minHold = time.Second
+	maxHold = 24 * time.Hour
+)

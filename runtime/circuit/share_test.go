@@ -48,7 +48,7 @@ func (s *sharedStore) ShareWindow(ctx context.Context, name string, w time.Durat
 	}
 	var sum driver.Counts
 	for bk, n := range s.counts {
-		if bk > b-circuit.WindowBuckets && bk <= b {
+		if bk > b-driver.WindowBuckets && bk <= b {
 			sum.Calls += n.Calls
 			sum.Failures += n.Failures
 		}

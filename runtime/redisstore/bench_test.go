@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 var benchPolicy = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -42,7 +43,7 @@ func BenchmarkStore(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rec := circuit.Admit(nil, "billing-api", benchPolicy, now, newID).Next
+	rec := machine.Admit(nil, "billing-api", machine.Policy(benchPolicy), now, newID).Next
 	if err := s.Replace(ctx, "billing-api", nil, rec); err != nil {
 		b.Fatal(err)
 	}

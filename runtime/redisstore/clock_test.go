@@ -5,19 +5,19 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestCachedClock checks that a cached store tells the Breaker the
-// server's time (circuit.Clock) for the decisions it makes on copies,
+// server's time (driver.Clock) for the decisions it makes on copies,
 // which come without it: the buckets of window counts then follow one
 // clock across the fleet, not each process's own.
 func TestCachedClock(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	s := newCached(t, c, testPrefix(t, c))
-	clock, ok := any(s).(circuit.Clock)
+	clock, ok := any(s).(driver.Clock)
 	if !ok {
-		t.Fatal("a cached store is not a circuit.Clock: decisions on copies take the local clock")
+		t.Fatal("a cached store is not a driver.Clock: decisions on copies take the local clock")
 	}
 	ctx := t.Context()
 	if _, _, err := s.Load(ctx, "billing-api"); err != nil {

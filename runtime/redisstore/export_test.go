@@ -3,11 +3,11 @@ package redisstore
 import (
 	"context"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // ReplaceWithWriteID is Replace with a chosen write id, for replay tests.
-func ReplaceWithWriteID(s *Store, ctx context.Context, name string, prev, next *circuit.Record, id string) error {
+func ReplaceWithWriteID(s *Store, ctx context.Context, name string, prev, next *driver.Record, id string) error {
 	return s.bind(name).replace(ctx, prev, next, id)
 }
 

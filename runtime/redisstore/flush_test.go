@@ -8,6 +8,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestFlushOutlivesDeadline checks that a window flush, a write, runs
@@ -33,7 +34,7 @@ func TestFlushOutlivesDeadline(t *testing.T) {
 				t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
 			}
 		}
-		time.Sleep(2 * p.Window / circuit.WindowBuckets) // the next call flushes
+		time.Sleep(2 * p.Window / driver.WindowBuckets) // the next call flushes
 		if err := c.Do(ctx, "CLIENT", "PAUSE", 300, "WRITE").Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +55,7 @@ func TestFlushOutlivesDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.ShareWindow(ctx, name, p.Window, circuit.WindowEpoch(rec), circuit.Bucket(now, p.Window), nil)
+	n, err := s.ShareWindow(ctx, name, p.Window, driver.WindowEpoch(rec), driver.Bucket(now, p.Window), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -47,7 +48,7 @@ func TestNames(t *testing.T) {
 	if want := []string{"billing-api", "payments"}; !slices.Equal(names, want) {
 		t.Errorf("Names = %q, want %q", names, want)
 	}
-	if !errors.Is(err, circuit.ErrCorrupt) {
+	if !errors.Is(err, driver.ErrCorrupt) {
 		t.Fatalf("Names error = %v, want the corrupt records", err)
 	}
 	for name := range corrupt {

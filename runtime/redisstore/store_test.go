@@ -14,7 +14,9 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -47,13 +49,13 @@ func TestConformance(t *testing.T) {
 }
 
 // validRecord stores a valid record for name and returns it.
-func validRecord(t *testing.T, s *redisstore.Store, name string) *circuit.Record {
+func validRecord(t *testing.T, s *redisstore.Store, name string) *driver.Record {
 	t.Helper()
 	_, now, err := s.Load(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := circuit.Admit(nil, name, policy, now, newID)
+	a := machine.Admit(nil, name, machine.Policy(policy), now, newID)
 	if err := s.Replace(t.Context(), name, nil, a.Next); err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +134,8 @@ func TestCorruptRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec, _, err := s.Load(ctx, name)
-			if !errors.Is(err, circuit.ErrCorrupt) {
-				t.Fatalf("Load = %+v, %v; want an error matching circuit.ErrCorrupt", rec, err)
+			if !errors.Is(err, driver.ErrCorrupt) {
+				t.Fatalf("Load = %+v, %v; want an error matching driver.ErrCorrupt", rec, err)
 			}
 			b := circuit.New(s)
 			ran := false
@@ -187,7 +189,7 @@ func TestRecordLayout(t *testing.T) {
 	half := open
 	half.Version, half.State, half.OpenUntil, half.ProbeToken, half.LeaseUntil = 3, circuit.StateHalfOpen, time.Time{}, newID(), open.OpenUntil.Add(time.Second)
 	prev := rec
-	for _, next := range []*circuit.Record{&open, &half} {
+	for _, next := range []*driver.Record{&open, &half} {
 		if err := s.Replace(ctx, name, prev, next); err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +205,7 @@ func TestRecordLayout(t *testing.T) {
 }
 
 // normalized returns r with its times in UTC, as stores return them.
-func normalized(r *circuit.Record) *circuit.Record {
+func normalized(r *driver.Record) *driver.Record {
 	n := *r
 	utc := func(t time.Time) time.Time {
 		if t.IsZero() {
@@ -228,8 +230,8 @@ func TestReplaceRefusesUnreadableRecords(t *testing.T) {
 	inconsistent.Version, inconsistent.ProbeToken = 2, "abc"
 	other := *rec
 	other.Version, other.Name = 2, "payments"
-	for _, next := range []*circuit.Record{&spaced, &inconsistent, &other} {
-		if err := s.Replace(ctx, name, rec, next); err == nil || errors.Is(err, circuit.ErrConflict) {
+	for _, next := range []*driver.Record{&spaced, &inconsistent, &other} {
+		if err := s.Replace(ctx, name, rec, next); err == nil || errors.Is(err, driver.ErrConflict) {
 			t.Errorf("Replace(%+v) = %v, want a refusal", next, err)
 		}
 	}
@@ -295,15 +297,15 @@ func TestReplayedReplace(t *testing.T) {
 		t.Fatalf("replayed run = %v, want nil (already applied)", err)
 	}
 	// Another write with the same stale prev conflicts.
-	if err := redisstore.ReplaceWithWriteID(s, ctx, name, v1, &v3, "write-3"); !errors.Is(err, circuit.ErrConflict) {
-		t.Fatalf("stale write = %v, want circuit.ErrConflict", err)
+	if err := redisstore.ReplaceWithWriteID(s, ctx, name, v1, &v3, "write-3"); !errors.Is(err, driver.ErrConflict) {
+		t.Fatalf("stale write = %v, want driver.ErrConflict", err)
 	}
 	// Once another write came in, the replay cannot apply, and conflicts.
 	if err := redisstore.ReplaceWithWriteID(s, ctx, name, &v2, &v3, "write-3b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := redisstore.ReplaceWithWriteID(s, ctx, name, v1, &v2, "write-2"); !errors.Is(err, circuit.ErrConflict) {
-		t.Fatalf("replay after another write = %v, want circuit.ErrConflict", err)
+	if err := redisstore.ReplaceWithWriteID(s, ctx, name, v1, &v2, "write-2"); !errors.Is(err, driver.ErrConflict) {
+		t.Fatalf("replay after another write = %v, want driver.ErrConflict", err)
 	}
 	rec, _, err := s.Load(ctx, name)
 	if err != nil || rec.Version != 3 || rec.Failures != 2 {
@@ -317,9 +319,9 @@ func TestReplaceOverAnotherTypeIsCorrupt(t *testing.T) {
 	if err := c.HSet(t.Context(), s.Key(name), "state", "closed").Err(); err != nil {
 		t.Fatal(err)
 	}
-	a := circuit.Admit(nil, name, policy, time.Now(), newID)
-	if err := s.Replace(t.Context(), name, nil, a.Next); !errors.Is(err, circuit.ErrCorrupt) {
-		t.Fatalf("Replace over a hash = %v, want an error matching circuit.ErrCorrupt", err)
+	a := machine.Admit(nil, name, machine.Policy(policy), time.Now(), newID)
+	if err := s.Replace(t.Context(), name, nil, a.Next); !errors.Is(err, driver.ErrCorrupt) {
+		t.Fatalf("Replace over a hash = %v, want an error matching driver.ErrCorrupt", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -18,7 +19,7 @@ func TestWindowKeyExpires(t *testing.T) {
 	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
 	ctx := t.Context()
 	const name, w = "billing-api", time.Minute
-	add := []circuit.BucketCounts{{Bucket: 100, Counts: circuit.Counts{Calls: 1}}}
+	add := []driver.BucketCounts{{Bucket: 100, Counts: driver.Counts{Calls: 1}}}
 	if _, err := s.ShareWindow(ctx, name, w, 7<<32|1, 100, add); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestWindowKeyExpires(t *testing.T) {
 
 // TestBatchedRateRule opens a circuit on its failure rate through a Redis
 // store: counts reach the server in batches, and an opening is made within
-// 2×circuit.FlushEvery of the calls that justify it.
+// 2×driver.FlushEvery of the calls that justify it.
 func TestBatchedRateRule(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)))
@@ -59,10 +60,10 @@ func TestBatchedRateRule(t *testing.T) {
 		if snap, _ := b.Snapshot(ctx, "billing-api"); snap.State == circuit.StateOpen {
 			break
 		}
-		if time.Since(justified) > 2*circuit.FlushEvery+time.Second {
+		if time.Since(justified) > 2*driver.FlushEvery+time.Second {
 			t.Fatalf("not open %v after 2 failures in 4 calls", time.Since(justified))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("opened %v after it was justified (bound: 2×FlushEvery = %v)", time.Since(justified), 2*circuit.FlushEvery)
+	t.Logf("opened %v after it was justified (bound: 2×FlushEvery = %v)", time.Since(justified), 2*driver.FlushEvery)
 }

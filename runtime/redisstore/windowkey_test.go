@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -43,7 +44,7 @@ func TestFlushNotBroadcast(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := uint64(7<<32 | 1)
-	if _, err := s.ShareWindow(ctx, name, time.Minute, e, 100, []circuit.BucketCounts{{Bucket: 100, Counts: circuit.Counts{Calls: 1}}}); err != nil {
+	if _, err := s.ShareWindow(ctx, name, time.Minute, e, 100, []driver.BucketCounts{{Bucket: 100, Counts: driver.Counts{Calls: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if msg, err := ps.ReceiveTimeout(ctx, 200*time.Millisecond); err == nil {

@@ -4,18 +4,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestCachedClock checks that a cached store tells the Breaker the
-// database's time (circuit.Clock) for the decisions it makes on copies,
+// database's time (driver.Clock) for the decisions it makes on copies,
 // which come without it: the buckets of window counts then follow one
 // clock across the fleet, not each process's own.
 func TestCachedClock(t *testing.T) {
 	s, db := cachedPostgres.newStore(t)
-	clock, ok := any(s).(circuit.Clock)
+	clock, ok := any(s).(driver.Clock)
 	if !ok {
-		t.Fatal("a cached store is not a circuit.Clock: decisions on copies take the local clock")
+		t.Fatal("a cached store is not a driver.Clock: decisions on copies take the local clock")
 	}
 	ctx := t.Context()
 	if _, _, err := s.Bind("billing-api").Load(ctx); err != nil {

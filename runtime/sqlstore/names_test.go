@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 func TestNames(t *testing.T) {
@@ -33,7 +34,7 @@ func TestNames(t *testing.T) {
 			if want := []string{"billing-api", "payments"}; !slices.Equal(names, want) {
 				t.Errorf("Names = %q, want %q", names, want)
 			}
-			if !errors.Is(err, circuit.ErrCorrupt) || !strings.Contains(err.Error(), `circuit "ledger" (row`) {
+			if !errors.Is(err, driver.ErrCorrupt) || !strings.Contains(err.Error(), `circuit "ledger" (row`) {
 				t.Errorf("Names error = %v, want ledger's row reported corrupt", err)
 			}
 		})

@@ -11,7 +11,9 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
@@ -67,7 +69,7 @@ func TestCorruptRows(t *testing.T) {
 			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
 				s, db := b.newStore(t)
 				ctx := t.Context()
-				a := circuit.Admit(nil, name, policy, time.Now(), newID)
+				a := machine.Admit(nil, name, machine.Policy(policy), time.Now(), newID)
 				if err := s.Replace(ctx, name, nil, a.Next); err != nil {
 					t.Fatal(err)
 				}
@@ -75,8 +77,8 @@ func TestCorruptRows(t *testing.T) {
 					t.Fatal(err)
 				}
 				rec, _, err := s.Load(ctx, name)
-				if !errors.Is(err, circuit.ErrCorrupt) {
-					t.Fatalf("Load = %+v, %v; want an error matching circuit.ErrCorrupt", rec, err)
+				if !errors.Is(err, driver.ErrCorrupt) {
+					t.Fatalf("Load = %+v, %v; want an error matching driver.ErrCorrupt", rec, err)
 				}
 				br := circuit.New(s)
 				ran := false
@@ -94,15 +96,15 @@ func TestCorruptRows(t *testing.T) {
 	t.Run("sqlite/BadTimeText", func(t *testing.T) {
 		s, db := backends[1].newStore(t)
 		ctx := t.Context()
-		a := circuit.Admit(nil, name, policy, time.Now(), newID)
+		a := machine.Admit(nil, name, machine.Policy(policy), time.Now(), newID)
 		if err := s.Replace(ctx, name, nil, a.Next); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.ExecContext(ctx, "UPDATE circuits SET updated_at = 'yesterday' WHERE name = $1", name); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Load(ctx, name); !errors.Is(err, circuit.ErrCorrupt) {
-			t.Fatalf("Load = %v, want an error matching circuit.ErrCorrupt", err)
+		if _, _, err := s.Load(ctx, name); !errors.Is(err, driver.ErrCorrupt) {
+			t.Fatalf("Load = %v, want an error matching driver.ErrCorrupt", err)
 		}
 	})
 }

@@ -16,7 +16,7 @@ import (
 
 // TestWindowFlushRoundTrips checks that the rate rule's counts cost one
 // statement per flush on PostgreSQL, not one per call: 250 healthy calls in
-// well under FlushEvery flush at most once per circuit.FlushBatch calls and
+// well under FlushEvery flush at most once per driver.FlushBatch calls and
 // once at the start.
 func TestWindowFlushRoundTrips(t *testing.T) {
 	tr := &flushTracer{}
@@ -40,8 +40,8 @@ func TestWindowFlushRoundTrips(t *testing.T) {
 		}
 	}
 	flushes := int(tr.n.Load())
-	if took := time.Since(start); took < circuit.FlushEvery {
-		if max := calls/circuit.FlushBatch + 1; flushes > max || flushes == 0 {
+	if took := time.Since(start); took < driver.FlushEvery {
+		if max := calls/driver.FlushBatch + 1; flushes > max || flushes == 0 {
 			t.Errorf("%d calls made %d window flushes, want 1..%d", calls, flushes, max)
 		}
 		t.Logf("%d calls: %d window flushes in %v", calls, flushes, took)

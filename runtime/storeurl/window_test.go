@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/storeurl"
 )
 
@@ -22,7 +23,7 @@ var windowPolicy = circuit.Policy{FailureRate: 0.5, MinCalls: 8, Window: time.Mi
 
 // TestOpenSharesWindow opens one store through Open in two processes
 // under a failure-rate rule (50% of at least 8 calls). The second process
-// makes 5 calls, 3 of them failed, the last one after circuit.FlushEvery
+// makes 5 calls, 3 of them failed, the last one after driver.FlushEvery
 // (so that a store that flushes window counts in batches has sent them
 // all); then this one makes 4, 2 of them failed. Neither alone reaches
 // MinCalls; counted in one window, as the file store (in memory its
@@ -31,7 +32,7 @@ var windowPolicy = circuit.Policy{FailureRate: 0.5, MinCalls: 8, Window: time.Mi
 func TestOpenSharesWindow(t *testing.T) {
 	if raw := os.Getenv(envWindowURL); raw != "" { // the second process
 		b := rateCalls(t, raw, circuit.Success, circuit.Failure, circuit.Success, circuit.Failure)
-		time.Sleep(circuit.FlushEvery)
+		time.Sleep(driver.FlushEvery)
 		if err := b.Run(t.Context(), "billing-api", windowPolicy, outcome(circuit.Failure)); err != nil {
 			t.Fatal(err)
 		}

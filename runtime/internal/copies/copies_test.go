@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-func closed() *circuit.Record {
-	return &circuit.Record{Name: "billing-api", State: circuit.StateClosed, Generation: 1, Version: 1}
+func closed() *driver.Record {
+	return &driver.Record{Name: "billing-api", State: circuit.StateClosed, Generation: 1, Version: 1}
 }
 
 // TestInstall checks when a read from the server becomes a copy: only a
@@ -18,14 +19,14 @@ func TestInstall(t *testing.T) {
 	tests := []struct {
 		name   string
 		live   bool
-		rec    *circuit.Record
+		rec    *driver.Record
 		during func(c *Cache, e *Entry) // between the read's begin and its install
 		want   bool
 	}{
 		{"Closed", true, closed(), nil, true},
 		{"NotLive", false, closed(), nil, false},
 		{"Absent", true, nil, nil, false},
-		{"Open", true, &circuit.Record{Name: "billing-api", State: circuit.StateOpen}, nil, false},
+		{"Open", true, &driver.Record{Name: "billing-api", State: circuit.StateOpen}, nil, false},
 		{"KeyInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateKey("k") }, false},
 		{"OwnWrite", true, closed(), func(c *Cache, e *Entry) { e.Invalidate() }, false},
 		{"AllInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateAll() }, false},

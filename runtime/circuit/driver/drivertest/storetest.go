@@ -279,7 +279,7 @@ func testStaleSwapRefused(t *testing.T, cfg Config) {
 }
 
 // Concurrency of testConcurrentSwaps: workers × increments stays below
-// circuit.MaxFailureThreshold, which bounds the counter.
+// driver.MaxFailures, which bounds the counter.
 const (
 	swapWorkers    = 8
 	swapIncrements = 16
