@@ -155,11 +155,26 @@ func check(h *histories, openings []opening, faults []fault, bound time.Duration
 			if slices.ContainsFunc(faults, func(f fault) bool { return f.loses() && f.start < a.begin && f.end > o.sent }) {
 				kind = "lost opening"
 			}
-			rep.violations = append(rep.violations, violation{kind, fmt.Sprintf("circuit %s: a call begun %v after its opening returned (stall bound %v), not a probe, faults around the opening: %v",
-				o.circuit, time.Duration(lag).Round(time.Microsecond), bound, kinds)})
+			rep.violations = append(rep.violations, violation{kind, fmt.Sprintf("circuit %s: a call begun %v after its opening returned (stall bound %v), not a probe, faults around the opening: %s",
+				o.circuit, time.Duration(lag).Round(time.Microsecond), bound, faultTimes(faults, o))})
 		}
 	}
 	return rep
+}
+
+// faultTimes lists the faults around the opening o with their spans
+// relative to the time its write returned.
+func faultTimes(faults []fault, o opening) string {
+	var b strings.Builder
+	for _, f := range faults {
+		if f.start <= o.till && f.end >= o.sent-int64(2*time.Second) {
+			fmt.Fprintf(&b, "%s %v..%v; ", f.kind, time.Duration(f.start-o.ret).Round(time.Millisecond), time.Duration(f.end-o.ret).Round(time.Millisecond))
+		}
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return strings.TrimSuffix(b.String(), "; ")
 }
 
 // faultsAround returns the kinds of the faults that overlap [from, to], or
