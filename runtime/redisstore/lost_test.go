@@ -223,3 +223,60 @@ func TestExpiredTombstoneNotLost(t *testing.T) {
 		t.Errorf("after the tombstone expired: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
 	}
 }
+
+// TestFlushAllDropsCopies: a FLUSHALL while a process serves a circuit from
+// its copy. The server tells every tracking connection of the flush; the
+// store must drop its copies, not keep admitting calls on a record the
+// server no longer has: the next call finds the record lost, reports it,
+// and is the circuit's probe.
+func TestFlushAllDropsCopies(t *testing.T) {
+	srv := startServer(t, true)
+	s := open(t, unixClient(t, srv.sock), redisstore.WithCopies(testStall))
+	ev := &transitions{}
+	b := circuit.New(s, circuit.WithObserver(ev))
+	const name = "billing-api"
+	ctx := t.Context()
+	for i := 0; !s.Cached(name); i++ {
+		if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil || i > 10 {
+			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
+		}
+	}
+	srv.do(t, "FLUSHALL")
+	deadline := time.Now().Add(testStall)
+	for s.Cached(name) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if s.Cached(name) {
+		t.Fatalf("the copy outlived the flush by %v", testStall)
+	}
+	if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+		t.Fatalf("the call after the flush = %v", err)
+	}
+	if !ev.probed() || !ev.has(driver.ErrLost) {
+		t.Errorf("the call after the flush: probe %v, ErrLost reported %v; want both", ev.probed(), ev.has(driver.ErrLost))
+	}
+}
+
+// transitions is events that also keeps the transitions.
+type transitions struct {
+	events
+	tr []circuit.Transition
+}
+
+func (e *transitions) ObserveTransition(tr circuit.Transition) {
+	e.mu.Lock()
+	e.tr = append(e.tr, tr)
+	e.mu.Unlock()
+}
+
+// probed reports whether a transition to half-open was heard.
+func (e *transitions) probed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, tr := range e.tr {
+		if tr.To == circuit.StateHalfOpen {
+			return true
+		}
+	}
+	return false
+}
