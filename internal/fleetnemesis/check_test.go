@@ -61,7 +61,9 @@ type fault struct {
 }
 
 // loses reports whether the fault loses the dataset.
-func (f fault) loses() bool { return f.kind == "restart-lossy" || f.kind == "flushall" }
+func (f fault) loses() bool {
+	return f.kind == "restart-lossy" || f.kind == "flushall" || f.kind == "truncate"
+}
 
 // histories are the parsed histories of every worker.
 type histories struct {

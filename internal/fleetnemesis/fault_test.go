@@ -138,7 +138,7 @@ func newRedisFleet(t *testing.T) target {
 // newPostgresFleet makes a schema of the run's own on the test server,
 // migrated, and its faults besides the network's: the notify trigger
 // dropped, and disabled, while the workers listen, then made again by
-// Migrate.
+// Migrate; and the circuits table truncated.
 func newPostgresFleet(t *testing.T) target {
 	base := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(base)
@@ -190,5 +190,14 @@ func newPostgresFleet(t *testing.T) target {
 	tg.faults = proxyFaults()
 	tg.faults["trigger-drop"] = trigger("DROP TRIGGER circuitgen_notify ON circuits")
 	tg.faults["trigger-disable"] = trigger("ALTER TABLE circuits DISABLE TRIGGER circuitgen_notify")
+	// Every row gone at once, as an operator's TRUNCATE does: no row
+	// trigger fires, and no Clear was made.
+	tg.faults["truncate"] = func(t *testing.T, f *fleet) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "TRUNCATE circuits"); err != nil {
+			t.Errorf("truncate: %v", err)
+		}
+	}
 	return tg
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -357,7 +358,8 @@ type bound struct {
 	s     *Store
 	name  string
 	entry *copies.Entry // nil without a cache
-	last  *lost.Last    // the latest revision this process saw (rolledBack)
+	last  *lost.Last    // the latest revision this process saw (lost)
+	seen  atomic.Bool   // this process last found a row, not a clear (lost)
 }
 
 // Bind returns the named circuit of the store, for the Breaker to keep.
@@ -382,10 +384,17 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 		r = b.s.cache.Begin(b.entry)
 	}
 	seen := b.last.Begin()
-	rec, now, err := b.s.Load(ctx, b.name)
-	if err == nil && rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
-		rec, now, err = b.rolledBack(ctx, now, rec)
-	} else if err == nil {
+	rec, now, cleared, err := b.s.load(ctx, b.name)
+	switch {
+	case err != nil:
+	case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen):
+		rec, now, err = b.lost(ctx, now, rec)
+	case rec == nil && !cleared && b.seen.Load():
+		rec, now, err = b.lost(ctx, now, nil)
+	default:
+		if found := rec != nil; b.seen.Load() != found {
+			b.seen.Store(found) // a clear: the circuit has no row, and lost none
+		}
 		b.last.Saw(rec)
 	}
 	if err == nil && b.entry != nil {
@@ -395,16 +404,23 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	return rec, now, err
 }
 
-// rolledBack handles a closed row older than one this process saw
-// (versions only grow within an incarnation): the database was rolled back
-// (a restore, a failover to a replica that had not caught up), and the
-// circuit's state is unknown, not closed. It reports the loss
-// (driver.ErrLost) and replaces the row with lost.Unknown, unless another
-// process wrote it first, so that the next call anywhere is a probe; it
-// returns the row read anew.
-func (b *bound) rolledBack(ctx context.Context, now time.Time, stale *driver.Record) (*driver.Record, time.Time, error) {
-	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q is older than one this process saw (version %d of its incarnation): the database was rolled back; the circuit is treated as unknown, its next call a probe",
-		driver.ErrLost, b.name, stale.Version))
+// lost handles a circuit whose state the database lost: a closed row
+// older than one this process saw (versions only grow within an
+// incarnation: the database was rolled back, by a restore or a failover to
+// a replica that had not caught up), or no row and no clear where this
+// process last found one (the row was deleted by hand, the table
+// truncated, the database recreated). The circuit's state is unknown, not
+// closed: lost reports the loss (driver.ErrLost) and replaces what it found
+// (stale, or nil for no row) with lost.Unknown, unless another process
+// wrote first, so that the next call anywhere is a probe; it returns the
+// row read anew.
+func (b *bound) lost(ctx context.Context, now time.Time, stale *driver.Record) (*driver.Record, time.Time, error) {
+	what := "is gone, though the circuit was not cleared: the row was deleted, the table truncated or the database recreated"
+	if stale != nil {
+		what = fmt.Sprintf("is older than one this process saw (version %d of its incarnation): the database was rolled back", stale.Version)
+	}
+	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
+		driver.ErrLost, b.name, what))
 	err := b.s.Replace(ctx, b.name, stale, lost.Unknown(b.name, now, randomHex(16)))
 	if err != nil && !errors.Is(err, driver.ErrConflict) {
 		return nil, now, err
@@ -445,6 +461,9 @@ func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	}
 	err := b.s.Replace(ctx, b.name, prev, next)
 	if err == nil {
+		if !b.seen.Load() {
+			b.seen.Store(true)
+		}
 		b.last.Saw(next)
 	}
 	return err
@@ -455,7 +474,11 @@ func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
 		defer b.entry.Invalidate()
 	}
-	return b.s.Delete(ctx, b.name)
+	err := b.s.Delete(ctx, b.name)
+	if err == nil {
+		b.seen.Store(false)
+	}
+	return err
 }
 
 // Notify adds a function for the store to call with what it finds about

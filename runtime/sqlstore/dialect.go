@@ -80,10 +80,32 @@ func (d Dialect) loadQuery() string {
 	if d == Postgres {
 		now = "now()"
 	}
-	return "SELECT " + now + ", c.id, " + columns + " FROM (SELECT 1) AS one LEFT JOIN circuits AS c ON c.name = $1"
+	return "SELECT " + now + ", c.id, " + columns + ", EXISTS (SELECT 1 FROM circuit_clears AS k WHERE k.name = $1)" +
+		" FROM (SELECT 1) AS one LEFT JOIN circuits AS c ON c.name = $1"
 }
 
-const insertStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, open_until, probe_token, lease_until, updated_at, policy_state)
+// A circuit's row, once written, is gone again only after a Clear, which
+// leaves the circuit's name in circuit_clears until a row is written again
+// (insertStmt). So a process that last found a row, and then finds neither
+// a row nor a clear, knows the row was lost: deleted by hand, the table
+// truncated, the database recreated (cache.go, lost).
+const clearsSchema = `CREATE TABLE IF NOT EXISTS circuit_clears (name TEXT PRIMARY KEY)`
+
+// clearsTrigger removes a circuit's clear when its row is written again, on
+// SQLite, whose statements cannot do both (PostgreSQL's insertStmt does).
+const clearsTrigger = `CREATE TRIGGER IF NOT EXISTS circuitgen_unclear AFTER INSERT ON circuits
+BEGIN DELETE FROM circuit_clears WHERE name = NEW.name; END`
+
+// insertStmt is the statement that writes a circuit's first row: on
+// PostgreSQL it also removes the circuit's clear.
+func (d Dialect) insertStmt() string {
+	if d == Postgres {
+		return "WITH k AS (DELETE FROM circuit_clears WHERE name = $1) " + insertRow
+	}
+	return insertRow
+}
+
+const insertRow = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, open_until, probe_token, lease_until, updated_at, policy_state)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (name) DO NOTHING`
 
@@ -91,11 +113,16 @@ const updateStmt = `UPDATE circuits SET state = $4, failure_count = $5, generati
 	open_until = $9, probe_token = $10, lease_until = $11, updated_at = $12, policy_state = $13
 WHERE name = $1 AND incarnation = $2 AND version = $3`
 
-const deleteStmt = `DELETE FROM circuits WHERE name = $1`
+const (
+	deleteStmt = `DELETE FROM circuits WHERE name = $1`
+	clearStmt  = `INSERT INTO circuit_clears (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`
+)
 
-// deleteWithWindows is deleteStmt on PostgreSQL: one statement that also
-// deletes the circuit's window counts.
-const deleteWithWindows = `WITH w AS (DELETE FROM circuit_windows WHERE name = $1) DELETE FROM circuits WHERE name = $1`
+// deleteWithWindows is deleteStmt and clearStmt on PostgreSQL: one
+// statement that also deletes the circuit's window counts.
+const deleteWithWindows = `WITH w AS (DELETE FROM circuit_windows WHERE name = $1),
+k AS (INSERT INTO circuit_clears (name) VALUES ($1) ON CONFLICT (name) DO NOTHING)
+DELETE FROM circuits WHERE name = $1`
 
 // timeArg returns t as the dialect stores it; a zero time is NULL.
 func (d Dialect) timeArg(t time.Time) any {

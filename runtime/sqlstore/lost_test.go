@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
 // reports is an EventObserver that keeps the store's reports.
@@ -71,50 +73,152 @@ func TestRolledBackRowFailsClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Millisecond) // the restore's notification drops the copy
-			var (
-				mu       sync.Mutex
-				admitted []time.Time
-				firstEnd time.Time
-				wg       sync.WaitGroup
-			)
-			deadline := time.Now().Add(time.Second)
-			for range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for time.Now().Before(deadline) {
-						cctx, cancel := context.WithTimeout(ctx, time.Second)
-						_ = b.Run(cctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-							mu.Lock()
-							admitted = append(admitted, time.Now())
-							mu.Unlock()
-							time.Sleep(100 * time.Millisecond)
-							mu.Lock()
-							if firstEnd.IsZero() {
-								firstEnd = time.Now()
-							}
-							mu.Unlock()
-							return circuit.Success, nil
-						})
-						cancel()
-						time.Sleep(time.Millisecond)
-					}
-				}()
-			}
-			wg.Wait()
-			early := 0
-			for _, a := range admitted {
-				if !firstEnd.IsZero() && a.Before(firstEnd) {
-					early++
-				}
-			}
-			t.Logf("%d admitted, %d begun before the first admitted ended; ErrLost reported: %v", len(admitted), early, ev.has(driver.ErrLost))
-			if early != 1 {
-				t.Errorf("%d calls admitted before the first admitted one ended, want 1: a probe, one at a time", early)
-			}
+			requireOneProbe(t, b, name)
 			if !ev.has(driver.ErrLost) {
 				t.Error("the rollback was not reported as an event wrapping driver.ErrLost")
 			}
 		})
+	}
+}
+
+// requireOneProbe has eight callers at once call the circuit for a second,
+// each operation taking 100 ms, and fails the test unless exactly one call
+// began before the first admitted one ended: with the circuit unknown, the
+// first admitted is a probe, and no other begins before it ends.
+func requireOneProbe(t *testing.T, b *circuit.Breaker, name string) {
+	t.Helper()
+	ctx := t.Context()
+	var (
+		mu       sync.Mutex
+		admitted []time.Time
+		firstEnd time.Time
+		wg       sync.WaitGroup
+	)
+	deadline := time.Now().Add(time.Second)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				cctx, cancel := context.WithTimeout(ctx, time.Second)
+				_ = b.Run(cctx, name, policy, func(context.Context) (circuit.Outcome, error) {
+					mu.Lock()
+					admitted = append(admitted, time.Now())
+					mu.Unlock()
+					time.Sleep(100 * time.Millisecond)
+					mu.Lock()
+					if firstEnd.IsZero() {
+						firstEnd = time.Now()
+					}
+					mu.Unlock()
+					return circuit.Success, nil
+				})
+				cancel()
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	early := 0
+	for _, a := range admitted {
+		if !firstEnd.IsZero() && a.Before(firstEnd) {
+			early++
+		}
+	}
+	t.Logf("%d admitted, %d begun before the first admitted ended", len(admitted), early)
+	if early != 1 {
+		t.Errorf("%d calls admitted before the first admitted one ended, want 1: a probe, one at a time", early)
+	}
+}
+
+// TestLostRowFailsClosed opens a circuit for a minute, then has the
+// database lose its row while processes use it: deleted by hand, the table
+// truncated (no row trigger fires), or the database recreated and migrated
+// again. A process that found the row and then finds neither a row nor a
+// Clear must not take the circuit for closed: one probe, the others
+// rejected until it succeeds, and driver.ErrLost reported. A Clear, by
+// another process, is no loss: the circuit is closed and nothing is
+// reported.
+func TestLostRowFailsClosed(t *testing.T) {
+	for _, be := range []backend{backends[0], backends[1], cachedPostgres} {
+		for _, tt := range []struct {
+			name string
+			lose func(t *testing.T, db *sql.DB, d sqlstore.Dialect, name string)
+		}{
+			{"Deleted", func(t *testing.T, db *sql.DB, _ sqlstore.Dialect, name string) {
+				execute(t, db, "DELETE FROM circuits WHERE name = $1", name)
+			}},
+			{"Truncated", func(t *testing.T, db *sql.DB, d sqlstore.Dialect, _ string) {
+				if d == sqlstore.Postgres {
+					execute(t, db, "TRUNCATE circuits")
+				} else {
+					execute(t, db, "DELETE FROM circuits")
+				}
+			}},
+			{"Recreated", func(t *testing.T, db *sql.DB, d sqlstore.Dialect, _ string) {
+				for _, table := range []string{"circuits", "circuit_clears", "circuit_windows"} {
+					execute(t, db, "DROP TABLE "+table)
+				}
+				migrate(t, db, d)
+			}},
+		} {
+			t.Run(be.name+"/"+tt.name, func(t *testing.T) {
+				s, db := be.newStore(t)
+				ev := &reports{}
+				b := circuit.New(s, circuit.WithObserver(ev))
+				ctx := t.Context()
+				const name = "billing-api"
+				if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Run(ctx, name, policy, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
+					t.Fatalf("Run on the open circuit = %v", err)
+				}
+				tt.lose(t, db, be.dialect, name)
+				requireOneProbe(t, b, name)
+				if !ev.has(driver.ErrLost) {
+					t.Error("the loss was not reported as an event wrapping driver.ErrLost")
+				}
+			})
+		}
+		t.Run(be.name+"/Cleared", func(t *testing.T) {
+			dsn := be.create(t)
+			s, _ := be.openStore(t, dsn)
+			other, _ := be.openStore(t, dsn)
+			ev := &reports{}
+			b := circuit.New(s, circuit.WithObserver(ev))
+			ctx := t.Context()
+			const name = "billing-api"
+			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Run(ctx, name, policy, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Run on the open circuit = %v", err)
+			}
+			if err := circuit.New(other).Clear(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // the clear's notification drops the copy
+			var ran int
+			for range 3 {
+				if err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) { ran++; return circuit.Success, nil }); err != nil {
+					t.Fatalf("a call after another process's Clear = %v", err)
+				}
+			}
+			if ran != 3 || ev.has(driver.ErrLost) {
+				t.Errorf("after a Clear: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+			}
+		})
+	}
+}
+
+// execute runs a statement on db.
+func execute(t *testing.T, db *sql.DB, stmt string, args ...any) {
+	t.Helper()
+	if _, err := db.ExecContext(t.Context(), stmt, args...); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
 	}
 }

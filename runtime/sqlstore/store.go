@@ -83,6 +83,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.migrateWindow(ctx); err != nil {
 		return fmt.Errorf("sqlstore: migrate: %w", err)
 	}
+	if _, err := s.db.ExecContext(ctx, clearsSchema); err != nil {
+		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	if s.dialect == SQLite {
+		if _, err := s.db.ExecContext(ctx, clearsTrigger); err != nil {
+			return fmt.Errorf("sqlstore: migrate: %w", err)
+		}
+	}
 	if s.dialect == Postgres {
 		if _, err := s.db.ExecContext(ctx, notifySchema); err != nil {
 			return fmt.Errorf("sqlstore: migrate: the notify trigger: %w", err)
@@ -95,7 +103,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 // the database's now() on PostgreSQL, read in the same statement; the local
 // clock on SQLite.
 func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Time, error) {
+	rec, now, _, err := s.load(ctx, name)
+	return rec, now, err
+}
+
+// load is Load, and reports whether the circuit has no row because it was
+// cleared (circuit_clears).
+func (s *Store) load(ctx context.Context, name string) (*driver.Record, time.Time, bool, error) {
 	var (
+		cleared                           bool
 		dbNow                             any
 		id, failures, generation, version sql.NullInt64
 		rname, state, incarnation, probe  sql.NullString
@@ -103,29 +119,29 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 		openUntil, leaseUntil, updatedAt  any
 	)
 	err := s.db.QueryRowContext(ctx, s.dialect.loadQuery(), name).Scan(&dbNow, &id,
-		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy)
+		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy, &cleared)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("sqlstore: load %q: %w", name, err)
+		return nil, time.Time{}, false, fmt.Errorf("sqlstore: load %q: %w", name, err)
 	}
 	now := time.Now()
 	if s.dialect == Postgres {
 		t, ok := dbNow.(time.Time)
 		if !ok {
-			return nil, time.Time{}, fmt.Errorf("sqlstore: load %q: now() is a %T", name, dbNow)
+			return nil, time.Time{}, false, fmt.Errorf("sqlstore: load %q: now() is a %T", name, dbNow)
 		}
 		now = t
 	}
 	if !id.Valid {
-		return nil, now, nil
+		return nil, now, cleared, nil
 	}
 	rec, err := decode(rname, state, incarnation, probe, failures, generation, version, openUntil, leaseUntil, updatedAt, policy)
 	if err == nil && rec.Name != name {
 		err = fmt.Errorf("it holds circuit %q", rec.Name)
 	}
 	if err != nil {
-		return nil, now, fmt.Errorf("sqlstore: circuit %q (row %d): %w: %v", name, id.Int64, driver.ErrCorrupt, err)
+		return nil, now, false, fmt.Errorf("sqlstore: circuit %q (row %d): %w: %v", name, id.Int64, driver.ErrCorrupt, err)
 	}
-	return rec, now, nil
+	return rec, now, false, nil
 }
 
 // decode builds a record from a row's columns and checks it.
@@ -180,7 +196,7 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 	var res sql.Result
 	var err error
 	if prev == nil {
-		res, err = s.db.ExecContext(ctx, insertStmt, append([]any{name}, fields...)...)
+		res, err = s.db.ExecContext(ctx, d.insertStmt(), append([]any{name}, fields...)...)
 	} else {
 		if prev.Version > math.MaxInt64 {
 			return driver.ErrConflict
@@ -200,14 +216,30 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 	return nil
 }
 
-// Delete deletes the circuit's row, even a corrupt one, and on PostgreSQL
-// its window counts in the same statement.
+// Delete deletes the circuit's row, even a corrupt one, and notes the
+// clear in circuit_clears, so that no process takes the row's absence for
+// a loss; on PostgreSQL it deletes the window counts in the same statement.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	stmt := deleteStmt
 	if s.dialect == Postgres {
-		stmt = deleteWithWindows
+		if _, err := s.db.ExecContext(ctx, deleteWithWindows, name); err != nil {
+			return fmt.Errorf("sqlstore: delete %q: %w", name, err)
+		}
+		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, stmt, name); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
+	}
+	_, err = tx.ExecContext(ctx, clearStmt, name)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, deleteStmt, name)
+	}
+	if err == nil {
+		err = tx.Commit()
+	} else {
+		_ = tx.Rollback()
+	}
+	if err != nil {
 		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
 	}
 	return nil
