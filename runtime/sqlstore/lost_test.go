@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
@@ -73,61 +74,11 @@ func TestRolledBackRowFailsClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Millisecond) // the restore's notification drops the copy
-			requireOneProbe(t, b, name)
+			testenv.RequireOneProbe(t, b, name, policy)
 			if !ev.has(driver.ErrLost) {
 				t.Error("the rollback was not reported as an event wrapping driver.ErrLost")
 			}
 		})
-	}
-}
-
-// requireOneProbe has eight callers at once call the circuit for a second,
-// each operation taking 100 ms, and fails the test unless exactly one call
-// began before the first admitted one ended: with the circuit unknown, the
-// first admitted is a probe, and no other begins before it ends.
-func requireOneProbe(t *testing.T, b *circuit.Breaker, name string) {
-	t.Helper()
-	ctx := t.Context()
-	var (
-		mu       sync.Mutex
-		admitted []time.Time
-		firstEnd time.Time
-		wg       sync.WaitGroup
-	)
-	deadline := time.Now().Add(time.Second)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				cctx, cancel := context.WithTimeout(ctx, time.Second)
-				_ = b.Run(cctx, name, policy, func(context.Context) (circuit.Outcome, error) {
-					mu.Lock()
-					admitted = append(admitted, time.Now())
-					mu.Unlock()
-					time.Sleep(100 * time.Millisecond)
-					mu.Lock()
-					if firstEnd.IsZero() {
-						firstEnd = time.Now()
-					}
-					mu.Unlock()
-					return circuit.Success, nil
-				})
-				cancel()
-				time.Sleep(time.Millisecond)
-			}
-		}()
-	}
-	wg.Wait()
-	early := 0
-	for _, a := range admitted {
-		if !firstEnd.IsZero() && a.Before(firstEnd) {
-			early++
-		}
-	}
-	t.Logf("%d admitted, %d begun before the first admitted ended", len(admitted), early)
-	if early != 1 {
-		t.Errorf("%d calls admitted before the first admitted one ended, want 1: a probe, one at a time", early)
 	}
 }
 
@@ -178,7 +129,7 @@ func TestLostRowFailsClosed(t *testing.T) {
 					t.Fatalf("Run on the open circuit = %v", err)
 				}
 				tt.lose(t, db, be.dialect, name)
-				requireOneProbe(t, b, name)
+				testenv.RequireOneProbe(t, b, name, policy)
 				if !ev.has(driver.ErrLost) {
 					t.Error("the loss was not reported as an event wrapping driver.ErrLost")
 				}
