@@ -106,7 +106,7 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 // TestHelperProcess, the os/exec test pattern:
 //
 //	func TestHelperProcess(t *testing.T) {
-//		drivertest.HelperProcess(t, processConfig)
+//		storeprocess.HelperProcess(t, processConfig)
 //	}
 //
 // Outside a helper process it returns at once, so that TestHelperProcess
@@ -476,7 +476,7 @@ func (h *helper) recv() string {
 		}
 		fmt.Fprintln(h.log, line)
 	}
-	h.t.Fatalf("helper process %d ended without a message (%v); does the package's TestHelperProcess call drivertest.HelperProcess?%s",
+	h.t.Fatalf("helper process %d ended without a message (%v); does the package's TestHelperProcess call storeprocess.HelperProcess?%s",
 		h.pid(), h.out.Err(), h.output())
 	return ""
 }
