@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross test demo bench fuzz soak nemesis nemesis-fleet fleet
+.PHONY: all generate check cross api test demo bench fuzz soak nemesis nemesis-fleet fleet
 
 all: check test
 
@@ -10,7 +10,8 @@ generate:
 	$(GO) generate $$(bash .ci/packages)
 
 # Fails on unformatted files, vet findings, untidy modules, stale generated
-# files and packages that do not build or vet on another platform.
+# files, packages that do not build or vet on another platform, and an
+# exported API that is not what api/ records.
 check: cross
 	@files=$$(git ls-files '*.go' | grep -v '^testdata/golden/stale/'); \
 	out=$$(gofmt -l $$files) || exit 1; \
@@ -18,6 +19,12 @@ check: cross
 	$(GO) vet $$(bash .ci/packages)
 	bash .ci/tidy
 	bash .ci/stale
+	GO=$(GO) bash .ci/api
+
+# Rewrites api/, the record of every runtime package's and the generator's
+# exported API, after a change made on purpose; review its diff.
+api:
+	GO=$(GO) bash .ci/api -w
 
 # Vets every package, test files included, for darwin and windows (which
 # type-checks it against its dependencies compiled for them).
@@ -76,7 +83,7 @@ nemesis-fleet:
 	bash -c '. .ci/services.sh && trap stop_services EXIT && start_postgres >/dev/null && \
 	  CIRCUITGEN_FLEET_NEMESIS=$(NEMESIS) $(GO) test -count=1 -v -timeout 60m -run "^TestFleetNemesis$$" ./internal/fleetnemesis/'
 
-# The fleet simulation of issue 16 at full size: FLEET_K processes ×
+# The fleet simulation at full size: FLEET_K processes ×
 # FLEET_G goroutines on one hot circuit against a private redis-server,
 # cache off and on; prints the Markdown report (BENCHMARKS.md) and writes
 # bench/fleet.svg. Its short form is TestFleet in bench/fleet.

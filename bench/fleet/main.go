@@ -1,5 +1,5 @@
 // Command fleet simulates a fleet of servers sharing one hot circuit on one
-// redis-server (issue 16): K processes, each standing for a server, × G
+// redis-server: K processes, each standing for a server, × G
 // goroutines making healthy guarded calls through runtime/redisstore, with
 // local copies (cache on) and without (cache off), each against a fresh
 // private redis-server on a unix socket. For each it measures the guarded

@@ -83,6 +83,7 @@ func api(dir string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		unname(f)
 		for _, d := range f.Decls {
 			lines = append(lines, decl(fset, d)...)
 		}
@@ -101,7 +102,9 @@ func decl(fset *token.FileSet, d ast.Decl) []string {
 		return []string{node(fset, &ast.FuncDecl{Recv: d.Recv, Name: d.Name, Type: d.Type})}
 	case *ast.GenDecl:
 		var out []string
-		for _, s := range d.Specs {
+		var typ ast.Expr      // a const group's type, carried to the specs that repeat it
+		var values []ast.Expr // and its values
+		for i, s := range d.Specs {
 			switch s := s.(type) {
 			case *ast.TypeSpec:
 				if s.Name.IsExported() {
@@ -110,16 +113,26 @@ func decl(fset *token.FileSet, d ast.Decl) []string {
 					out = append(out, "type "+node(fset, &t))
 				}
 			case *ast.ValueSpec:
-				for i, n := range s.Names {
+				if d.Tok == token.CONST && (s.Type != nil || len(s.Values) > 0) {
+					typ, values = s.Type, s.Values
+				}
+				t, vs := s.Type, s.Values
+				if d.Tok == token.CONST {
+					t, vs = typ, values
+				}
+				for j, n := range s.Names {
 					if !n.IsExported() {
 						continue
 					}
 					line := d.Tok.String() + " " + n.Name
-					if s.Type != nil {
-						line += " " + node(fset, s.Type)
+					if t != nil {
+						line += " " + node(fset, t)
 					}
-					if i < len(s.Values) {
-						line += " = " + node(fset, s.Values[i])
+					if j < len(vs) {
+						line += " = " + node(fset, vs[j])
+						if d.Tok == token.CONST && usesIota(vs[j]) {
+							line += fmt.Sprintf(" (iota = %d)", i)
+						}
 					}
 					out = append(out, line)
 				}
@@ -128,6 +141,48 @@ func decl(fset *token.FileSet, d ast.Decl) []string {
 		return out
 	}
 	return nil
+}
+
+// usesIota reports whether the constant expression e refers to iota, so
+// that its value depends on its place in its group.
+func usesIota(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && id.Name == "iota" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// unname leaves the names of receivers, parameters and results out of every
+// function and method of f, and of every function type in it: they are not
+// API, and renaming one changes nothing for a caller. A field list's types
+// are repeated, one a name, so that (a, b int) reads (int, int).
+func unname(f *ast.File) {
+	strip := func(fl *ast.FieldList) {
+		if fl == nil {
+			return
+		}
+		var list []*ast.Field
+		for _, fd := range fl.List {
+			for range max(len(fd.Names), 1) {
+				list = append(list, &ast.Field{Type: fd.Type})
+			}
+		}
+		fl.List = list
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			strip(n.Recv)
+		case *ast.FuncType:
+			strip(n.Params)
+			strip(n.Results)
+		}
+		return true
+	})
 }
 
 // exportedRecv reports whether a method's receiver type is exported.

@@ -11,6 +11,8 @@ func TestAPI(t *testing.T) {
 	dir := t.TempDir()
 	src := `package p
 
+import "context"
+
 // T is exported; its field x is not API.
 type T struct {
 	A int ` + "`json:\"a\"`" + `
@@ -19,16 +21,24 @@ type T struct {
 
 type hidden struct{}
 
-func (T) M() {}
+func (t T) M() {}
 func (hidden) M() {}
-func F(a int) (string, error) { return "", nil }
+func F(a, b int, op func(ctx context.Context) error) (s string, err error) { return "", nil }
 func f() {}
 
 const C = 1
 var V, w = 2, 3
 
+type K int
+
+const (
+	K0 K = iota
+	k1
+	K2
+)
+
 type I interface {
-	M()
+	M(ctx context.Context)
 	m()
 }
 `
@@ -44,16 +54,19 @@ type I interface {
 	}
 	want := []string{
 		"const C = 1",
+		"const K0 K = iota (iota = 0)",
+		"const K2 K = iota (iota = 2)",
 		"func (T) M()",
-		"func F(a int) (string, error)",
-		"type I interface { M() }",
+		"func F(int, int, func(context.Context) error) (string, error)",
+		"type I interface { M(context.Context) }",
+		"type K int",
 		"type T struct { A int `json:\"a\"` }",
 		"var V = 2",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("api =\n%q\nwant\n%q", got, want)
 	}
-	if d := diff(want[:5], want[1:]); d != "-const C = 1\n+var V = 2\n" {
+	if d := diff(want[:len(want)-1], want[1:]); d != "-const C = 1\n+var V = 2\n" {
 		t.Errorf("diff = %q", d)
 	}
 }

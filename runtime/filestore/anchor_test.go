@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestIndexFromAnotherBootIsReanchored shows a reboot detected: an index
@@ -263,7 +264,7 @@ func TestDecisionByAnEarlierClockRedone(t *testing.T) {
 	valid := s.m.Load().anchor
 	setAnchor(t, filepath.Join(dir, indexName), valid-int64(time.Hour))
 	s.clk.Store(nil) // another goroutine's write noticed first, and reset the clock
-	if err := s.Replace(ctx, "api", prev, &next); !errors.Is(err, circuit.ErrConflict) {
+	if err := s.Replace(ctx, "api", prev, &next); !errors.Is(err, driver.ErrConflict) {
 		t.Fatalf("a decision made by the later anchor, written after the earlier was taken: %v, want ErrConflict", err)
 	}
 	if d := time.Since(s.Now()); d < 59*time.Minute {
@@ -428,7 +429,7 @@ func TestRacingDecisionByAWrongClockRedone(t *testing.T) {
 	good := s.Now()
 	wrong := &clockState{anchor: s.clk.Load().anchor + int64(time.Hour), boot: s.clk.Load().boot, mono: s.clk.Load().mono}
 	s.clk.Store(wrong)
-	decide := func(name string) (prev, next *circuit.Record) {
+	decide := func(name string) (prev, next *driver.Record) {
 		prev, _, err := s.Load(ctx, name)
 		if err != nil || prev == nil {
 			t.Fatalf("load %s: %v, %v", name, prev, err)
@@ -443,13 +444,13 @@ func TestRacingDecisionByAWrongClockRedone(t *testing.T) {
 	if n2.UpdatedAt.Sub(good) < 59*time.Minute {
 		t.Fatalf("the wrong clock reads %v", n2.UpdatedAt.Sub(good))
 	}
-	if err := s.Replace(ctx, "other", p1, n1); !errors.Is(err, circuit.ErrConflict) {
+	if err := s.Replace(ctx, "other", p1, n1); !errors.Is(err, driver.ErrConflict) {
 		t.Fatalf("the first decision by the wrong clock: %v, want ErrConflict", err)
 	}
 	if d := s.Now().Sub(good); d > time.Minute {
 		t.Fatalf("the clock read afresh is %v ahead, want the index's", d)
 	}
-	if err := s.Replace(ctx, "api", p2, n2); !errors.Is(err, circuit.ErrConflict) {
+	if err := s.Replace(ctx, "api", p2, n2); !errors.Is(err, driver.ErrConflict) {
 		t.Fatalf("the racing decision by the wrong clock, written after the clock was read afresh: %v, want ErrConflict", err)
 	}
 }

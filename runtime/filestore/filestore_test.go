@@ -17,6 +17,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 )
 
@@ -357,8 +358,8 @@ func TestStrictDecoding(t *testing.T) {
 			b := circuit.New(s)
 			ctx := t.Context()
 
-			if _, _, err := s.Load(ctx, name); !errors.Is(err, circuit.ErrCorrupt) {
-				t.Fatalf("Load = %v, want an error matching circuit.ErrCorrupt", err)
+			if _, _, err := s.Load(ctx, name); !errors.Is(err, driver.ErrCorrupt) {
+				t.Fatalf("Load = %v, want an error matching driver.ErrCorrupt", err)
 			}
 			var ran bool
 			wantStateError(t, b.Run(ctx, name, policy, op(&ran, circuit.Success, nil)), true)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // fuzzSeeds are records as the store writes them, in each state, and some
@@ -30,7 +31,7 @@ var fuzzSeeds = []string{
 
 // FuzzDecode checks the strict record decoder: it never panics; whatever it
 // refuses reaches callers through the store as an error wrapping
-// circuit.ErrCorrupt; and what it accepts is a consistent record whose
+// driver.ErrCorrupt; and what it accepts is a consistent record whose
 // encoding decodes to the same record and encodes to the same bytes, the
 // compacted input (a record has one spelling).
 func FuzzDecode(f *testing.F) {
@@ -48,11 +49,11 @@ func FuzzDecode(f *testing.F) {
 		}
 		srec, serr := readRecord(path)
 		switch {
-		case err != nil && !errors.Is(serr, circuit.ErrCorrupt):
+		case err != nil && !errors.Is(serr, driver.ErrCorrupt):
 			t.Fatalf("decode refused %q (%v), the store reports %v, want an error wrapping ErrCorrupt", data, err, serr)
 		case err == nil && rec.Name == "billing-api" && (serr != nil || srec == nil):
 			t.Fatalf("decode accepted %q, the store reports %v", data, serr)
-		case err == nil && rec.Name != "billing-api" && !errors.Is(serr, circuit.ErrCorrupt):
+		case err == nil && rec.Name != "billing-api" && !errors.Is(serr, driver.ErrCorrupt):
 			t.Fatalf("a record of circuit %q under billing-api's key: the store reports %v, want ErrCorrupt", rec.Name, serr)
 		}
 		if err != nil {
@@ -91,7 +92,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 // sameRecord compares records field by field, times as instants.
-func sameRecord(a, b *circuit.Record) bool {
+func sameRecord(a, b *driver.Record) bool {
 	return a.Name == b.Name && a.State == b.State && a.Failures == b.Failures && a.Generation == b.Generation &&
 		a.Incarnation == b.Incarnation && a.Version == b.Version && a.OpenUntil.Equal(b.OpenUntil) &&
 		a.ProbeToken == b.ProbeToken && a.LeaseUntil.Equal(b.LeaseUntil) && a.UpdatedAt.Equal(b.UpdatedAt) &&

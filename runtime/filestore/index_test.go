@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 const envArg = "CIRCUITGEN_TEST_ARG" // a script's argument
@@ -332,7 +334,7 @@ func TestManyCircuitsFewFDs(t *testing.T) {
 	}
 	at := s.Now().UTC().Truncate(time.Millisecond)
 	for i := 1; i < n; i++ {
-		rec := circuit.Admit(nil, circuitName(i), p3, at, func() string { return fmt.Sprintf("%032x", i) }).Next
+		rec := machine.Admit(nil, circuitName(i), machine.Policy(p3), at, func() string { return fmt.Sprintf("%032x", i) }).Next
 		data, err := encode(rec)
 		if err != nil {
 			t.Fatal(err)
@@ -496,7 +498,7 @@ func TestOversizedRecord(t *testing.T) {
 		t.Fatalf("Snapshot of a 1 TB record: %v, want a corrupt StateError", err)
 	}
 	names, err := other.Names(ctx)
-	if len(names) != 0 || !errors.Is(err, circuit.ErrCorrupt) {
+	if len(names) != 0 || !errors.Is(err, driver.ErrCorrupt) {
 		t.Fatalf("Names: %q, %v; want none and ErrCorrupt", names, err)
 	}
 	if err := circuit.New(other).Clear(ctx, "ledger"); err != nil {

@@ -10,16 +10,17 @@ package filestore
 // history they report is checked with porcupine against a model of the
 // state machine, partitioned by circuit.
 //
-// The model's step function is circuit.Admit and circuit.Settle, the pure
+// The model's step function is machine.Admit and machine.Settle, the pure
 // state machine itself, rather than an independent model: what is under
 // test here is the store and the Breaker's load–decide–replace loop around
 // those functions (atomic replacement, the lock, the change index and the
 // lock-free fast path, conflict retries), and the question is whether every
 // concurrent run is equivalent to some sequential run of the state machine.
 // The state machine's own rules are tested against the design in
-// runtime/circuit (machine_test.go). The model names incarnations and probe
-// tokens itself (from the id of the operation that drew them); they are only
-// ever compared for equality, so its names stand for the random ones.
+// runtime/internal/machine (machine_test.go). The model names incarnations
+// and probe tokens itself (from the id of the operation that drew them);
+// they are only ever compared for equality, so its names stand for the
+// random ones.
 //
 // Time: every process uses circuit.WithClock with a time the test sets per
 // phase. The test sends each phase's time to every worker, and a phase
@@ -54,6 +55,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 // Environment of a linearizability worker.
@@ -230,12 +233,12 @@ type linOutput struct {
 // linState is the model's state of one circuit: its record (nil: none) and
 // the grants of the tickets issued and not yet settled.
 type linState struct {
-	rec    *circuit.Record
-	grants map[string]circuit.Grant
+	rec    *driver.Record
+	grants map[string]machine.Grant
 }
 
-func (s linState) withGrants(f func(map[string]circuit.Grant)) linState {
-	g := make(map[string]circuit.Grant, len(s.grants)+1)
+func (s linState) withGrants(f func(map[string]machine.Grant)) linState {
+	g := make(map[string]machine.Grant, len(s.grants)+1)
 	for k, v := range s.grants {
 		g[k] = v
 	}
@@ -245,7 +248,7 @@ func (s linState) withGrants(f func(map[string]circuit.Grant)) linState {
 
 // linRecEqual compares what of a record can affect later behaviour: not
 // Version or UpdatedAt, which no decision and no snapshot compared here reads.
-func linRecEqual(a, b *circuit.Record) bool {
+func linRecEqual(a, b *driver.Record) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -329,7 +332,7 @@ func linStep(state, input, output any) (bool, any) {
 	switch in.kind {
 	case "allow":
 		fresh := func() string { return fmt.Sprintf("%032x", fnv64(in.op)) }
-		a := circuit.Admit(st.rec, in.circuit, linPolicy, in.now, fresh)
+		a := machine.Admit(st.rec, in.circuit, machine.Policy(linPolicy), in.now, fresh)
 		if !out.unknown {
 			if a.Admitted != out.admitted {
 				return false, nil
@@ -346,7 +349,7 @@ func linStep(state, input, output any) (bool, any) {
 			next.rec = a.Next
 		}
 		if a.Admitted {
-			next = next.withGrants(func(g map[string]circuit.Grant) { g[in.ticket] = a.Grant })
+			next = next.withGrants(func(g map[string]machine.Grant) { g[in.ticket] = a.Grant })
 		}
 		return true, next
 	case "done":
@@ -354,8 +357,8 @@ func linStep(state, input, output any) (bool, any) {
 		if !ok {
 			return false, nil
 		}
-		next := st.withGrants(func(g map[string]circuit.Grant) { delete(g, in.ticket) })
-		if rec := circuit.Settle(st.rec, g, in.outcome, linPolicy, in.now); rec != nil {
+		next := st.withGrants(func(g map[string]machine.Grant) { delete(g, in.ticket) })
+		if rec := machine.Settle(st.rec, g, machine.Outcome(in.outcome), machine.Policy(linPolicy), in.now); rec != nil {
 			next.rec = rec
 		}
 		return true, next

@@ -7,7 +7,7 @@ package filestore
 // -test.run=^TestHelperProcess$ and an environment variable naming the
 // child's role, as the standard library's os/exec tests do. It is in package
 // filestore because the writer stops at a named step through the unexported
-// stepHook. TestProcesses runs storetest's multi-process checks of the
+// stepHook. TestProcesses runs storeprocess's multi-process checks of the
 // breaker over a shared state directory.
 
 import (
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/internal/storeprocess"
 )
@@ -58,7 +59,7 @@ var processConfig = storeprocess.ProcessConfig{
 	},
 }
 
-// TestProcesses runs storetest's multi-process checks: processes racing
+// TestProcesses runs storeprocess's multi-process checks: processes racing
 // for one half-open probe, and a probe killed mid-call.
 func TestProcesses(t *testing.T) { storeprocess.Processes(t, processConfig) }
 
@@ -112,7 +113,7 @@ func helperWriter() error {
 }
 
 // successor returns the next revision of r with one more failure.
-func successor(r *circuit.Record) *circuit.Record {
+func successor(r *driver.Record) *driver.Record {
 	next := *r
 	next.Version++
 	next.Failures++
@@ -173,7 +174,7 @@ func TestWriterKilledAtEachStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			old := &circuit.Record{
+			old := &driver.Record{
 				Name: helperCircuit, State: circuit.StateClosed, Failures: 1, Generation: 1,
 				Incarnation: "0123456789abcdef0123456789abcdef", Version: 1, UpdatedAt: helperBase,
 			}
@@ -232,7 +233,7 @@ func TestWriterKilledAtEachStep(t *testing.T) {
 	}
 }
 
-// TestConformance runs the storetest suite. Its Corrupt hook writes the
+// TestConformance runs the drivertest suite. Its Corrupt hook writes the
 // corrupt bytes the way a writer in another process would (through a second
 // Store, stopped before its rename to swap the temporary file's contents),
 // so that the store under test learns of the change as it learns of every

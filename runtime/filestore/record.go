@@ -9,10 +9,10 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// The record formats this package reads and writes. Format 2 adds the
-// fields of the round-2 policies (successes, reopens, forced); a record
-// whose new fields are all zero is written in format 1, so that it keeps
-// one spelling and a process of an earlier release can still read it.
+// The record formats this package reads and writes. Format 2 adds the fields
+// successes, reopens and forced; a record whose new fields are all zero is
+// written in format 1, so that it keeps one spelling and a process of an
+// earlier release can still read it.
 const (
 	formatVersion1 = 1
 	formatVersion  = 2

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestRecordFormats reads records written in format 1 (the fixtures in
@@ -32,17 +33,17 @@ func TestRecordFormats(t *testing.T) {
 			}
 		})
 	}
-	open := &circuit.Record{Name: "billing-api", State: circuit.StateOpen, Failures: 3, Generation: 3,
+	open := &driver.Record{Name: "billing-api", State: circuit.StateOpen, Failures: 3, Generation: 3,
 		Incarnation: "0123456789abcdef0123456789abcdef", Version: 8,
 		OpenUntil: time.Date(2030, 1, 2, 3, 4, 35, 0, time.UTC), UpdatedAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	round2 := []struct {
 		name string
-		edit func(*circuit.Record)
+		edit func(*driver.Record)
 		want string
 	}{
-		{"forced", func(r *circuit.Record) { r.Forced = true }, `"forced":true`},
-		{"reopens", func(r *circuit.Record) { r.Reopens = 4 }, `"reopens":4`},
-		{"successes", func(r *circuit.Record) {
+		{"forced", func(r *driver.Record) { r.Forced = true }, `"forced":true`},
+		{"reopens", func(r *driver.Record) { r.Reopens = 4 }, `"reopens":4`},
+		{"successes", func(r *driver.Record) {
 			r.State, r.Successes = circuit.StateHalfOpen, 2
 		}, `"successes":2`},
 	}

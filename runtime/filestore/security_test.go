@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 const secCircuit = "vault-api"
@@ -51,7 +52,7 @@ func TestHostileNamesRejectedBeforeIO(t *testing.T) {
 		"1billing",                 // a leading digit
 		".hidden",                  // a leading dot
 		"-flag",                    // a leading dash
-		"a" + strings.Repeat("b", circuit.MaxNameLen), // 129 bytes
+		"a" + strings.Repeat("b", driver.MaxNameLen), // 129 bytes
 		"\xff\xfe", // not UTF-8
 	}
 	for _, n := range names {
@@ -87,7 +88,7 @@ func TestHostileNamesRejectedBeforeIO(t *testing.T) {
 			t.Errorf("name %q: the state directory's parent exists after the calls (%v): I/O before validation", n, err)
 		}
 	}
-	if len("a"+strings.Repeat("b", circuit.MaxNameLen)) != 129 {
+	if len("a"+strings.Repeat("b", driver.MaxNameLen)) != 129 {
 		t.Fatal("the long name is not 129 bytes")
 	}
 }

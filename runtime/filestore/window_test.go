@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestWindowCellsShared checks that two stores on one directory (as two
@@ -34,12 +34,12 @@ func TestWindowCellsShared(t *testing.T) {
 	const e = 5<<32 | 1
 	ca.Add(e, 100, true)
 	cb.Add(e, 100, false)
-	if got, want := ca.Counts(e, 100), (circuit.Counts{Calls: 2, Failures: 1}); got != want {
+	if got, want := ca.Counts(e, 100), (driver.Counts{Calls: 2, Failures: 1}); got != want {
 		t.Errorf("counts seen through one store = %+v, want %+v (both stores' calls)", got, want)
 	}
 	other, _ := a.WindowCells("payments", time.Minute)
 	span, _ := a.WindowCells("billing-api", time.Hour)
-	if other == ca || span == ca || other.Counts(e, 100) != (circuit.Counts{}) {
+	if other == ca || span == ca || other.Counts(e, 100) != (driver.Counts{}) {
 		t.Error("another circuit or span shares billing-api's 1m cells")
 	}
 	if fi, err := os.Stat(filepath.Join(dir, windowName)); err != nil || fi.Mode().Perm() != 0o600 {
@@ -99,12 +99,12 @@ func TestCallCellsShared(t *testing.T) {
 		ca.Add(e, 4, failure)
 		cb.Add(e, 4, failure)
 	}
-	if got, want := cb.Counts(e, 4), (circuit.Counts{Calls: 4, Failures: 2}); got != want {
+	if got, want := cb.Counts(e, 4), (driver.Counts{Calls: 4, Failures: 2}); got != want {
 		t.Errorf("counts seen through one store = %+v, want %+v (the last 4 of both stores' calls)", got, want)
 	}
 	other, _ := a.CallCells("payments", 4)
 	longer, _ := a.CallCells("billing-api", 5)
-	if other == ca || longer == ca || other.Counts(e, 4) != (circuit.Counts{}) {
+	if other == ca || longer == ca || other.Counts(e, 4) != (driver.Counts{}) {
 		t.Error("another circuit or window length shares billing-api's cells")
 	}
 	for _, name := range []string{callWindowName, windowName} {

@@ -48,7 +48,7 @@ func clusterPrefix(t testing.TB, c *redis.ClusterClient) string {
 	return prefix
 }
 
-// TestClusterConformance runs the storetest suite on a three-master Redis
+// TestClusterConformance runs the drivertest suite on a three-master Redis
 // Cluster, without copies and with them (one invalidation connection per
 // master).
 func TestClusterConformance(t *testing.T) {
@@ -143,7 +143,7 @@ func newTLSClient(t testing.TB) *redis.Client {
 	return c
 }
 
-// TestTLSConformance runs the storetest suite over rediss:// against a
+// TestTLSConformance runs the drivertest suite over rediss:// against a
 // redis-server with a self-signed certificate, with copies (whose
 // invalidation connection speaks TLS too) and without.
 func TestTLSConformance(t *testing.T) {

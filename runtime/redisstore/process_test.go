@@ -40,7 +40,7 @@ func processConfig(cache string) storeprocess.ProcessConfig {
 	return cfg
 }
 
-// TestProcesses runs storetest's multi-process checks, with copies and
+// TestProcesses runs storeprocess's multi-process checks, with copies and
 // without: processes racing for one half-open probe, and a probe killed
 // mid-call.
 func TestProcesses(t *testing.T) {

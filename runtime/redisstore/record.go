@@ -14,10 +14,10 @@ import (
 //
 //	2 <incarnation> <version> <write id> <name> <state> <failures> <generation> <open_until> <probe_token> <lease_until> <updated_at>
 //
-// Format 3 adds the fields of the round-2 policies at the end (forced is 1
-// or 0), and is written only for a record that has one of them set, so that
-// a record keeps one spelling and a process of an earlier release can still
-// read every other record:
+// Format 3 adds the fields successes, reopens and forced at the end (forced
+// is 1 or 0), and is written only for a record that has one of them set, so
+// that a record keeps one spelling and a process of an earlier release can
+// still read every other record:
 //
 //	3 <the eleven fields of format 2> <successes> <reopens> <forced>
 //

@@ -20,7 +20,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
-// TestConformance runs the storetest suite on a store without copies and
+// TestConformance runs the drivertest suite on a store without copies and
 // on a cached one.
 func TestConformance(t *testing.T) {
 	for _, cached := range []bool{false, true} {

@@ -14,7 +14,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
-// TestCachedConformance runs the storetest suite on PostgreSQL with local
+// TestCachedConformance runs the drivertest suite on PostgreSQL with local
 // copies. The Corrupt hook's UPDATE is another client's write: the store
 // sees it once the trigger's notification arrives.
 func TestCachedConformance(t *testing.T) {

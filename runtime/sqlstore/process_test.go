@@ -42,7 +42,7 @@ func openShared(t *testing.T) circuit.Store {
 	return nil
 }
 
-// TestProcesses runs storetest's multi-process checks on every backend:
+// TestProcesses runs storeprocess's multi-process checks on every backend:
 // processes racing for one half-open probe, and a probe killed mid-call.
 func TestProcesses(t *testing.T) {
 	for _, b := range append(backends, cachedPostgres) {

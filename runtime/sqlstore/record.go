@@ -9,9 +9,9 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// The fields of the round-2 policies (probe successes, reopens, forced)
-// live in one nullable column, policy_state, added by Migrate to tables of
-// earlier releases:
+// The record fields successes, reopens and forced (CloseAfter, MaxCooldown,
+// holds) live in one nullable column, policy_state, added by Migrate to
+// tables of earlier releases:
 //
 //	<version> <successes> <reopens> <forced: 0 or 1>
 //
@@ -33,8 +33,8 @@ func encodePolicyState(r *driver.Record) any {
 	return fmt.Sprintf("%d %d %d %s", r.Version, r.Successes, r.Reopens, forced)
 }
 
-// decodePolicyState sets r's round-2 fields from the policy_state column;
-// r's Version is already set.
+// decodePolicyState sets r's successes, reopens and forced from the
+// policy_state column; r's Version is already set.
 func decodePolicyState(c sql.NullString, r *driver.Record) error {
 	if !c.Valid {
 		return nil

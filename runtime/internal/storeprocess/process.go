@@ -85,11 +85,11 @@ type ProcessConfig struct {
 func Processes(t *testing.T, cfg ProcessConfig) {
 	t.Helper()
 	if cfg.Env == nil || cfg.Open == nil {
-		t.Fatal("storetest: ProcessConfig.Env or ProcessConfig.Open is nil")
+		t.Fatal("storeprocess: ProcessConfig.Env or ProcessConfig.Open is nil")
 	}
 	switch runtime.GOOS {
 	case "js", "wasip1", "ios":
-		t.Skipf("storetest: no subprocesses on %s", runtime.GOOS)
+		t.Skipf("storeprocess: no subprocesses on %s", runtime.GOOS)
 	}
 	t.Run("ProbeRace", func(t *testing.T) { testProbeRace(t, cfg) })
 	t.Run("KilledProbe", func(t *testing.T) { testKilledProbe(t, cfg) })
@@ -106,7 +106,7 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 // TestHelperProcess, the os/exec test pattern:
 //
 //	func TestHelperProcess(t *testing.T) {
-//		drivertest.HelperProcess(t, processConfig)
+//		storeprocess.HelperProcess(t, processConfig)
 //	}
 //
 // Outside a helper process it returns at once, so that TestHelperProcess
@@ -118,10 +118,10 @@ func HelperProcess(t *testing.T, cfg ProcessConfig) {
 		return
 	}
 	if cfg.Open == nil {
-		t.Fatal("storetest: ProcessConfig.Open is nil")
+		t.Fatal("storeprocess: ProcessConfig.Open is nil")
 	}
 	if err := helperWorker(t, cfg.Open(t)); err != nil {
-		t.Fatalf("storetest helper process: %v", err)
+		t.Fatalf("storeprocess helper process: %v", err)
 	}
 }
 
@@ -298,7 +298,7 @@ func shareStore(t *testing.T, cfg ProcessConfig, n int) (driver.Store, []*helper
 	for _, kv := range cfg.Env(t) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			t.Fatalf("storetest: ProcessConfig.Env returned %q, want KEY=value", kv)
+			t.Fatalf("storeprocess: ProcessConfig.Env returned %q, want KEY=value", kv)
 		}
 		t.Setenv(k, v)
 	}
@@ -476,7 +476,7 @@ func (h *helper) recv() string {
 		}
 		fmt.Fprintln(h.log, line)
 	}
-	h.t.Fatalf("helper process %d ended without a message (%v); does the package's TestHelperProcess call drivertest.HelperProcess?%s",
+	h.t.Fatalf("helper process %d ended without a message (%v); does the package's TestHelperProcess call storeprocess.HelperProcess?%s",
 		h.pid(), h.out.Err(), h.output())
 	return ""
 }
