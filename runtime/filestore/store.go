@@ -77,8 +77,8 @@ type known struct {
 }
 
 var (
-	_ driver.Store  = (*Store)(nil)
-	_ driver.Binder = (*Store)(nil)
+	_ driver.Store    = (*Store)(nil)
+	_ driver.Binder   = (*Store)(nil)
 	_ driver.Clock    = (*Store)(nil)
 	_ driver.Notifier = (*Store)(nil)
 )
