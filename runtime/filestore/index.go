@@ -2,10 +2,13 @@ package filestore
 
 import (
 	"encoding/binary"
+	"hash/fnv"
 	"math/rand/v2"
 	"runtime/debug"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // The change index lets a process reuse its decoded copy of a record with no
@@ -262,13 +265,62 @@ func (c counter) begin() (v uint64, ok bool) {
 }
 
 // end marks the change begun with value v as complete, and returns the
-// counter's value after it.
-func (c counter) end(v uint64) (uint64, bool) {
+// counter's value after it. A slot's counter then holds mark, the mark of
+// what the change left (markOf, markCleared, or the mark it held before:
+// a bump that changed no file); a spill counter holds none.
+func (c counter) end(v, mark uint64) (uint64, bool) {
 	if !c.owned {
 		return c.spill(-1)
 	}
-	v = fresh(v) &^ 1
+	v = fresh(v)&^(markBits|1) | mark&markBits
 	return v, c.m.store(c.off, v)
+}
+
+// A slot's counter, stable, holds in its bits 1 to 15 (markBits) the mark
+// of what the last completed change of its circuit left in the record file,
+// so that a reader can tell a file that is not what the last writer left
+// (lost.go): markNone (no change completed under this index), markCleared
+// (the record removed, by Delete), or markOf the record written: a digest
+// of its incarnation (bits 12 to 15, never zero) and the low 11 bits of its
+// version (bits 1 to 11). Bit 0 stays the change-in-progress bit, and the
+// bits above 16 the random value each change gives the counter.
+const (
+	markBits    uint64 = 0xfffe
+	markNone    uint64 = 0
+	markCleared uint64 = 2
+	markVersion uint64 = 0x7ff << 1 // a record mark's version bits
+	markWindow         = 0x800      // versions a mark tells apart (11 bits)
+)
+
+// markOf returns the mark of rec, written as a circuit's record.
+func markOf(rec *driver.Record) uint64 {
+	h := fnv.New32a()
+	h.Write([]byte(rec.Incarnation))
+	return (uint64(h.Sum32()%15)+1)<<12 | rec.Version<<1&markVersion
+}
+
+// markOfValue returns the mark a slot's stable counter value v holds.
+func markOfValue(v uint64) uint64 { return v & markBits }
+
+// behind reports whether rec, read from a circuit's record file, is older
+// than the record whose mark is mark, of the same incarnation: the file was
+// rolled back (an older copy put back) since the last change. A record of
+// another incarnation, or one ahead of the mark (an index restored from an
+// older copy: its counters are older than the files), is not; nor is any
+// record when the mark says none or cleared (a record put back after a
+// Clear holds the state it holds). Its version is compared within the
+// mark's 11 bits: a record more than 1,024 versions behind may pass for
+// one ahead.
+func behind(rec *driver.Record, mark uint64) bool {
+	if rec == nil || mark == markNone || mark == markCleared {
+		return false
+	}
+	m := markOf(rec)
+	if m&^markVersion != mark&^markVersion {
+		return false // another incarnation (or a digest that differs)
+	}
+	d := (mark&markVersion - m&markVersion) >> 1 & (markWindow - 1)
+	return d != 0 && d < markWindow/2
 }
 
 // spill adds d to the writers in progress of a spill counter and gives its

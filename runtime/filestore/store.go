@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
 )
 
 // Store is a driver.Store over one directory. It is safe for concurrent
@@ -38,6 +39,9 @@ type Store struct {
 	bootHash uint64
 
 	win windowFile // the shared window counts (window.go)
+
+	reportMu sync.Mutex
+	reports  []func(error) // Notify's
 }
 
 // Option configures a Store.
@@ -58,6 +62,9 @@ type entry struct {
 	ctr    atomic.Pointer[counter] // its counter in the current mapping, once found
 	fast   atomic.Pointer[known]   // its record as of a stable counter value
 	failed atomic.Bool             // a write failed, and none has succeeded since
+
+	seen atomic.Bool // this process last read or wrote a record, not none (lost.go)
+	last lost.Last   // the latest revision of the record this process saw (lost.go)
 }
 
 // known is a record (nil: none) as of the value seq of the counter c,
@@ -70,9 +77,10 @@ type known struct {
 }
 
 var (
-	_ driver.Store  = (*Store)(nil)
-	_ driver.Binder = (*Store)(nil)
-	_ driver.Clock  = (*Store)(nil)
+	_ driver.Store    = (*Store)(nil)
+	_ driver.Binder   = (*Store)(nil)
+	_ driver.Clock    = (*Store)(nil)
+	_ driver.Notifier = (*Store)(nil)
 )
 
 // Open returns a store over dir. It creates and changes nothing: the
@@ -155,8 +163,15 @@ func (e *entry) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 }
 
 // loadSlow reads the record from its file, and remembers it as of its
-// counter when the counter was stable and unchanged across the read.
+// counter when the counter was stable and unchanged across the read. A
+// record found lost is treated as unknown (lost.go).
 func (e *entry) loadSlow(ctx context.Context) (*driver.Record, error) {
+	return e.loadFile(ctx, true)
+}
+
+// loadFile is loadSlow; with judge, it tells whether what it read is a
+// loss of the record, and handles it.
+func (e *entry) loadFile(ctx context.Context, judge bool) (*driver.Record, error) {
 	if e.failed.Load() {
 		if err := e.retryWrite(ctx); err != nil {
 			return nil, err
@@ -166,8 +181,13 @@ func (e *entry) loadSlow(ctx context.Context) (*driver.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := e.last.Begin()
 	if m == nil { // no index yet: nothing to remember by
-		return e.s.read(e)
+		rec, err := e.s.read(e)
+		if err != nil {
+			return nil, err
+		}
+		return e.judged(ctx, judge, rec, seen, counter{}, 0, false)
 	}
 	c, ok := e.counterIn(m, false)
 	if !ok {
@@ -186,13 +206,32 @@ func (e *entry) loadSlow(ctx context.Context) (*driver.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if after, ok := m.load(c.off); ok && fresh && c.stable(before) && after == before {
+	after, ok := m.load(c.off)
+	settled := ok && c.stable(before) && after == before
+	if judge {
+		if why := e.lostWhy(rec, seen, c, before, settled); why != "" {
+			return e.lost(ctx, rec, why)
+		}
+	}
+	e.saw(rec)
+	if settled && fresh {
 		k := &known{c: c, seq: before, rec: rec, trust: trust}
 		e.fast.Store(k)
 		if e.failed.Load() { // a write failed meanwhile: no copy may outlive it
 			e.fast.CompareAndSwap(k, nil)
 		}
 	}
+	return rec, nil
+}
+
+// judged returns rec, read with no index, or handles its loss.
+func (e *entry) judged(ctx context.Context, judge bool, rec *driver.Record, seen lost.Seen, c counter, v uint64, settled bool) (*driver.Record, error) {
+	if judge {
+		if why := e.lostWhy(rec, seen, c, v, settled); why != "" {
+			return e.lost(ctx, rec, why)
+		}
+	}
+	e.saw(rec)
 	return rec, nil
 }
 
@@ -209,7 +248,7 @@ func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 	if fresh { // readers may hold copies by the spill counter: drop them
 		spill := m.spillOf(e.tag)
 		v, ok := spill.begin()
-		if _, ok2 := spill.end(v); !ok || !ok2 {
+		if _, ok2 := spill.end(v, markNone); !ok || !ok2 {
 			return c, false
 		}
 	}
@@ -292,8 +331,9 @@ func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
 			e.s.clockWrong()
 			return driver.ErrConflict
 		}
-		seq, err := e.s.write(d, e, c, data)
+		seq, err := e.s.write(d, e, c, next, data)
 		if err == nil {
+			e.saw(next)
 			e.fast.Store(&known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()})
 		}
 		return err
@@ -303,8 +343,9 @@ func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
 // unknown handles a record found, under the lock, to differ from the one the
 // caller decided on. When the counter says this process's copy is current,
 // the file changed behind the store's back (removed or edited by hand):
-// the counter is moved on so that every process reads the file again.
-// The caller holds the circuit's lock.
+// the counter is moved on, keeping its mark, so that every process reads the
+// file again and finds it lost (lost.go). The caller holds the circuit's
+// lock.
 func (e *entry) unknown(c counter, cur *driver.Record) {
 	k := e.fast.Swap(nil)
 	if k == nil || k.c != c || driver.SameRevision(k.rec, cur) {
@@ -312,7 +353,7 @@ func (e *entry) unknown(c counter, cur *driver.Record) {
 	}
 	if v, ok := c.m.load(c.off); ok && v == k.seq {
 		if seq, ok := c.begin(); ok {
-			c.end(seq)
+			c.end(seq, markOfValue(v))
 		}
 	}
 }
@@ -328,11 +369,16 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 func (e *entry) Delete(ctx context.Context) error {
 	if err := e.s.checkDir(false); err != nil {
 		if errors.Is(err, errNoDir) {
+			e.seen.Store(false)
 			return nil
 		}
 		return err
 	}
-	return e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(d, e, c) }))
+	err := e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(d, e, c) }))
+	if err == nil {
+		e.seen.Store(false) // cleared: its absence is no loss
+	}
+	return err
 }
 
 // change runs fn in the state directory d, under the circuit's lock there,

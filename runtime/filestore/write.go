@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // stepHook, when set (by tests only), is called after each step of a write
@@ -26,13 +28,13 @@ func step(name string) {
 // write durably replaces the circuit's record with data: a private
 // temporary file in the directory is written, fsynced, closed and renamed
 // over the record, and the directory is fsynced. The rename happens between
-// the two marks of the circuit's counter c. The caller holds the lock. It
-// returns the counter's value after the change.
-func (s *Store) write(d *dirFD, e *entry, c counter, data []byte) (uint64, error) {
+// the two marks of the circuit's counter c, the second with rec's mark. The
+// caller holds the lock. It returns the counter's value after the change.
+func (s *Store) write(d *dirFD, e *entry, c counter, rec *driver.Record, data []byte) (uint64, error) {
 	if err := s.temp(d, e, data); err != nil {
 		return 0, err
 	}
-	seq, err := s.marked(c, func() error {
+	seq, err := s.marked(c, markOf(rec), func() error {
 		err := fault("rename", "rename", e.tempPath())
 		if err == nil {
 			err = d.rename(e.tempName(), e.recordName())
@@ -54,10 +56,10 @@ func (s *Store) write(d *dirFD, e *entry, c counter, data []byte) (uint64, error
 	return seq, nil
 }
 
-// remove removes the circuit's record between the two marks of c. The
-// caller holds the lock.
+// remove removes the circuit's record between the two marks of c, the
+// second saying it was cleared. The caller holds the lock.
 func (s *Store) remove(d *dirFD, e *entry, c counter) error {
-	_, err := s.marked(c, func() error {
+	_, err := s.marked(c, markCleared, func() error {
 		err := fault("remove", "remove", e.recordPath())
 		if err == nil {
 			err = d.remove(e.recordName())
@@ -101,14 +103,15 @@ func syncDir(d *dirFD) error {
 }
 
 // marked runs change (a rename or removal of the record) between the two
-// marks of the counter, and returns the counter's value after.
-func (s *Store) marked(c counter, change func() error) (uint64, error) {
+// marks of the counter, the second holding mark (what the change leaves),
+// and returns the counter's value after.
+func (s *Store) marked(c counter, mark uint64, change func() error) (uint64, error) {
 	seq, ok := c.begin()
 	if !ok {
 		return 0, errFaulted(c.m, s)
 	}
 	err := change()
-	after, ok := c.end(seq)
+	after, ok := c.end(seq, mark)
 	if !ok && err == nil {
 		err = errFaulted(c.m, s)
 	}

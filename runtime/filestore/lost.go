@@ -1,0 +1,147 @@
+package filestore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/lost"
+)
+
+// A record file changed behind the store's back is a loss of the circuit's
+// state: the store does not know what the record said, and treats the
+// circuit as unknown, never as closed. A read of the file (Load's slow path)
+// finds the record lost when:
+//
+//   - the file is gone, though no Delete (a Clear) removed it: the circuit's
+//     slot in the change index holds the mark of a record (index.go), or
+//     this process last read or wrote a record and the index does not say
+//     the record was cleared (its circuit has no slot of its own, or the
+//     index is another than the one the record was seen under: the state
+//     directory was removed, or replaced by an empty one);
+//   - the file holds a closed record older than the one the slot's mark
+//     names, of the same incarnation, or older than one this process saw
+//     (lost.Older): an older copy was put back, or the directory replaced by
+//     an older copy of itself.
+//
+// The first process to find it writes lost.Unknown over what it found
+// (open with its cooldown already over, of a fresh incarnation: the next
+// call anywhere claims the half-open probe, one at a time, and the circuit
+// closes again only when a probe succeeds), unless another process wrote
+// first, and reports the loss (driver.ErrLost) through Notify. Every other
+// process then reads that record, by the change its write made.
+//
+// A process holding a copy of the record uses it until the circuit's next
+// change, as it always does; a copy of an open record rejects calls, and
+// the probe its cooldown ends in finds the file not what it decided on and
+// moves the counter on (unknown), so that every process reads the file and
+// finds it lost. A directory replaced is seen within the recheck.
+//
+// What no process can tell: a process that never read the record, starting
+// on a directory replaced by an empty one or an older copy of itself before
+// a process that read it found the loss; and a circuit without a slot of
+// its own (more than the index's slots, or its probe window full), whose
+// Clear by another process a process that read its record takes for a loss:
+// the circuit then probes once before it admits calls.
+
+// saw records what a read or write of the circuit's record found: nil for
+// none.
+func (e *entry) saw(rec *driver.Record) {
+	if seen := rec != nil; e.seen.Load() != seen {
+		e.seen.Store(seen)
+	}
+	e.last.Saw(rec)
+}
+
+// lostWhy reports why rec, read from the circuit's file by a read that
+// began when e.last held seen, is a loss of the record, or "" when it is
+// not: c is the circuit's counter (zero when there is no index) and v its
+// value before the read; settled says it was stable and unchanged across the
+// read.
+func (e *entry) lostWhy(rec *driver.Record, seen lost.Seen, c counter, v uint64, settled bool) string {
+	mark := markNone
+	if settled && c.owned {
+		mark = markOfValue(v)
+	}
+	if rec != nil {
+		switch {
+		case rec.State != driver.StateClosed:
+			return "" // open or half-open: it admits no call as closed
+		case lost.Older(rec, seen):
+			return "is older than one this process saw: an older copy was put back, or the state directory replaced by an older copy"
+		case behind(rec, mark):
+			return "is older than the one the change index says its last write left: an older copy was put back"
+		}
+		return ""
+	}
+	switch {
+	case mark == markCleared:
+		return ""
+	case mark != markNone:
+		return "is gone, though it was not cleared: removed behind the store's back"
+	case c.m != nil && !settled:
+		return "" // changed during the read: a Clear's, maybe
+	case e.seen.Load():
+		return "is gone, though it was not cleared: removed behind the store's back, or the state directory removed or replaced"
+	}
+	return ""
+}
+
+// lost handles the loss of the circuit's record: found is what the read
+// found (nil: no file), which it replaces with lost.Unknown unless another
+// process wrote first; it returns the record read anew.
+func (e *entry) lost(ctx context.Context, found *driver.Record, why string) (*driver.Record, error) {
+	report := func() {
+		e.s.notify(fmt.Errorf("%w: filestore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
+			driver.ErrLost, e.name, e.recordPath(), why))
+	}
+	for range 3 {
+		err := e.Replace(ctx, found, lost.Unknown(e.name, e.s.Now(), newIncarnation()))
+		switch {
+		case err == nil:
+			report()
+			return e.loadFile(ctx, false)
+		case !errors.Is(err, driver.ErrConflict):
+			report()
+			return nil, fmt.Errorf("the record was lost, and treating it as unknown failed: %w", err)
+		}
+		rec, err := e.loadFile(ctx, false)
+		if err != nil || !driver.SameRevision(rec, found) {
+			return rec, err // another process wrote first
+		}
+		// Refused for this process's clock (decidedBy): decide again.
+	}
+	report()
+	return nil, errors.New("the record was lost, and treating it as unknown was refused three times")
+}
+
+// newIncarnation returns a fresh incarnation: 16 random bytes as 32 hex
+// digits.
+func newIncarnation() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// Notify adds a function for the store to report to (driver.Notifier): the
+// circuits whose records it finds lost, each once, by the process that
+// treats it as unknown. circuit.New calls it once for each Breaker over the
+// store.
+func (s *Store) Notify(report func(error)) {
+	s.reportMu.Lock()
+	s.reports = append(s.reports, report)
+	s.reportMu.Unlock()
+}
+
+// notify reports err to Notify's functions.
+func (s *Store) notify(err error) {
+	s.reportMu.Lock()
+	reports := s.reports
+	s.reportMu.Unlock()
+	for _, r := range reports {
+		r(err)
+	}
+}

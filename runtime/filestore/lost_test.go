@@ -1,0 +1,345 @@
+//go:build linux
+
+package filestore
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+)
+
+// lostCounter is an EventObserver that counts the store's reports of a
+// lost record (driver.ErrLost).
+type lostCounter struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	last string
+}
+
+func (*lostCounter) ObserveTransition(circuit.Transition) {}
+
+func (l *lostCounter) ObserveEvent(e circuit.Event) {
+	if errors.Is(e.Err, driver.ErrLost) {
+		l.n.Add(1)
+		l.mu.Lock()
+		l.last = e.Err.Error()
+		l.mu.Unlock()
+	}
+}
+
+// callTally is what one process's calls on "ledger" came to.
+type callTally struct {
+	closed   int // calls admitted as closed
+	probes   int // calls admitted as the half-open probe
+	rejected int // calls refused as open
+	lost     int64
+}
+
+func (c callTally) String() string {
+	return fmt.Sprintf("closed %d probes %d rejected %d lost %d", c.closed, c.probes, c.rejected, c.lost)
+}
+
+// lostCalls calls "ledger" every 100ms for d (past the recheck), each call
+// failing: a probe that runs reopens the circuit. Inside each call it loads
+// the record, to tell a call admitted as closed from the probe.
+func lostCalls(ctx context.Context, b *circuit.Breaker, s *Store, obs *lostCounter, d time.Duration) (callTally, error) {
+	var c callTally
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		err := b.Run(ctx, "ledger", p3, func(ctx context.Context) (circuit.Outcome, error) {
+			rec, _, err := s.Load(ctx, "ledger")
+			switch {
+			case err != nil:
+				return circuit.Failure, err
+			case rec != nil && rec.State == circuit.StateHalfOpen:
+				c.probes++
+			default:
+				c.closed++
+			}
+			return circuit.Failure, errBoom
+		})
+		var open *circuit.OpenError
+		switch {
+		case errors.As(err, &open):
+			c.rejected++
+		case err != nil && !errors.Is(err, errBoom):
+			return c, err
+		}
+	}
+	c.lost = obs.n.Load()
+	return c, nil
+}
+
+func init() {
+	// lostcall: opens the store with an observer of lost records; with
+	// arg "warm" it reads "ledger" first (its copy is then the open record).
+	// It says "ready", waits for a line, makes lostCalls for 2.5s and says
+	// their tally.
+	helperScripts["lostcall"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		obs := &lostCounter{}
+		b := circuit.New(s, circuit.WithObserver(obs))
+		ctx := context.Background()
+		if os.Getenv(envArg) == "warm" {
+			if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+				return fmt.Errorf("warm: %+v, %v", snap, err)
+			}
+		}
+		say("ready")
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			return err
+		}
+		c, err := lostCalls(ctx, b, s, obs, 2500*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		say("tally %d %d %d %d", c.closed, c.probes, c.rejected, c.lost)
+		return nil
+	}
+	// clearit: clears "ledger" through the store, as circuitctl clear does.
+	helperScripts["clearit"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		if err := circuit.New(s).Clear(context.Background(), "ledger"); err != nil {
+			return err
+		}
+		say("cleared")
+		return nil
+	}
+}
+
+// tally reads a lostcall child's tally.
+func (sc *script) tally(t *testing.T) callTally {
+	t.Helper()
+	var c callTally
+	if _, err := fmt.Sscanf(sc.expect(t, "tally "), "tally %d %d %d %d", &c.closed, &c.probes, &c.rejected, &c.lost); err != nil {
+		t.Fatal(err)
+	}
+	sc.wait(t)
+	return c
+}
+
+// copyDir copies the state directory dir to to, as tar would: new files of
+// the same contents and modes, index.keep a second name of index.
+func copyDir(t *testing.T, dir, to string) {
+	t.Helper()
+	if err := os.Mkdir(to, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == indexKeepName {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(to, indexName), filepath.Join(to, indexKeepName)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLostRecordIsUnknown: a circuit another process opened loses its
+// record behind the store's back while processes run: its record file
+// removed by hand, an older copy of it put back, the state directory
+// replaced by an empty one or by an older copy of itself; or the record
+// removed of a circuit that the test's own process never used (another
+// opened it). In every process that then calls, no call is admitted as
+// closed: each is refused, or is the single half-open probe of the circuit
+// made unknown (lost.Unknown), which fails and reopens it. The loss is
+// reported once (driver.ErrLost), by the process that made it unknown.
+// The processes: this one, two that read the open record before the loss
+// (their copies hold it), and one started after it; in the directory
+// cases, where a newcomer cannot tell the loss, that one starts once the
+// others have called past the recheck.
+func TestLostRecordIsUnknown(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		thisUnused bool // this process never uses "ledger" before the loss
+		lateFresh  bool // the fresh process starts after the others' calls
+		lose       func(t *testing.T, dir string, older []byte, olderDir string)
+	}{
+		{name: "RecordRemoved", lose: func(t *testing.T, dir string, _ []byte, _ string) {
+			if err := os.Remove(recordPathOf(dir, "ledger")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "OlderRecordPutBack", lose: func(t *testing.T, dir string, older []byte, _ string) {
+			if err := os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600); err != nil { // cp
+				t.Fatal(err)
+			}
+		}},
+		{name: "DirReplacedByEmpty", lateFresh: true, lose: func(t *testing.T, dir string, _ []byte, _ string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "DirReplacedByOlderCopy", lateFresh: true, lose: func(t *testing.T, dir string, _ []byte, olderDir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(olderDir, dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "RecordRemovedOfCircuitOpenedElsewhere", thisUnused: true, lose: func(t *testing.T, dir string, _ []byte, _ string) {
+			if err := os.Remove(recordPathOf(dir, "ledger")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "state")
+			ctx := t.Context()
+			s := openDir(t, dir)
+			obs := &lostCounter{}
+			b := circuit.New(s, circuit.WithObserver(obs))
+			opener := b
+			if tt.thisUnused {
+				if ran, _ := failN(ctx, b, "other", 1); ran != 1 { // this process uses the store
+					t.Fatal(ran)
+				}
+				opener = circuit.New(openDir(t, dir)) // "another process" opens ledger; see below
+			}
+			if ran, _ := failN(ctx, opener, "ledger", 1); ran != 1 {
+				t.Fatal(ran)
+			}
+			older, err := os.ReadFile(recordPathOf(dir, "ledger")) // closed, one failure
+			if err != nil {
+				t.Fatal(err)
+			}
+			olderDir := filepath.Join(root, "state.older")
+			copyDir(t, dir, olderDir)
+			if tt.thisUnused {
+				// The opening itself in another process, so that this one
+				// never reads the open record.
+				sc := startScript(t, "failn", dir, "2", nil, "")
+				sc.expect(t, "opened")
+				sc.wait(t)
+			} else if ran, err := failN(ctx, b, "ledger", 2); ran != 2 || err != errBoom {
+				t.Fatalf("opening: %d ran, %v", ran, err)
+			}
+			var warm []*script
+			for range 2 {
+				sc := startScript(t, "lostcall", dir, "warm", nil, "")
+				sc.expect(t, "ready")
+				warm = append(warm, sc)
+			}
+
+			tt.lose(t, dir, older, olderDir)
+
+			var fresh *script
+			startFresh := func() {
+				fresh = startScript(t, "lostcall", dir, "", nil, "")
+				fresh.expect(t, "ready")
+				if _, err := io.WriteString(fresh.in, "go\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tt.lateFresh {
+				startFresh()
+			}
+			for _, sc := range warm {
+				if _, err := io.WriteString(sc.in, "go\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mine, err := lostCalls(ctx, b, s, obs, 2500*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tallies := map[string]callTally{"this process": mine}
+			for i, sc := range warm {
+				tallies[fmt.Sprintf("warm process %d", i+1)] = sc.tally(t)
+			}
+			if tt.lateFresh {
+				startFresh()
+			}
+			tallies["fresh process"] = fresh.tally(t)
+
+			var closed, probes int
+			var reports int64
+			var lines []string
+			for who, c := range tallies {
+				closed += c.closed
+				probes += c.probes
+				reports += c.lost
+				lines = append(lines, who+": "+c.String())
+			}
+			t.Logf("%s", strings.Join(lines, "; "))
+			if closed != 0 || probes > 1 || reports != 1 {
+				t.Errorf("%d calls admitted as closed, %d probes, the loss reported %d times; want none, at most one, once", closed, probes, reports)
+			}
+			if obs.last != "" {
+				t.Logf("this process heard: %s", obs.last)
+			}
+			if snap, err := circuit.New(openDir(t, dir)).Snapshot(ctx, "ledger"); err != nil || snap.State == circuit.StateClosed {
+				t.Errorf("a new process then: %+v, %v; want the circuit not closed", snap, err)
+			}
+		})
+	}
+}
+
+// TestClearIsNoLoss: a circuit cleared through the store (circuitctl
+// clear, Breaker.Clear) in another process is closed for every process,
+// and no process reports a loss.
+func TestClearIsNoLoss(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	s := openDir(t, dir)
+	obs := &lostCounter{}
+	b := circuit.New(s, circuit.WithObserver(obs))
+	if ran, err := failN(ctx, b, "ledger", 3); ran != 3 || err != errBoom {
+		t.Fatalf("opening: %d ran, %v", ran, err)
+	}
+	warm := startScript(t, "lostcall", dir, "warm", nil, "")
+	warm.expect(t, "ready")
+	sc := startScript(t, "clearit", dir, "", nil, "")
+	sc.expect(t, "cleared")
+	sc.wait(t)
+	if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.Exists {
+		t.Fatalf("this process after the Clear: %+v, %v; want no record", snap, err)
+	}
+	if _, err := io.WriteString(warm.in, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	theirs := warm.tally(t)
+	t.Logf("the warm process after the Clear: %v", theirs)
+	if theirs.lost != 0 || theirs.closed != 3 || theirs.probes != 0 {
+		t.Errorf("the warm process after the Clear: %v; want three failing calls admitted as closed, no probe, no loss reported", theirs)
+	}
+	if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+		t.Errorf("this process after those failures: %+v, %v; want open", snap, err)
+	}
+	if n := obs.n.Load(); n != 0 {
+		t.Errorf("this process reported %d losses: %s", n, obs.last)
+	}
+}
