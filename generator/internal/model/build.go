@@ -52,6 +52,10 @@ type builder struct {
 	// built, that package: its name, and those it imports, are in scope
 	// in the entry's options.
 	ifacePkg *types.Package
+	// declPos are where the guarded interfaces of the package, and their
+	// methods the package declares, are declared: the files holding them
+	// give the output's build constraint.
+	declPos []token.Pos
 }
 
 // Build checks the specs of t and returns the model of its file. Problems
@@ -71,6 +75,7 @@ func (r *Run) Build(t Target) *File {
 		b.addInterface(s, defaults)
 	}
 	b.returned()
+	b.file.Constraint = b.constraint()
 	name(b.file, b.home)
 	return b.file
 }
@@ -143,6 +148,14 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		return
 	}
 	b.file.Wrappers = append(b.file.Wrappers, w)
+	if pkg == b.home {
+		b.declPos = append(b.declPos, tn.Pos())
+	}
+	for i := range iface.NumMethods() {
+		if fn := iface.Method(i); fn.Pkg() == b.home {
+			b.declPos = append(b.declPos, fn.Pos())
+		}
+	}
 }
 
 // returned finds the results of guarded methods, before their error,
