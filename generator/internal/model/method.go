@@ -111,9 +111,9 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false
 	}
-	if m.Shape == Row || m.Shape == Seq {
+	if m.Shape == Row {
 		if hasTypeParam(t) {
-			b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic row or iterator is not supported; mark it skip", s.Name, m.Name, types.TypeString(t, b.qualifier))
+			b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic row is not supported; mark it skip", s.Name, m.Name, types.TypeString(t, b.qualifier))
 			return false
 		}
 	}
