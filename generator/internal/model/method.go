@@ -107,6 +107,10 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 			return false
 		}
 		m.Reject = reject
+	case failingSeq(t) != nil:
+		b.errs.Add(where, "method %s.%s returns %s, a stream that can fail with %s: only iter.Seq2[T, error], its error last, is guarded; return that, or mark it skip",
+			s.Name, m.Name, types.TypeString(t, b.qualifier), types.TypeString(failingSeq(t), b.qualifier))
+		return false
 	default:
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false
@@ -175,7 +179,23 @@ func PassesThrough(sig *types.Signature) bool {
 		return false
 	}
 	t := res.At(0).Type()
-	return isNamed(t, "iter", "Seq") || isNamed(t, "iter", "Seq2")
+	return (isNamed(t, "iter", "Seq") || isNamed(t, "iter", "Seq2")) && failingSeq(t) == nil
+}
+
+// failingSeq returns the first type argument of the iter.Seq or iter.Seq2
+// t that implements error (a stream that can fail, but not as
+// iter.Seq2[T, error] does), or nil.
+func failingSeq(t types.Type) types.Type {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || !isNamed(n, "iter", "Seq") && !isNamed(n, "iter", "Seq2") {
+		return nil
+	}
+	for i := range n.TypeArgs().Len() {
+		if a := n.TypeArgs().At(i); types.Implements(a, errorIface) {
+			return a
+		}
+	}
+	return nil
 }
 
 // checkType reports types a method's signature uses that the output
