@@ -207,6 +207,10 @@ func (b *builder) checkType(where token.Position, fn *types.Func, t types.Type) 
 		case *types.Basic:
 			if t.Kind() == types.Invalid && ok {
 				ok = false
+				if c := b.cgoType(fn); c != "" {
+					b.errs.Add(where, "method %s uses %s, a cgo type, which the generated file cannot name: declare a Go type for it (type CInt int32) and convert where the package calls C", fn.Name(), c)
+					return
+				}
 				b.errs.Add(where, "method %s does not type-check", fn.Name())
 				b.typeErrors()
 			}
@@ -251,4 +255,33 @@ func (b *builder) typeErrors() {
 			b.errs.Add(e.Pos, "%s", e.Msg)
 		}
 	}
+}
+
+// cgoType returns the first cgo type (C.name) the declaration of the
+// interface method fn mentions, or "".
+func (b *builder) cgoType(fn *types.Func) string {
+	f := b.prog.FileOf(fn)
+	if f == nil || !slices.ContainsFunc(f.Imports, func(is *ast.ImportSpec) bool { return is.Path.Value == `"C"` }) {
+		return ""
+	}
+	found := ""
+	ast.Inspect(f, func(n ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		field, ok := n.(*ast.Field)
+		if !ok || len(field.Names) != 1 || field.Names[0].Pos() != fn.Pos() {
+			return true
+		}
+		ast.Inspect(field.Type, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && found == "" {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "C" {
+					found = "C." + sel.Sel.Name
+				}
+			}
+			return found == ""
+		})
+		return false
+	})
+	return found
 }
