@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"go/types"
 
 	"github.com/dave/jennifer/jen"
@@ -45,7 +46,15 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 		f.Line()
 		decl := withResults(f.Func().Params(recv().Op("*").Id(r.Name)).Id(fn.Name()).Params(params...), results)
 		if fn.Name() != "Scan" {
-			forward(decl, call, len(results))
+			// A rejected row has no row of next's: its methods return zero
+			// values, and the rejection as an error last.
+			body := []jen.Code{jen.If(recv().Dot(r.Err).Op("!=").Nil()).Block(rejected(r, sig)...)}
+			if len(results) == 0 {
+				body = append(body, call)
+			} else {
+				body = append(body, jen.Return(call))
+			}
+			decl.Block(body...)
 			continue
 		}
 		g := guard{m: m, classifier: classify}
@@ -60,6 +69,35 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 			jen.Return(e.Clone()),
 		)
 	}
+}
+
+// rejected renders the statements of a rejected row's method of
+// signature sig other than Scan: zero values, and the rejection for an
+// error last.
+func rejected(r *model.RowType, sig *types.Signature) []jen.Code {
+	res := sig.Results()
+	if res.Len() == 0 {
+		return []jen.Code{jen.Return()}
+	}
+	taken := map[string]bool{r.Recv: true}
+	for _, p := range r.Params {
+		taken[p] = true
+	}
+	var stmts, values []jen.Code
+	for i := range res.Len() {
+		t := res.At(i).Type()
+		if i == res.Len()-1 && types.Identical(t, types.Universe.Lookup("error").Type()) {
+			values = append(values, jen.Id(r.Recv).Dot(r.Err))
+			continue
+		}
+		name := fmt.Sprintf("zero%d", i)
+		for taken[name] {
+			name += "_"
+		}
+		stmts = append(stmts, jen.Var().Id(name).Add(typeCode(t)))
+		values = append(values, jen.Id(name))
+	}
+	return append(stmts, jen.Return(values...))
 }
 
 // sqlRow renders the helper that makes a *database/sql.Row carrying an
