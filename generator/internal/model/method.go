@@ -101,6 +101,18 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	case errMethod(t) != "":
 		m.Shape, m.ErrMethod = Reported, errMethod(t)
 		reject, ok := rejecter(t)
+		setErr := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
+		switch {
+		case ok:
+		case types.IsInterface(t) && hasMethod(t, "SetErr", setErr, types.NewTuple()):
+			b.errs.Add(where, "method %s.%s returns %s, an interface that reports its error with %s(): it has SetErr(error), but the wrapper cannot make a value of an interface to carry a rejection, and its package has no func(error) %s; return a pointer to a concrete type, or mark it skip",
+				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
+			return false
+		case !types.IsInterface(t) && hasMethod(types.NewPointer(t), "SetErr", setErr, types.NewTuple()):
+			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s(): SetErr(error) is a method of *%[3]s, and a carrier is guarded as a pointer (its package has no func(error) %[3]s either); return *%[3]s, or mark it skip",
+				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod)
+			return false
+		}
 		if !ok {
 			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s() but cannot carry a rejection: it has no SetErr(error), and its package has no func(error) %s to make one; return an interface with Scan(...) error, or mark it skip",
 				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
