@@ -52,9 +52,8 @@ type builder struct {
 	// built, that package: its name, and those it imports, are in scope
 	// in the entry's options.
 	ifacePkg *types.Package
-	// declPos are where the guarded interfaces of the package, and their
-	// methods the package declares, are declared: the files holding them
-	// give the output's build constraint.
+	// declPos are where the guarded interfaces and their methods are
+	// declared: the files holding them give the output's build constraint.
 	declPos []token.Pos
 }
 
@@ -148,13 +147,9 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		return
 	}
 	b.file.Wrappers = append(b.file.Wrappers, w)
-	if pkg == b.home {
-		b.declPos = append(b.declPos, tn.Pos())
-	}
+	b.declPos = append(b.declPos, tn.Pos())
 	for i := range iface.NumMethods() {
-		if fn := iface.Method(i); fn.Pkg() == b.home {
-			b.declPos = append(b.declPos, fn.Pos())
-		}
+		b.declPos = append(b.declPos, iface.Method(i).Pos())
 	}
 }
 

@@ -3,6 +3,7 @@ package model
 import (
 	"go/ast"
 	"go/build/constraint"
+	"go/parser"
 	"go/token"
 	"slices"
 	"strings"
@@ -78,18 +79,20 @@ func and(exprs []constraint.Expr) constraint.Expr {
 }
 
 // constraint returns the build constraint of the output: the conjunction
-// of the constraints of the target's files that declare a guarded
-// interface or one of its methods (an embedded interface of the package),
-// so that the output is built exactly where everything it wraps is;
-// "" when those files are always built.
+// of the constraints of the files that declare a guarded interface or one
+// of its methods (an embedded interface's, of this package or another), so
+// that the output is built exactly where everything it wraps is; "" when
+// those files are always built.
 func (b *builder) constraint() string {
-	var exprs []constraint.Expr
-	for _, f := range b.target.Syntax {
-		used := slices.ContainsFunc(b.declPos, func(p token.Pos) bool { return f.FileStart <= p && p <= f.FileEnd })
-		if !used {
-			continue
+	var names []string
+	for _, p := range b.declPos {
+		if name := b.prog.Fset.Position(p).Filename; name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
 		}
-		if x := fileConstraint(b.prog.Fset, f); x != nil {
+	}
+	var exprs []constraint.Expr
+	for _, name := range names {
+		if x := b.declConstraint(name); x != nil {
 			exprs = append(exprs, x)
 		}
 	}
@@ -98,4 +101,21 @@ func (b *builder) constraint() string {
 		return x.String()
 	}
 	return ""
+}
+
+// declConstraint returns the build constraint of the Go file at path: one
+// of the target's, or another package's, whose header is read from disk;
+// a file that cannot be read is constrained by its name only.
+func (b *builder) declConstraint(path string) constraint.Expr {
+	for _, f := range b.target.Syntax {
+		if b.prog.Fset.Position(f.Package).Filename == path {
+			return fileConstraint(b.prog.Fset, f)
+		}
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+	if err != nil || f == nil {
+		return and(nameConstraint(path))
+	}
+	return fileConstraint(fset, f)
 }

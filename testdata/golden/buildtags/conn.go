@@ -3,6 +3,8 @@ package buildtags
 import (
 	"context"
 	"errors"
+
+	"github.com/circuitgen/circuitgen/testdata/golden/buildtags/netplat"
 )
 
 // ErrClosed is a closed connection.
@@ -15,4 +17,13 @@ var ErrClosed = errors.New("conn: closed")
 type Conn interface {
 	Send(ctx context.Context, msg []byte) error
 	platform
+}
+
+// Link embeds an interface of another package whose methods depend on the
+// platform.
+//
+//circuitgen:guard circuit=link errors=ErrClosed
+type Link interface {
+	netplat.Dialer
+	Close() error
 }
