@@ -87,6 +87,9 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 		return true
 	}
 	if n != 1 {
+		if b.concreteError(s, m, where) {
+			return false
+		}
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false
 	}
@@ -123,6 +126,8 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 		b.errs.Add(where, "method %s.%s returns %s, a stream that can fail with %s: only iter.Seq2[T, error], its error last, is guarded; return that, or mark it skip",
 			s.Name, m.Name, types.TypeString(t, b.qualifier), types.TypeString(failingSeq(t), b.qualifier))
 		return false
+	case b.concreteError(s, m, where):
+		return false
 	default:
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false
@@ -133,6 +138,18 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 			return false
 		}
 	}
+	return true
+}
+
+// concreteError reports, when m's last result is an error type other than
+// error, that a rejection cannot be returned as one.
+func (b *builder) concreteError(s *spec.Interface, m *Method, where token.Position) bool {
+	n := len(m.Results)
+	if n == 0 || !types.Implements(m.Results[n-1].Type, errorIface) {
+		return false
+	}
+	last := types.TypeString(m.Results[n-1].Type, b.qualifier)
+	b.errs.Add(where, "method %s.%s returns %s last, not error: a rejected call returns a *circuit.OpenError, which is no %s; return error (the caller's errors.As still finds %s), or mark it skip", s.Name, m.Name, last, last, last)
 	return true
 }
 
