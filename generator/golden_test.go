@@ -84,6 +84,20 @@ func TestGolden(t *testing.T) {
 		vetOverlay(t, "..", overlay, vetDirs)
 		shadowVet(t, "..", overlay, vetDirs)
 	})
+	// Every output compiles wherever its package does: for each platform
+	// circuitgen's users build for, with cgo off as a cross build has it.
+	for _, platform := range []string{"windows/amd64", "darwin/arm64", "linux/arm64"} {
+		t.Run("vet "+platform, func(t *testing.T) {
+			if len(vetDirs) == 0 {
+				t.Skip("no golden output")
+			}
+			goos, goarch, _ := strings.Cut(platform, "/")
+			t.Setenv("GOOS", goos)
+			t.Setenv("GOARCH", goarch)
+			t.Setenv("CGO_ENABLED", "0")
+			vetOverlay(t, "..", overlay, vetDirs)
+		})
+	}
 }
 
 // vetOverlay runs go vet, with flags, on dirs, seen from dir, with files

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -48,6 +49,8 @@ func (r *run) targets() []model.Target {
 		}
 		if len(t.Specs) > 0 {
 			targets = append(targets, t)
+		} else if !generatesOwn(pkg) {
+			r.orphans(pkg)
 		}
 	}
 	for _, m := range r.manifests {
@@ -191,4 +194,40 @@ func (r *run) inScope(targets []model.Target) []string {
 		}
 	}
 	return paths
+}
+
+// ownFlags matches a //go:generate line running circuitgen with a
+// manifest, an output or build tags of its own.
+var ownFlags = regexp.MustCompile(`^//go:generate\s.*circuitgen.*\s--?(manifest|out|tags)\b`)
+
+// besideManifest matches the flag naming the manifest beside the
+// package, which every run reads.
+var besideManifest = regexp.MustCompile(`\s--?manifest[= ]circuitgen\.yaml\b`)
+
+// generatesOwn reports whether a //go:generate line of pkg runs circuitgen
+// with a manifest, an output or tags of its own: the outputs of ours in
+// the package are that line's, which a run without its flags cannot tell.
+func generatesOwn(pkg *load.Package) bool {
+	for _, f := range pkg.Syntax {
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if ownFlags.MatchString(besideManifest.ReplaceAllString(c.Text, "")) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// orphans reports every output of ours in pkg, which guards nothing: what
+// it wraps, with the policies of an earlier run, would stay and be
+// checked by no run.
+func (r *run) orphans(pkg *load.Package) {
+	for _, f := range pkg.GoFiles {
+		if pkg.Ours[f] {
+			r.errs.Add(diag.FileStart(f), "%s is an output of circuitgen, but package %s guards nothing (no %sguard directive, no %s): remove it and %s, or guard an interface again",
+				filepath.Base(f), pkg.Name, spec.DirectivePrefix, ManifestFile, filepath.Base(model.TestFile(f)))
+		}
+	}
 }

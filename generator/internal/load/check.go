@@ -7,7 +7,10 @@ import (
 	goimporter "go/importer"
 	"go/types"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -52,10 +55,14 @@ func (p *Program) TypeCheck(paths, idents []string) error {
 	if err != nil {
 		return err
 	}
+	aux, err := p.fromSource(exports, isRoot)
+	if err != nil {
+		return err
+	}
 	imp := &importer{p: p, exports: exports, roots: map[string]*types.Package{}}
 	imp.gc = goimporter.ForCompiler(p.Fset, "gc", imp.lookup).(types.ImporterFrom)
 	p.imp = imp
-	for _, r := range order(p.Roots, isRoot) {
+	for _, r := range order(append(aux, p.Roots...), isRoot) {
 		p.check(r, imp)
 	}
 	for _, path := range paths {
@@ -104,6 +111,70 @@ func (p *Program) Load(paths []string) error {
 	return nil
 }
 
+// fromSource reads from source, as a target is read (our files left out),
+// every package whose export data could not be made only because a file of
+// ours does not compile, in it or in a package it imports: a stale output
+// of a dependency never stops a run. It adds them to isRoot and the export
+// data of what they import to exports, and returns them.
+func (p *Program) fromSource(exports map[string]string, isRoot map[string]*Package) ([]*Package, error) {
+	var aux []*Package
+	for {
+		var retry []string
+		for path, msg := range p.failed {
+			if isRoot[path] == nil && p.oursFails(msg) {
+				retry = append(retry, path)
+			}
+		}
+		if len(retry) == 0 {
+			return aux, nil
+		}
+		slices.Sort(retry)
+		listed, err := p.list([]string{"-find", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,Error"}, retry)
+		if err != nil {
+			return nil, err
+		}
+		var need []string
+		for _, lp := range listed {
+			delete(p.failed, lp.ImportPath)
+			pkg := p.parse(lp)
+			pkg.keepGenerated(nil)
+			isRoot[pkg.PkgPath] = pkg
+			aux = append(aux, pkg)
+			for _, f := range pkg.Syntax {
+				for _, is := range f.Imports {
+					path, _ := strconv.Unquote(is.Path.Value)
+					if path != "C" && path != "unsafe" && isRoot[path] == nil && exports[path] == "" && p.failed[path] == "" && !slices.Contains(need, path) {
+						need = append(need, path)
+					}
+				}
+			}
+		}
+		more, err := p.exports(need)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(exports, more)
+	}
+}
+
+// goPos matches a Go file's position in the go command's messages.
+var goPos = regexp.MustCompile(`(?m)^(\S+\.go):\d+(:\d+)?: `)
+
+// oursFails reports whether the go command's message msg, of a package it
+// could not build, is about a file of ours.
+func (p *Program) oursFails(msg string) bool {
+	for _, m := range goPos.FindAllStringSubmatch(msg, -1) {
+		path := m[1]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.dir, path)
+		}
+		if IsOurs(path) {
+			return true
+		}
+	}
+	return false
+}
+
 // exports lists the packages at paths with one go list -export run and
 // returns the file of each one's export data; it records those that
 // failed.
@@ -113,7 +184,7 @@ func (p *Program) exports(paths []string) (map[string]string, error) {
 		return exports, nil
 	}
 	slices.Sort(paths)
-	flags := []string{"-export", "-json=ImportPath,Export,Error"}
+	flags := []string{"-export", "-json=ImportPath,Export,Error,DepsErrors"}
 	if p.Deps {
 		flags = append(flags, "-deps")
 	}
@@ -133,6 +204,12 @@ func (p *Program) exports(paths []string) (map[string]string, error) {
 		switch {
 		case lp.Error != nil:
 			p.failed[lp.ImportPath] = lp.Error.Err
+		case lp.Export == "" && len(lp.DepsErrors) > 0:
+			msgs := make([]string, len(lp.DepsErrors))
+			for i, e := range lp.DepsErrors {
+				msgs[i] = e.Err
+			}
+			p.failed[lp.ImportPath] = strings.Join(msgs, "\n")
 		case lp.Export == "":
 			p.failed[lp.ImportPath] = "no export data for " + lp.ImportPath
 		default:

@@ -19,6 +19,11 @@ type listedPackage struct {
 	Error  *struct {
 		Pos, Err string
 	}
+	// DepsErrors are the errors of the packages it imports, with -export
+	// the reason it has no export data.
+	DepsErrors []struct {
+		Pos, Err string
+	}
 }
 
 // list runs go list with flags then the packages named, from the program's

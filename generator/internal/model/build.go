@@ -52,6 +52,9 @@ type builder struct {
 	// built, that package: its name, and those it imports, are in scope
 	// in the entry's options.
 	ifacePkg *types.Package
+	// declPos are where the guarded interfaces and their methods are
+	// declared: the files holding them give the output's build constraint.
+	declPos []token.Pos
 }
 
 // Build checks the specs of t and returns the model of its file. Problems
@@ -71,6 +74,7 @@ func (r *Run) Build(t Target) *File {
 		b.addInterface(s, defaults)
 	}
 	b.returned()
+	b.file.Constraint = b.constraint()
 	name(b.file, b.home)
 	return b.file
 }
@@ -143,6 +147,10 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		return
 	}
 	b.file.Wrappers = append(b.file.Wrappers, w)
+	b.declPos = append(b.declPos, tn.Pos())
+	for i := range iface.NumMethods() {
+		b.declPos = append(b.declPos, iface.Method(i).Pos())
+	}
 }
 
 // returned finds the results of guarded methods, before their error,

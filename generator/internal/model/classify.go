@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
@@ -228,6 +229,11 @@ func (b *builder) resolveName(text string, pos token.Position, file *ast.File, w
 		}
 	}
 	obj := pkg.Scope().Lookup(id)
+	if obj == nil && qual == "" {
+		if dot, dobj := b.dotImported(id, file); dobj != nil {
+			pkg, obj = dot, dobj
+		}
+	}
 	if obj == nil {
 		b.errs.Add(pos, "%s is not declared in package %s", id, pkg.Path())
 		return nil, "", false
@@ -237,6 +243,26 @@ func (b *builder) resolveName(text string, pos token.Position, file *ast.File, w
 		return nil, "", false
 	}
 	return pkg, id, true
+}
+
+// dotImported returns the exported object named id of a package file
+// dot-imports, and that package, or nils.
+func (b *builder) dotImported(id string, file *ast.File) (*types.Package, types.Object) {
+	if file == nil {
+		return nil, nil
+	}
+	for _, is := range file.Imports {
+		if is.Name == nil || is.Name.Name != "." {
+			continue
+		}
+		path, _ := strconv.Unquote(is.Path.Value)
+		if pkg := b.prog.Pkg(path); pkg != nil {
+			if obj := pkg.Scope().Lookup(id); obj != nil && obj.Exported() {
+				return pkg, obj
+			}
+		}
+	}
+	return nil, nil
 }
 
 // InScope returns the import path qual means in a manifest entry for an

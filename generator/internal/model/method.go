@@ -87,6 +87,9 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 		return true
 	}
 	if n != 1 {
+		if b.concreteError(s, m, where) {
+			return false
+		}
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false
 	}
@@ -101,22 +104,52 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	case errMethod(t) != "":
 		m.Shape, m.ErrMethod = Reported, errMethod(t)
 		reject, ok := rejecter(t)
+		setErr := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
+		switch {
+		case ok:
+		case types.IsInterface(t) && hasMethod(t, "SetErr", setErr, types.NewTuple()):
+			b.errs.Add(where, "method %s.%s returns %s, an interface that reports its error with %s(): it has SetErr(error), but the wrapper cannot make a value of an interface to carry a rejection, and its package has no func(error) %s; return a pointer to a concrete type, or mark it skip",
+				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
+			return false
+		case !types.IsInterface(t) && hasMethod(types.NewPointer(t), "SetErr", setErr, types.NewTuple()):
+			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s(): SetErr(error) is a method of *%[3]s, and a carrier is guarded as a pointer (its package has no func(error) %[3]s either); return *%[3]s, or mark it skip",
+				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod)
+			return false
+		}
 		if !ok {
 			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s() but cannot carry a rejection: it has no SetErr(error), and its package has no func(error) %s to make one; return an interface with Scan(...) error, or mark it skip",
 				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
 			return false
 		}
 		m.Reject = reject
+	case failingSeq(t) != nil:
+		b.errs.Add(where, "method %s.%s returns %s, a stream that can fail with %s: only iter.Seq2[T, error], its error last, is guarded; return that, or mark it skip",
+			s.Name, m.Name, types.TypeString(t, b.qualifier), types.TypeString(failingSeq(t), b.qualifier))
+		return false
+	case b.concreteError(s, m, where):
+		return false
 	default:
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false
 	}
-	if m.Shape == Row || m.Shape == Seq {
+	if m.Shape == Row {
 		if hasTypeParam(t) {
-			b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic row or iterator is not supported; mark it skip", s.Name, m.Name, types.TypeString(t, b.qualifier))
+			b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic row is not supported; mark it skip", s.Name, m.Name, types.TypeString(t, b.qualifier))
 			return false
 		}
 	}
+	return true
+}
+
+// concreteError reports, when m's last result is an error type other than
+// error, that a rejection cannot be returned as one.
+func (b *builder) concreteError(s *spec.Interface, m *Method, where token.Position) bool {
+	n := len(m.Results)
+	if n == 0 || !types.Implements(m.Results[n-1].Type, errorIface) {
+		return false
+	}
+	last := types.TypeString(m.Results[n-1].Type, b.qualifier)
+	b.errs.Add(where, "method %s.%s returns %s last, not error: a rejected call returns a *circuit.OpenError, which is no %s; return error (the caller's errors.As still finds %s), or mark it skip", s.Name, m.Name, last, last, last)
 	return true
 }
 
@@ -175,7 +208,23 @@ func PassesThrough(sig *types.Signature) bool {
 		return false
 	}
 	t := res.At(0).Type()
-	return isNamed(t, "iter", "Seq") || isNamed(t, "iter", "Seq2")
+	return (isNamed(t, "iter", "Seq") || isNamed(t, "iter", "Seq2")) && failingSeq(t) == nil
+}
+
+// failingSeq returns the first type argument of the iter.Seq or iter.Seq2
+// t that implements error (a stream that can fail, but not as
+// iter.Seq2[T, error] does), or nil.
+func failingSeq(t types.Type) types.Type {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || !isNamed(n, "iter", "Seq") && !isNamed(n, "iter", "Seq2") {
+		return nil
+	}
+	for i := range n.TypeArgs().Len() {
+		if a := n.TypeArgs().At(i); types.Implements(a, errorIface) {
+			return a
+		}
+	}
+	return nil
 }
 
 // checkType reports types a method's signature uses that the output
@@ -187,6 +236,10 @@ func (b *builder) checkType(where token.Position, fn *types.Func, t types.Type) 
 		case *types.Basic:
 			if t.Kind() == types.Invalid && ok {
 				ok = false
+				if c := b.cgoType(fn); c != "" {
+					b.errs.Add(where, "method %s uses %s, a cgo type, which the generated file cannot name: declare a Go type for it (type CInt int32) and convert where the package calls C", fn.Name(), c)
+					return
+				}
 				b.errs.Add(where, "method %s does not type-check", fn.Name())
 				b.typeErrors()
 			}
@@ -231,4 +284,33 @@ func (b *builder) typeErrors() {
 			b.errs.Add(e.Pos, "%s", e.Msg)
 		}
 	}
+}
+
+// cgoType returns the first cgo type (C.name) the declaration of the
+// interface method fn mentions, or "".
+func (b *builder) cgoType(fn *types.Func) string {
+	f := b.prog.FileOf(fn)
+	if f == nil || !slices.ContainsFunc(f.Imports, func(is *ast.ImportSpec) bool { return is.Path.Value == `"C"` }) {
+		return ""
+	}
+	found := ""
+	ast.Inspect(f, func(n ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		field, ok := n.(*ast.Field)
+		if !ok || len(field.Names) != 1 || field.Names[0].Pos() != fn.Pos() {
+			return true
+		}
+		ast.Inspect(field.Type, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && found == "" {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "C" {
+					found = "C." + sel.Sel.Name
+				}
+			}
+			return found == ""
+		})
+		return false
+	})
+	return found
 }

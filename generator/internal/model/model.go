@@ -20,6 +20,10 @@ type File struct {
 	Path, TestPath string
 	// PkgPath and PkgName are the package the file belongs to.
 	PkgPath, PkgName string
+	// Constraint is the expression of the files' //go:build line, or ""
+	// for none: they are built only where the package's files declaring
+	// what they wrap are.
+	Constraint string
 	// Imports are the packages the file may use, by import path.
 	Imports []Import
 	// Policies are the file's package-level policies, one for each

@@ -64,7 +64,22 @@ func File(f *model.File) ([]byte, error) {
 	if err := out.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s: %w", f.Path, err)
 	}
-	return groupImports(buf.Bytes()), nil
+	return withConstraint(groupImports(buf.Bytes()), f.Constraint), nil
+}
+
+// withConstraint puts the //go:build line of constraint after the header
+// of the rendered file src, when there is one.
+func withConstraint(src []byte, constraint string) []byte {
+	if constraint == "" {
+		return src
+	}
+	header := []byte(load.Header + "\n\n")
+	if !bytes.HasPrefix(src, header) {
+		return src
+	}
+	out := append([]byte{}, header...)
+	out = append(out, "//go:build "+constraint+"\n\n"...)
+	return append(out, src[len(header):]...)
 }
 
 // newFile returns a jennifer file of f's package with our header and the

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"fmt"
 	"go/types"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -10,8 +12,13 @@ import (
 
 // row renders the row type the Row method m of w returns: it implements
 // the method's result, forwards every method to the row next returned,
-// and settles the call in Scan with classify's outcome of Scan's error. A
-// rejected row's Scan returns the rejection.
+// and settles the call in Scan with classify's outcome of Scan's error (a
+// cursor's, with Next() bool and Err() error, only of an error), in Err()
+// error with its outcome of an error Err reports, in a cursor's Next
+// returning false with the outcome of Err (its end), and in Close as
+// Ignored; the first settles it. A rejected row's Scan returns the
+// rejection, its other methods zero values and the rejection as an error
+// last.
 func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement) {
 	r := m.Row
 	doc(f, "%s is the %s that %s.%s returns: its Scan settles the call on circuit %s, and returns the *circuit.OpenError when the call was rejected.",
@@ -44,22 +51,130 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 		call := recv().Dot(r.Next).Dot(fn.Name()).Call(args...)
 		f.Line()
 		decl := withResults(f.Func().Params(recv().Op("*").Id(r.Name)).Id(fn.Name()).Params(params...), results)
+		g := guard{m: m, classifier: classify}
 		if fn.Name() != "Scan" {
-			forward(decl, call, len(results))
+			// A rejected row has no row of next's: its methods return zero
+			// values, and the rejection as an error last.
+			body := []jen.Code{jen.If(recv().Dot(r.Err).Op("!=").Nil()).Block(rejected(r, sig)...)}
+			switch {
+			case isErrMethod(fn):
+				// A cursor's query error comes at Err, with no Scan: an
+				// error there settles the call.
+				e := jen.Id(r.ScanErr)
+				body = append(body,
+					e.Clone().Op(":=").Add(call),
+					jen.If(e.Clone().Op("!=").Nil()).Block(
+						jen.If(
+							jen.Id(r.DoneErr).Op(":=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
+							jen.Id(r.DoneErr).Op("!=").Nil(),
+						).Block(jen.Return(jen.Id(r.DoneErr))),
+					),
+					jen.Return(e.Clone()),
+				)
+			case isNextMethod(fn) && cursor(r):
+				// A cursor's end settles the call, as an iterator's does:
+				// with the outcome of its Err, nil for a clean end.
+				more, e := jen.Id("more"), jen.Id(r.ScanErr)
+				body = append(body,
+					more.Clone().Op(":=").Add(call),
+					jen.If(jen.Op("!").Add(more.Clone())).Block(
+						e.Clone().Op(":=").Add(recv()).Dot(r.Next).Dot("Err").Call(),
+						jen.Id("_").Op("=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
+					),
+					jen.Return(more.Clone()),
+				)
+			case isCloseMethod(fn):
+				// Closing a row that nothing settled (no row scanned, a
+				// cursor stopped early) settles it as Ignored, as an
+				// iterator stopped early is: a half-open probe gives its
+				// claim back now, not when its lease expires.
+				settle := jen.Id("_").Op("=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Ignored"))
+				if len(results) == 0 {
+					body = append(body, call, settle)
+				} else {
+					e := jen.Id(r.ScanErr)
+					body = append(body, e.Clone().Op(":=").Add(call), settle, jen.Return(e.Clone()))
+				}
+			case len(results) == 0:
+				body = append(body, call)
+			default:
+				body = append(body, jen.Return(call))
+			}
+			decl.Block(body...)
 			continue
 		}
-		g := guard{m: m, classifier: classify}
 		e := jen.Id(r.ScanErr)
+		settle := jen.If(
+			jen.Id(r.DoneErr).Op(":=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
+			jen.Id(r.DoneErr).Op("!=").Nil(),
+		).Block(jen.Return(jen.Id(r.DoneErr)))
+		if cursor(r) {
+			// A cursor's scanned row shows no success yet: its end does.
+			settle = jen.If(e.Clone().Op("!=").Nil()).Block(settle)
+		}
 		decl.Block(
 			jen.If(recv().Dot(r.Err).Op("!=").Nil()).Block(jen.Return(recv().Dot(r.Err))),
 			e.Clone().Op(":=").Add(call),
-			jen.If(
-				jen.Id(r.DoneErr).Op(":=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
-				jen.Id(r.DoneErr).Op("!=").Nil(),
-			).Block(jen.Return(jen.Id(r.DoneErr))),
+			settle,
 			jen.Return(e.Clone()),
 		)
 	}
+}
+
+// isErrMethod reports whether fn is Err() error.
+func isErrMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "Err" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
+		types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
+}
+
+// cursor reports whether the row type r ranges over rows, as pgx.Rows
+// does: it has Next() bool and Err() error.
+func cursor(r *model.RowType) bool {
+	return slices.ContainsFunc(r.Methods, isNextMethod) && slices.ContainsFunc(r.Methods, isErrMethod)
+}
+
+// isNextMethod reports whether fn is Next() bool.
+func isNextMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "Next" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
+		types.Identical(sig.Results().At(0).Type(), types.Typ[types.Bool])
+}
+
+// isCloseMethod reports whether fn is Close() or Close() error.
+func isCloseMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "Close" && sig.Params().Len() == 0 && (sig.Results().Len() == 0 ||
+		sig.Results().Len() == 1 && types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type()))
+}
+
+// rejected renders the statements of a rejected row's method of
+// signature sig other than Scan: zero values, and the rejection for an
+// error last.
+func rejected(r *model.RowType, sig *types.Signature) []jen.Code {
+	res := sig.Results()
+	if res.Len() == 0 {
+		return []jen.Code{jen.Return()}
+	}
+	taken := map[string]bool{r.Recv: true}
+	for _, p := range r.Params {
+		taken[p] = true
+	}
+	var stmts, values []jen.Code
+	for i := range res.Len() {
+		t := res.At(i).Type()
+		if i == res.Len()-1 && types.Identical(t, types.Universe.Lookup("error").Type()) {
+			values = append(values, jen.Id(r.Recv).Dot(r.Err))
+			continue
+		}
+		name := fmt.Sprintf("zero%d", i)
+		for taken[name] {
+			name += "_"
+		}
+		stmts = append(stmts, jen.Var().Id(name).Add(typeCode(t)))
+		values = append(values, jen.Id(name))
+	}
+	return append(stmts, jen.Return(values...))
 }
 
 // sqlRow renders the helper that makes a *database/sql.Row carrying an

@@ -123,7 +123,7 @@ func Assertions(f *model.File) ([]byte, error) {
 	if err := out.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s: %w", f.TestPath, err)
 	}
-	return groupImports(buf.Bytes()), nil
+	return withConstraint(groupImports(buf.Bytes()), f.Constraint), nil
 }
 
 // usage returns the lines of the wrapper's usage example.

@@ -52,6 +52,8 @@ func BadOutput(s string) string {
 		return "must not be a _test.go file"
 	case strings.HasPrefix(filepath.Base(s), "_") || strings.HasPrefix(filepath.Base(s), "."):
 		return "must not start with _ or ., which the go tool ignores"
+	case len(NameTags(s)) > 0:
+		return fmt.Sprintf("must not end in _%s, which builds it for %s only: the output carries the build constraints of the files declaring what it wraps", strings.Join(NameTags(s), "_"), strings.Join(NameTags(s), " on "))
 	}
 	return ""
 }
