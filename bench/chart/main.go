@@ -28,9 +28,14 @@ import (
 var rows = []struct {
 	name, label, target string
 }{
-	{"ClosedSuccess", "closed, success", "≤1.0× gobreaker, 0 allocs/op"},
-	{"ClosedSuccessRate", "closed, success, rate rule (prepared handle)", "≤1.0× gobreaker (ratio ReadyToTrip), 0 allocs/op"},
-	{"OpenRejection", "rejection while open", "≤1.0× gobreaker"},
+	{"ClosedSuccess", "closed, success (prepared handle)", "≤0.5× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessByName", "closed, success, by name (Breaker.Run)", "≤0.8× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessRate", "closed, success, rate rule (prepared handle)", "≤0.9× gobreaker (ratio ReadyToTrip), 0 allocs/op"},
+	{"OpenRejection", "rejection while open (prepared handle)", "≤0.8× gobreaker, 0 allocs/op"},
+	{"OpenRejectionByName", "rejection while open, by name (Breaker.Run)", "≤1.2× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessRateParallel", "2 goroutines, one circuit: rate rule, closed", "≤1.0× gobreaker"},
+	{"OpenRejectionParallel", "2 goroutines, one circuit: rejection", "≤1.0× gobreaker"},
+	{"ManyCircuits", "100,000 circuits: closed call at random", "≤1.2× gobreaker; heap ≤2× gobreaker's; ready ≤2 s"},
 	{"MultiProcess", "4 procs × 2 goroutines, closed", "no flock, no write (TestHappyPathNoSyscalls); throughput reported"},
 	{"Snapshot", "Snapshot, unchanged record", "no file read (TestSnapshotNoRead)"},
 	{"FailureCounts", "failure that counts (1 write)", "≤1.3× rawreplace per write"},
@@ -132,6 +137,16 @@ func table(w io.Writer, s samples) {
 		extra := ""
 		if cps, ok := s.median(r.name, "circuitgen", "calls/s"); ok {
 			extra = fmt.Sprintf(" (%.3g calls/s)", cps)
+		}
+		for _, m := range []struct{ unit, format string }{{"heap-MB", "heap %.3g MB"}, {"ready-s", "ready %.3g s"}} {
+			v, ok := s.median(r.name, "circuitgen", m.unit)
+			if !ok {
+				continue
+			}
+			extra += "; " + fmt.Sprintf(m.format, v)
+			if g, ok := s.median(r.name, base, m.unit); ok && g > 0 {
+				extra += fmt.Sprintf(" (%.3g× gobreaker's)", v/g)
+			}
 		}
 		fmt.Fprintf(w, "| %s | %s%s | %g | %s | %s | %s | %s | %d | %s |\n", r.label, human(ns), extra, allocs,
 			cell(s.ratio(r.name, "circuitgen", "gobreaker")), cell(s.ratio(r.name, "circuitgen", "failsafe")),
