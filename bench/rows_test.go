@@ -342,7 +342,7 @@ func BenchmarkManyCircuits(b *testing.B) {
 // dir: the first by a call, the others by writing its record again under
 // their names and incarnations, as the store writes records (a write of
 // each would cost n fsyncs).
-func writeManyRecords(b *testing.B, dir string, n int) {
+func writeManyRecords(b testing.TB, dir string, n int) {
 	s, err := filestore.Open(dir)
 	if err != nil {
 		b.Fatal(err)

@@ -13,7 +13,7 @@ type Circuit struct {
 	b    *Breaker
 	name string
 	r    *ref
-	p    machine.Policy
+	p    *machine.Policy // nil when err is set
 	err  error
 }
 
