@@ -138,7 +138,7 @@ func table(w io.Writer, s samples) {
 		if cps, ok := s.median(r.name, "circuitgen", "calls/s"); ok {
 			extra = fmt.Sprintf(" (%.3g calls/s)", cps)
 		}
-		for _, m := range []struct{ unit, format string }{{"heap-MB", "heap %.3g MB"}, {"ready-s", "ready %.3g s"}} {
+		for _, m := range []struct{ unit, format string }{{"heap-MB", "heap %.3g MB"}, {"ready-s", "ready %.3g s"}, {"warm-s", "every circuit called once %.3g s"}} {
 			v, ok := s.median(r.name, "circuitgen", m.unit)
 			if !ok {
 				continue
