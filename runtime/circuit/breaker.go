@@ -269,6 +269,12 @@ func (b *Breaker) run(ctx context.Context, r *ref, p *machine.Policy, op func(co
 		}
 		return err
 	}
+	return b.call(ctx, r, p, &g, op)
+}
+
+// call runs op, admitted with g, and settles it: apart from run, so that a
+// rejection does not set up what an admitted call needs.
+func (b *Breaker) call(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, op func(context.Context) (Outcome, error)) error {
 	// The call is timed only when something reads the time: the slow-call
 	// rule, or a CallObserver.
 	timed := p.SlowCall > 0 || b.calls != nil
@@ -279,7 +285,7 @@ func (b *Breaker) run(ctx context.Context, r *ref, p *machine.Policy, op func(co
 	settled := false
 	defer func() {
 		if !settled { // op panicked: settle, then let the panic go on
-			_ = b.settle(ctx, r, p, &g, machine.Ignored, b.took(timed, start))
+			_ = b.settle(ctx, r, p, g, machine.Ignored, b.took(timed, start))
 		}
 	}()
 	o, opErr := op(ctx)
@@ -289,7 +295,7 @@ func (b *Breaker) run(ctx context.Context, r *ref, p *machine.Policy, op func(co
 	if p.SlowCall > 0 {
 		outcome = p.Classify(outcome, d)
 	}
-	if err := b.settle(ctx, r, p, &g, outcome, d); err != nil && !p.ObserveOnly {
+	if err := b.settle(ctx, r, p, g, outcome, d); err != nil && !p.ObserveOnly {
 		return ranError(err, opErr)
 	}
 	return opErr
