@@ -1,5 +1,6 @@
 // Command chart reads the raw output of bench/'s benchmarks (go test -bench,
-// any number of rounds) and writes an SVG bar chart of each row's ns/op
+// any number of rounds) and writes an SVG bar chart of each row's ns/op (or,
+// with -unit cpu-ns/op, CPU time per op, for the rows that report it)
 // relative to sony/gobreaker/v2, on a log scale, with the median of the
 // rounds. It prints the ratio table of BENCHMARKS.md, in Markdown, to
 // standard output.
@@ -7,6 +8,7 @@
 // Usage:
 //
 //	go run ./bench/chart -in bench/out/raw.txt -svg bench/results.svg
+//	go run ./bench/chart -in bench/out/raw.txt -svg bench/out/cpu.svg -unit cpu-ns/op
 package main
 
 import (
@@ -108,10 +110,14 @@ func (s samples) median(row, impl, unit string) (float64, bool) {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2, true
 }
 
-// ratio returns row's median ns/op of impl over that of other.
+// unit is the unit the table and the chart compare: ns/op, or cpu-ns/op
+// (-unit).
+var unit = "ns/op"
+
+// ratio returns row's median of unit of impl over that of other.
 func (s samples) ratio(row, impl, other string) (float64, bool) {
-	a, ok1 := s.median(row, impl, "ns/op")
-	b, ok2 := s.median(row, other, "ns/op")
+	a, ok1 := s.median(row, impl, unit)
+	b, ok2 := s.median(row, other, unit)
 	if !ok1 || !ok2 || b == 0 {
 		return 0, false
 	}
@@ -120,7 +126,7 @@ func (s samples) ratio(row, impl, other string) (float64, bool) {
 
 // table writes the Markdown ratio table.
 func table(w io.Writer, s samples) {
-	fmt.Fprintln(w, "| row | circuitgen ns/op | allocs/op | ÷ gobreaker | ÷ failsafe | ÷ naive | ÷ rawreplace (per write) | rounds | target |")
+	fmt.Fprintln(w, "| row | circuitgen "+unit+" | allocs/op | ÷ gobreaker | ÷ failsafe | ÷ naive | ÷ rawreplace (per write) | rounds | target |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|")
 	cell := func(v float64, ok bool) string {
 		if !ok {
@@ -129,7 +135,7 @@ func table(w io.Writer, s samples) {
 		return fmt.Sprintf("%.3g×", v)
 	}
 	for _, r := range rows {
-		ns, ok := s.median(r.name, "circuitgen", "ns/op")
+		ns, ok := s.median(r.name, "circuitgen", unit)
 		if !ok {
 			continue
 		}
@@ -151,7 +157,7 @@ func table(w io.Writer, s samples) {
 		fmt.Fprintf(w, "| %s | %s%s | %g | %s | %s | %s | %s | %d | %s |\n", r.label, human(ns), extra, allocs,
 			cell(s.ratio(r.name, "circuitgen", "gobreaker")), cell(s.ratio(r.name, "circuitgen", "failsafe")),
 			cell(s.ratio(r.name, "circuitgen", "naive")), cell(s.ratio(r.name, "circuitgen", "rawreplace")),
-			len(s[r.name]["circuitgen"]["ns/op"]), r.target)
+			len(s[r.name]["circuitgen"][unit]), r.target)
 	}
 }
 
@@ -242,8 +248,12 @@ func chart(w io.Writer, s samples, note string) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="13">`, width, height, width, height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>`)
-	p(`<text x="%d" y="26" font-size="17" font-weight="bold">Time per operation relative to sony/gobreaker/v2 (log scale; lower is better)</text>`, 16)
-	p(`<text x="%d" y="46" fill="#444">Median ns/op of each implementation ÷ gobreaker's in the same run; gobreaker = 1× (dashed line).</text>`, 16)
+	what := "Time"
+	if unit == "cpu-ns/op" {
+		what = "CPU time"
+	}
+	p(`<text x="%d" y="26" font-size="17" font-weight="bold">%s per operation relative to sony/gobreaker/v2 (log scale; lower is better)</text>`, 16, what)
+	p(`<text x="%d" y="46" fill="#444">Median %s of each implementation ÷ gobreaker's in the same run; gobreaker = 1× (dashed line).</text>`, 16, unit)
 	if note != "" {
 		p(`<text x="%d" y="64" font-size="11" fill="#444">%s</text>`, 16, html.EscapeString(note))
 	}
@@ -261,7 +271,7 @@ func chart(w io.Writer, s samples, note string) {
 	p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555" stroke-width="1.5" stroke-dasharray="5,3"/>`, one, top-14, one, plotBottom)
 	p(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="#555">gobreaker</text>`, one, top-18)
 	p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, plotBottom, width-right, plotBottom)
-	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">ns/op ÷ gobreaker ns/op</text>`, float64(left)+plotW/2, plotBottom+38)
+	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">%s ÷ gobreaker %s</text>`, float64(left)+plotW/2, plotBottom+38, unit, unit)
 
 	y := top
 	for _, g := range groups {
@@ -292,6 +302,7 @@ func main() {
 	in := flag.String("in", "bench/out/raw.txt", "raw go test -bench output")
 	out := flag.String("svg", "bench/results.svg", "the SVG chart to write")
 	note := flag.String("note", "", "a line under the title (machine, rounds)")
+	flag.StringVar(&unit, "unit", unit, "the unit to compare: ns/op, or cpu-ns/op (rows that report it)")
 	flag.Parse()
 	log.SetFlags(0)
 	f, err := os.Open(*in)

@@ -90,11 +90,19 @@ func (r *ref) extra() *refMore {
 
 // ref returns the bound circuit name, validating the name the first time.
 // Names are fixed dependency names, a finite set: one ref each is kept.
-func (b *Breaker) ref(name string) (*ref, error) {
+func (b *Breaker) ref(name string) (*ref, error) { return b.refInto(name, nil) }
+
+// known returns the named circuit's ref, nil when it has none yet.
+func (b *Breaker) known(name string) *ref {
 	b.mu.RLock()
-	r := b.refs[name]
-	b.mu.RUnlock()
-	if r != nil {
+	defer b.mu.RUnlock()
+	return b.refs[name]
+}
+
+// refInto is ref, making the ref in spare (when not nil) if the name has
+// none yet.
+func (b *Breaker) refInto(name string, spare *ref) (*ref, error) {
+	if r := b.known(name); r != nil {
 		return r, nil
 	}
 	if err := ValidateName(name); err != nil {
@@ -105,7 +113,11 @@ func (b *Breaker) ref(name string) (*ref, error) {
 	if r := b.refs[name]; r != nil {
 		return r, nil
 	}
-	r = &ref{name: name}
+	r := spare
+	if r == nil {
+		r = new(ref)
+	}
+	r.name = name
 	if b.binder != nil {
 		r.store = b.binder.Bind(name)
 	} else {
@@ -227,6 +239,11 @@ func (b *Breaker) bind(name string, p Policy) (*ref, *machine.Policy, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return b.bindRef(r, p)
+}
+
+// bindRef returns r and the rules of p after validating p.
+func (b *Breaker) bindRef(r *ref, p Policy) (*ref, *machine.Policy, error) {
 	if v := r.policy.Load(); v != nil && v.policy == p {
 		return r, &v.rules, nil
 	}
