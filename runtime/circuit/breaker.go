@@ -609,7 +609,7 @@ func (b *Breaker) ForceClosed(ctx context.Context, name string, d time.Duration)
 // makes of the named circuit's for d; op names the method for errors.
 func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
 	hold func(*driver.Record, string, time.Time, time.Duration, func() string) *driver.Record) error {
-	r, err := b.ref(name)
+	r, err := b.named(name)
 	if err != nil {
 		return err
 	}
