@@ -124,15 +124,44 @@ func (s samples) ratio(row, impl, other string) (float64, bool) {
 	return a / b, true
 }
 
-// table writes the Markdown ratio table.
+// rounds returns row's per-round ratios of unit, impl's over other's: the
+// i-th measurement of each is the i-th round's.
+func (s samples) rounds(row, impl, other, unit string) []float64 {
+	a, b := s[row][impl][unit], s[row][other][unit]
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, a[i]/b[i])
+		}
+	}
+	return r
+}
+
+// spread formats per-round ratios as their median (lowest–highest).
+func spread(r []float64) string {
+	if len(r) == 0 {
+		return "–"
+	}
+	r = slices.Clone(r)
+	slices.Sort(r)
+	m := r[len(r)/2]
+	if len(r)%2 == 0 {
+		m = (r[len(r)/2-1] + r[len(r)/2]) / 2
+	}
+	return fmt.Sprintf("%.3g× (%.3g–%.3g)", m, r[0], r[len(r)-1])
+}
+
+// table writes the Markdown ratio table: each ratio is the median, lowest and
+// highest of the per-round ratios.
 func table(w io.Writer, s samples) {
 	fmt.Fprintln(w, "| row | circuitgen "+unit+" | allocs/op | ÷ gobreaker | ÷ failsafe | ÷ naive | ÷ rawreplace (per write) | rounds | target |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|")
-	cell := func(v float64, ok bool) string {
-		if !ok {
-			return "–"
+	cell := func(row, other, u string) string { return spread(s.rounds(row, "circuitgen", other, u)) }
+	perWrite := func(row string) string {
+		if _, ok := s.median(row, "rawreplace", "ns/write"); ok {
+			return cell(row, "rawreplace", "ns/write")
 		}
-		return fmt.Sprintf("%.3g×", v)
+		return "–"
 	}
 	for _, r := range rows {
 		ns, ok := s.median(r.name, "circuitgen", unit)
@@ -150,13 +179,13 @@ func table(w io.Writer, s samples) {
 				continue
 			}
 			extra += "; " + fmt.Sprintf(m.format, v)
-			if g, ok := s.median(r.name, base, m.unit); ok && g > 0 {
-				extra += fmt.Sprintf(" (%.3g× gobreaker's)", v/g)
+			if _, ok := s.median(r.name, base, m.unit); ok {
+				extra += " (" + cell(r.name, base, m.unit) + " gobreaker's)"
 			}
 		}
 		fmt.Fprintf(w, "| %s | %s%s | %g | %s | %s | %s | %s | %d | %s |\n", r.label, human(ns), extra, allocs,
-			cell(s.ratio(r.name, "circuitgen", "gobreaker")), cell(s.ratio(r.name, "circuitgen", "failsafe")),
-			cell(s.ratio(r.name, "circuitgen", "naive")), cell(s.ratio(r.name, "circuitgen", "rawreplace")),
+			cell(r.name, "gobreaker", unit), cell(r.name, "failsafe", unit),
+			cell(r.name, "naive", unit), perWrite(r.name),
 			len(s[r.name]["circuitgen"][unit]), r.target)
 	}
 }
