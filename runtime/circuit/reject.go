@@ -88,7 +88,7 @@ func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Ti
 	j := &rejection{rec: rec, err: OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: ra}}
 	if local {
 		j.local = true
-		j.deadline = time.Since(epoch) + left
+		j.deadline = now.Sub(epoch) + left // the same reading as now: no rounding falls between two
 		j.lo, j.hi = span(j.deadline, ra)
 	}
 	r.open.Store(j)
