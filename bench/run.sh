@@ -4,8 +4,9 @@
 # The test binary is built once and run COUNT times in a row, every
 # benchmark once per round, so that the rounds interleave the
 # implementations: a noisy moment hits all of them, not one. Then:
-# benchstat over the rounds (columns per implementation), the ratio table
-# and bench/results.svg from bench/chart, and bench/genbench.sh (circuitgen
+# benchstat over the rounds (columns per implementation), the ratio tables
+# (wall time, and CPU time of the rows that report it: ratios-cpu.md) and
+# bench/results.svg from bench/chart, and bench/genbench.sh (circuitgen
 # vs moq). Raw output goes to bench/out/ (gitignored).
 #
 # Usage: bench/run.sh                  (make bench)
@@ -48,7 +49,7 @@ cat "$OUT/machine.txt"
 go test -c -o "$OUT/bench.test" ./bench/
 for i in $(seq "$COUNT"); do
 	echo "round $i of $COUNT (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-	for pass in "ClosedSuccess|ClosedSuccessRate|OpenRejection|Snapshot|MultiProcess $BENCHTIME" \
+	for pass in "ClosedSuccess|ClosedSuccessByName|ClosedSuccessRate|OpenRejection|OpenRejectionByName|ClosedSuccessRateParallel|OpenRejectionParallel|ManyCircuits|Snapshot|MultiProcess $BENCHTIME" \
 		"FailureCounts|FailureOpens|HalfOpenCycle $WRITE_BENCHTIME"; do
 		read -r rows benchtime <<<"$pass"
 		(cd "$OUT" && ./bench.test -test.run '^$' -test.bench "^Benchmark($rows)\$/$BENCH" -test.benchmem \
@@ -60,6 +61,7 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
 $BENCHSTAT -col /impl "$RAW" | tee "$OUT/benchstat.txt"
 note="$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), $(uname -sr), $(go env GOVERSION), temp dir on $(df -T "$tmp" | awk 'NR==2 {print $2}'); $COUNT interleaved rounds × $BENCHTIME (writes: $WRITE_BENCHTIME)"
 go run ./bench/chart -in "$RAW" -svg "$SVG" -note "$note" | tee "$OUT/ratios.md"
+go run ./bench/chart -in "$RAW" -svg "$OUT/cpu.svg" -note "$note" -unit cpu-ns/op | tee "$OUT/ratios-cpu.md"
 
 if [ "$GENBENCH" != 0 ]; then
 	bash bench/genbench.sh | tee "$OUT/genbench.txt"

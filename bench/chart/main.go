@@ -1,5 +1,6 @@
 // Command chart reads the raw output of bench/'s benchmarks (go test -bench,
-// any number of rounds) and writes an SVG bar chart of each row's ns/op
+// any number of rounds) and writes an SVG bar chart of each row's ns/op (or,
+// with -unit cpu-ns/op, CPU time per op, for the rows that report it)
 // relative to sony/gobreaker/v2, on a log scale, with the median of the
 // rounds. It prints the ratio table of BENCHMARKS.md, in Markdown, to
 // standard output.
@@ -7,6 +8,7 @@
 // Usage:
 //
 //	go run ./bench/chart -in bench/out/raw.txt -svg bench/results.svg
+//	go run ./bench/chart -in bench/out/raw.txt -svg bench/out/cpu.svg -unit cpu-ns/op
 package main
 
 import (
@@ -28,9 +30,14 @@ import (
 var rows = []struct {
 	name, label, target string
 }{
-	{"ClosedSuccess", "closed, success", "≤1.0× gobreaker, 0 allocs/op"},
-	{"ClosedSuccessRate", "closed, success, rate rule (prepared handle)", "≤1.0× gobreaker (ratio ReadyToTrip), 0 allocs/op"},
-	{"OpenRejection", "rejection while open", "≤1.0× gobreaker"},
+	{"ClosedSuccess", "closed, success (prepared handle)", "≤0.5× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessByName", "closed, success, by name (Breaker.Run)", "≤0.8× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessRate", "closed, success, rate rule (prepared handle)", "≤0.9× gobreaker (ratio ReadyToTrip), 0 allocs/op"},
+	{"OpenRejection", "rejection while open (prepared handle)", "≤0.8× gobreaker, 0 allocs/op"},
+	{"OpenRejectionByName", "rejection while open, by name (Breaker.Run)", "≤1.2× gobreaker, 0 allocs/op"},
+	{"ClosedSuccessRateParallel", "2 goroutines, one circuit: rate rule, closed", "≤1.0× gobreaker"},
+	{"OpenRejectionParallel", "2 goroutines, one circuit: rejection", "≤1.0× gobreaker"},
+	{"ManyCircuits", "100,000 circuits: closed call at random", "≤1.2× gobreaker; heap ≤2× gobreaker's; ready ≤2 s"},
 	{"MultiProcess", "4 procs × 2 goroutines, closed", "no flock, no write (TestHappyPathNoSyscalls); throughput reported"},
 	{"Snapshot", "Snapshot, unchanged record", "no file read (TestSnapshotNoRead)"},
 	{"FailureCounts", "failure that counts (1 write)", "≤1.3× rawreplace per write"},
@@ -103,28 +110,61 @@ func (s samples) median(row, impl, unit string) (float64, bool) {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2, true
 }
 
-// ratio returns row's median ns/op of impl over that of other.
+// unit is the unit the table and the chart compare: ns/op, or cpu-ns/op
+// (-unit).
+var unit = "ns/op"
+
+// ratio returns row's median of unit of impl over that of other.
 func (s samples) ratio(row, impl, other string) (float64, bool) {
-	a, ok1 := s.median(row, impl, "ns/op")
-	b, ok2 := s.median(row, other, "ns/op")
+	a, ok1 := s.median(row, impl, unit)
+	b, ok2 := s.median(row, other, unit)
 	if !ok1 || !ok2 || b == 0 {
 		return 0, false
 	}
 	return a / b, true
 }
 
-// table writes the Markdown ratio table.
-func table(w io.Writer, s samples) {
-	fmt.Fprintln(w, "| row | circuitgen ns/op | allocs/op | ÷ gobreaker | ÷ failsafe | ÷ naive | ÷ rawreplace (per write) | rounds | target |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|")
-	cell := func(v float64, ok bool) string {
-		if !ok {
-			return "–"
+// rounds returns row's per-round ratios of unit, impl's over other's: the
+// i-th measurement of each is the i-th round's.
+func (s samples) rounds(row, impl, other, unit string) []float64 {
+	a, b := s[row][impl][unit], s[row][other][unit]
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, a[i]/b[i])
 		}
-		return fmt.Sprintf("%.3g×", v)
+	}
+	return r
+}
+
+// spread formats per-round ratios as their median (lowest–highest).
+func spread(r []float64) string {
+	if len(r) == 0 {
+		return "–"
+	}
+	r = slices.Clone(r)
+	slices.Sort(r)
+	m := r[len(r)/2]
+	if len(r)%2 == 0 {
+		m = (r[len(r)/2-1] + r[len(r)/2]) / 2
+	}
+	return fmt.Sprintf("%.3g× (%.3g–%.3g)", m, r[0], r[len(r)-1])
+}
+
+// table writes the Markdown ratio table: each ratio is the median, lowest and
+// highest of the per-round ratios.
+func table(w io.Writer, s samples) {
+	fmt.Fprintln(w, "| row | circuitgen "+unit+" | allocs/op | ÷ gobreaker | ÷ failsafe | ÷ naive | ÷ rawreplace (per write) | rounds | target |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	cell := func(row, other, u string) string { return spread(s.rounds(row, "circuitgen", other, u)) }
+	perWrite := func(row string) string {
+		if _, ok := s.median(row, "rawreplace", "ns/write"); ok {
+			return cell(row, "rawreplace", "ns/write")
+		}
+		return "–"
 	}
 	for _, r := range rows {
-		ns, ok := s.median(r.name, "circuitgen", "ns/op")
+		ns, ok := s.median(r.name, "circuitgen", unit)
 		if !ok {
 			continue
 		}
@@ -133,10 +173,20 @@ func table(w io.Writer, s samples) {
 		if cps, ok := s.median(r.name, "circuitgen", "calls/s"); ok {
 			extra = fmt.Sprintf(" (%.3g calls/s)", cps)
 		}
+		for _, m := range []struct{ unit, format string }{{"heap-MB", "heap %.3g MB"}, {"ready-s", "ready %.3g s"}, {"warm-s", "every circuit called once %.3g s"}} {
+			v, ok := s.median(r.name, "circuitgen", m.unit)
+			if !ok {
+				continue
+			}
+			extra += "; " + fmt.Sprintf(m.format, v)
+			if _, ok := s.median(r.name, base, m.unit); ok {
+				extra += " (" + cell(r.name, base, m.unit) + " gobreaker's)"
+			}
+		}
 		fmt.Fprintf(w, "| %s | %s%s | %g | %s | %s | %s | %s | %d | %s |\n", r.label, human(ns), extra, allocs,
-			cell(s.ratio(r.name, "circuitgen", "gobreaker")), cell(s.ratio(r.name, "circuitgen", "failsafe")),
-			cell(s.ratio(r.name, "circuitgen", "naive")), cell(s.ratio(r.name, "circuitgen", "rawreplace")),
-			len(s[r.name]["circuitgen"]["ns/op"]), r.target)
+			cell(r.name, "gobreaker", unit), cell(r.name, "failsafe", unit),
+			cell(r.name, "naive", unit), perWrite(r.name),
+			len(s[r.name]["circuitgen"][unit]), r.target)
 	}
 }
 
@@ -227,8 +277,12 @@ func chart(w io.Writer, s samples, note string) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="13">`, width, height, width, height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>`)
-	p(`<text x="%d" y="26" font-size="17" font-weight="bold">Time per operation relative to sony/gobreaker/v2 (log scale; lower is better)</text>`, 16)
-	p(`<text x="%d" y="46" fill="#444">Median ns/op of each implementation ÷ gobreaker's in the same run; gobreaker = 1× (dashed line).</text>`, 16)
+	what := "Time"
+	if unit == "cpu-ns/op" {
+		what = "CPU time"
+	}
+	p(`<text x="%d" y="26" font-size="17" font-weight="bold">%s per operation relative to sony/gobreaker/v2 (log scale; lower is better)</text>`, 16, what)
+	p(`<text x="%d" y="46" fill="#444">Median %s of each implementation ÷ gobreaker's in the same run; gobreaker = 1× (dashed line).</text>`, 16, unit)
 	if note != "" {
 		p(`<text x="%d" y="64" font-size="11" fill="#444">%s</text>`, 16, html.EscapeString(note))
 	}
@@ -246,7 +300,7 @@ func chart(w io.Writer, s samples, note string) {
 	p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555" stroke-width="1.5" stroke-dasharray="5,3"/>`, one, top-14, one, plotBottom)
 	p(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="#555">gobreaker</text>`, one, top-18)
 	p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, plotBottom, width-right, plotBottom)
-	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">ns/op ÷ gobreaker ns/op</text>`, float64(left)+plotW/2, plotBottom+38)
+	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#333">%s ÷ gobreaker %s</text>`, float64(left)+plotW/2, plotBottom+38, unit, unit)
 
 	y := top
 	for _, g := range groups {
@@ -277,6 +331,7 @@ func main() {
 	in := flag.String("in", "bench/out/raw.txt", "raw go test -bench output")
 	out := flag.String("svg", "bench/results.svg", "the SVG chart to write")
 	note := flag.String("note", "", "a line under the title (machine, rounds)")
+	flag.StringVar(&unit, "unit", unit, "the unit to compare: ns/op, or cpu-ns/op (rows that report it)")
 	flag.Parse()
 	log.SetFlags(0)
 	f, err := os.Open(*in)

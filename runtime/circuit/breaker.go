@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
@@ -41,43 +42,120 @@ type Breaker struct {
 	calls      []CallObserver  // nil when there are none: the hot path checks
 	events     []EventObserver // those that hear Events too
 
-	refs  sync.Map  // circuit name → *ref
+	mu    sync.RWMutex
+	refs  map[string]*ref // circuit name → its ref, under mu
+	names nameCache       // the refs last called by name (Breaker.Run, Allow)
+
+	bounds  sync.Map     // Policy → *bound, every distinct policy validated
+	nbounds atomic.Int32 // how many bounds holds, at most maxBounds
+
 	epoch time.Time // a monotonic reading, for rejections (reject.go)
 }
 
-// ref is a circuit of the store, its name validated and bound once.
+// maxBounds bounds how many distinct policies a Breaker keeps validated: an
+// application passes a few fixed ones; beyond this many, a policy is
+// validated again when its circuit's last policy was another.
+const maxBounds = 1024
+
+// ref is a circuit of the store, its name validated and bound once. It
+// holds what a call reads; what few circuits use is in more.
 type ref struct {
-	name    string
-	store   driver.BoundStore
-	policy  atomic.Pointer[bound]      // the policy last validated for it
-	open    atomic.Pointer[rejection]  // the latest rejection, for reuse
-	win     atomic.Pointer[window]     // the window last used (window.go)
-	wins    sync.Map                   // window span → *driver.WindowCells, when the store keeps none
-	calls   atomic.Pointer[callWindow] // the count window last used (window.go)
-	callSet sync.Map                   // window calls → *driver.CallCells, when the store keeps none
-	batches sync.Map                   // window span → *batch, for a driver.WindowSharer (share.go)
-	batch   atomic.Pointer[batch]      // the batch last used
+	name   string
+	store  driver.BoundStore
+	policy atomic.Pointer[bound]      // the policy last validated for it
+	open   atomic.Pointer[rejection]  // the latest rejection, for reuse
+	win    atomic.Pointer[window]     // the window last used (window.go)
+	calls  atomic.Pointer[callWindow] // the count window last used (window.go)
+	batch  atomic.Pointer[batch]      // the batch last used (share.go)
+	more   atomic.Pointer[refMore]    // made on first use (ref.extra)
+}
+
+// refMore is the part of a ref that only some circuits use.
+type refMore struct {
+	wins    sync.Map // window span → *driver.WindowCells, when the store keeps none
+	callSet sync.Map // window calls → *driver.CallCells, when the store keeps none
+	batches sync.Map // window span → *batch, for a driver.WindowSharer (share.go)
 
 	reported atomic.Pointer[time.Duration] // when a StateError was last reported (Breaker.start); nil never
 }
 
+// extra returns r's refMore, making it on first use.
+func (r *ref) extra() *refMore {
+	if m := r.more.Load(); m != nil {
+		return m
+	}
+	r.more.CompareAndSwap(nil, new(refMore))
+	return r.more.Load()
+}
+
 // ref returns the bound circuit name, validating the name the first time.
 // Names are fixed dependency names, a finite set: one ref each is kept.
-func (b *Breaker) ref(name string) (*ref, error) {
-	if r, ok := b.refs.Load(name); ok {
-		return r.(*ref), nil
+func (b *Breaker) ref(name string) (*ref, error) { return b.refInto(name, nil) }
+
+// known returns the named circuit's ref, nil when it has none yet.
+func (b *Breaker) known(name string) *ref {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.refs[name]
+}
+
+// refInto is ref, making the ref in spare (when not nil) if the name has
+// none yet.
+func (b *Breaker) refInto(name string, spare *ref) (*ref, error) {
+	if r := b.known(name); r != nil {
+		return r, nil
 	}
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	r := &ref{name: name}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r := b.refs[name]; r != nil {
+		return r, nil
+	}
+	r := spare
+	if r == nil {
+		r = new(ref)
+	}
+	r.name = name
 	if b.binder != nil {
 		r.store = b.binder.Bind(name)
 	} else {
 		r.store = &named{store: b.store, name: name}
 	}
-	actual, _ := b.refs.LoadOrStore(name, r)
-	return actual.(*ref), nil
+	if b.refs == nil {
+		b.refs = make(map[string]*ref)
+	}
+	b.refs[name] = r
+	return r, nil
+}
+
+// nameCache holds the refs last called by name, each in the slot of its
+// name's bytes' address: a call whose name is a constant (the usual case)
+// finds its ref with a multiplication and one comparison of two strings
+// that share their bytes, with no map hashing. A slot that holds another
+// name's ref is a miss: the ref is looked up in Breaker.refs and put in.
+type nameCache [256]atomic.Pointer[ref]
+
+// slot returns name's slot.
+func (c *nameCache) slot(name string) *atomic.Pointer[ref] {
+	addr := uint64(uintptr(unsafe.Pointer(unsafe.StringData(name))))
+	return &c[addr*0x9E3779B97F4A7C15>>56]
+}
+
+// named returns the ref of the named circuit, validating the name the
+// first time.
+func (b *Breaker) named(name string) (*ref, error) {
+	slot := b.names.slot(name)
+	if r := slot.Load(); r != nil && r.name == name {
+		return r, nil
+	}
+	r, err := b.ref(name)
+	if err != nil {
+		return nil, err
+	}
+	slot.Store(r)
+	return r, nil
 }
 
 // Option configures a Breaker.
@@ -153,26 +231,53 @@ func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(contex
 
 // bind returns the named circuit's ref and the rules of p after validating
 // name and p: the configuration errors of Run, Allow and Circuit, before any
-// I/O. A circuit's policy is validated once, while callers keep passing the
-// same one.
-func (b *Breaker) bind(name string, p Policy) (*ref, machine.Policy, error) {
-	r, err := b.ref(name)
+// I/O. A name is validated once, and so is each distinct policy: while
+// callers keep passing a circuit the same policy, binding it is one
+// comparison.
+func (b *Breaker) bind(name string, p Policy) (*ref, *machine.Policy, error) {
+	r, err := b.named(name)
 	if err != nil {
-		return nil, machine.Policy{}, err
+		return nil, nil, err
 	}
+	return b.bindRef(r, p)
+}
+
+// bindRef returns r and the rules of p after validating p.
+func (b *Breaker) bindRef(r *ref, p Policy) (*ref, *machine.Policy, error) {
 	if v := r.policy.Load(); v != nil && v.policy == p {
-		return r, v.rules, nil
+		return r, &v.rules, nil
+	}
+	v, err := b.validated(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.policy.Store(v)
+	return r, &v.rules, nil
+}
+
+// validated returns p's bound, validating p the first time it is seen.
+func (b *Breaker) validated(p Policy) (*bound, error) {
+	if v, ok := b.bounds.Load(p); ok {
+		return v.(*bound), nil
 	}
 	if err := p.Validate(); err != nil {
-		return nil, machine.Policy{}, err
+		return nil, err
 	}
 	v := &bound{policy: p, rules: p.rules()}
 	v.rules.ObserveOnly = v.rules.ObserveOnly || b.observe
-	r.policy.Store(v)
-	return r, v.rules, nil
+	if b.nbounds.Load() >= maxBounds {
+		return v, nil
+	}
+	actual, loaded := b.bounds.LoadOrStore(p, v)
+	if !loaded {
+		b.nbounds.Add(1)
+	}
+	return actual.(*bound), nil
 }
 
-func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(context.Context) (Outcome, error)) error {
+// run runs op through the circuit of r under p, which is immutable (a
+// bound's rules).
+func (b *Breaker) run(ctx context.Context, r *ref, p *machine.Policy, op func(context.Context) (Outcome, error)) error {
 	g, err := b.allow(ctx, r, p)
 	if err != nil {
 		if passes(p, err) {
@@ -181,6 +286,12 @@ func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(con
 		}
 		return err
 	}
+	return b.call(ctx, r, p, &g, op)
+}
+
+// call runs op, admitted with g, and settles it: apart from run, so that a
+// rejection does not set up what an admitted call needs.
+func (b *Breaker) call(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, op func(context.Context) (Outcome, error)) error {
 	// The call is timed only when something reads the time: the slow-call
 	// rule, or a CallObserver.
 	timed := p.SlowCall > 0 || b.calls != nil
@@ -210,7 +321,7 @@ func (b *Breaker) run(ctx context.Context, r *ref, p machine.Policy, op func(con
 // passes reports whether a call that allow refused with err runs anyway:
 // the circuit is observe-only, and err is the circuit's (a rejection or a
 // StateError), not the caller's context ending.
-func passes(p machine.Policy, err error) bool {
+func passes(p *machine.Policy, err error) bool {
 	if !p.ObserveOnly {
 		return false
 	}
@@ -289,7 +400,7 @@ func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *driver.Record
 }
 
 // allow admits a call, or says why not. name and policy are valid.
-func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.Grant, error) {
+func (b *Breaker) allow(ctx context.Context, r *ref, p *machine.Policy) (machine.Grant, error) {
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil {
 			return machine.Grant{}, err
@@ -309,7 +420,7 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 			}
 		}
 		now := b.now(storeNow)
-		a := machine.Admit(rec, r.name, p, now, newID)
+		a := machine.Admit(rec, r.name, *p, now, newID)
 		if !a.Admitted {
 			return machine.Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local, p.ObserveOnly))
 		}
@@ -332,75 +443,104 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p machine.Policy) (machine.
 // caller's context ends meanwhile, whether it ended before settle began or
 // ends while settle waits (a deadline that falls while another writer holds
 // the lock): every write runs on a context detached from the caller's
-// cancellation and bounded by settleTimeout. The first load writes nothing
-// and runs on the caller's context while it lasts, so that a call that
-// changes nothing (a success on a healthy circuit) costs nothing more.
-func (b *Breaker) settle(ctx context.Context, r *ref, p machine.Policy, g machine.Grant, o machine.Outcome, d time.Duration) error {
+// cancellation and bounded by settleTimeout (settleWrite). The first load
+// writes nothing and runs on the caller's context while it lasts, so that a
+// call that changes nothing (a success on a healthy circuit) costs nothing
+// more.
+func (b *Breaker) settle(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, o machine.Outcome, d time.Duration) error {
 	for _, c := range b.calls {
 		c.ObserveOutcome(ctx, r.name, Outcome(o), d)
 	}
 	if o == machine.Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
-	detached := false
-	cancel := context.CancelFunc(func() {})
-	defer func() { cancel() }()
-	detachOnce := func() {
-		if detached {
-			return
-		}
-		detached = true
-		// A context that never ends needs no detaching. Done is asked
-		// only here, off the happy path: on a fresh context.WithTimeout it
-		// makes the channel.
-		if ctx.Done() != nil {
-			ctx, cancel = detach(ctx)
-		}
-	}
 	counted := false
-	for range maxConflicts {
-		rec, storeNow, err := b.load(ctx, r)
-		if err != nil && !detached && ctx.Err() != nil {
-			detachOnce()
-			rec, storeNow, err = b.load(ctx, r)
-		}
-		if err != nil {
+	rec, storeNow, err := b.load(ctx, r)
+	if err != nil {
+		if ctx.Err() == nil {
 			return err
 		}
-		var w driver.Counts
-		var now time.Time
-		if rec != nil && rec.Forced {
-			now = b.now(storeNow) // whether an operator's hold has ended
-		}
-		if p.FailureRate > 0 && !g.Probe && current(rec, g) && !machine.Held(rec, now) {
-			switch {
-			case p.WindowCalls > 0:
-				w, err = b.countCalls(r, p, rec, o, !counted)
-			case b.sharer != nil:
+		return b.settleWrite(ctx, r, p, g, o, nil, nil, counted) // loads again, detached
+	}
+	next, err := b.settleStep(ctx, r, p, g, o, rec, storeNow, &counted)
+	if err != nil || next == nil {
+		return err
+	}
+	return b.settleWrite(ctx, r, p, g, o, rec, next, counted)
+}
+
+// settleStep decides a settlement against rec, loaded with storeNow: it
+// counts the call in the rate rule's window when it counts there and
+// *counted is not yet set (then sets it), and returns the record to store,
+// nil when nothing changes. It reads the clock at most once.
+func (b *Breaker) settleStep(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, o machine.Outcome, rec *driver.Record, storeNow time.Time, counted *bool) (*driver.Record, error) {
+	var w driver.Counts
+	var now time.Time
+	if rec != nil && rec.Forced {
+		now = b.now(storeNow) // whether an operator's hold has ended
+	}
+	if p.FailureRate > 0 && !g.Probe && current(rec, g) && !machine.Held(rec, now) {
+		var err error
+		switch {
+		case p.WindowCalls > 0:
+			w, err = b.countCalls(r, p, rec, o, !*counted)
+		case b.sharer != nil:
+			if now.IsZero() {
 				now = b.now(storeNow)
-				w, err = b.countShared(ctx, r, p, rec, now, o, !counted) // a flush detaches itself
-			default:
-				now = b.now(storeNow)
-				w, err = b.count(r, p, rec, now, o, !counted)
 			}
-			if err != nil {
+			w, err = b.countShared(ctx, r, p, rec, now, o, !*counted) // a flush detaches itself
+		default:
+			if now.IsZero() {
+				now = b.now(storeNow)
+			}
+			w, err = b.count(r, p, rec, now, o, !*counted)
+		}
+		if err != nil {
+			return nil, err
+		}
+		*counted = true
+	}
+	if machine.Unchanged(rec, g, o) {
+		return nil, nil // the healthy call: no policy, no time
+	}
+	// Whether machine.SettleWindow changes anything does not depend on the
+	// time but for a forced record, so the clock is read only when it does.
+	if machine.SettleWindow(rec, *g, o, *p, now, w) == nil {
+		return nil, nil
+	}
+	if now.IsZero() {
+		now = b.now(storeNow)
+	}
+	return machine.SettleWindow(rec, *g, o, *p, now, w), nil
+}
+
+// settleWrite stores next over rec (both nil: it loads and decides first),
+// deciding again against the record a concurrent writer stored, on a
+// context detached from ctx's cancellation.
+func (b *Breaker) settleWrite(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, o machine.Outcome, rec, next *driver.Record, counted bool) error {
+	// A context that never ends needs no detaching. Done is asked only
+	// here, off the happy path: on a fresh context.WithTimeout it makes
+	// the channel.
+	if ctx.Done() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = detach(ctx)
+		defer cancel()
+	}
+	for range maxConflicts {
+		if next == nil {
+			var storeNow time.Time
+			var err error
+			if rec, storeNow, err = b.load(ctx, r); err != nil {
 				return err
 			}
-			counted = true
+			if next, err = b.settleStep(ctx, r, p, g, o, rec, storeNow, &counted); err != nil || next == nil {
+				return err
+			}
 		}
-		// Whether machine.SettleWindow changes anything does not depend on the
-		// time but for a forced record, so the clock is read only when it does.
-		if machine.SettleWindow(rec, g, o, p, now, w) == nil {
-			return nil
-		}
-		detachOnce()
-		if now.IsZero() {
-			now = b.now(storeNow)
-		}
-		next := machine.SettleWindow(rec, g, o, p, now, w)
 		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
 			return err
 		}
+		next = nil
 	}
 	return b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
@@ -413,7 +553,7 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // current reports whether rec is the closed record that admitted g: a call
 // whose outcome the window counts.
-func current(rec *driver.Record, g machine.Grant) bool {
+func current(rec *driver.Record, g *machine.Grant) bool {
 	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
 }
 
@@ -469,7 +609,7 @@ func (b *Breaker) ForceClosed(ctx context.Context, name string, d time.Duration)
 // makes of the named circuit's for d; op names the method for errors.
 func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
 	hold func(*driver.Record, string, time.Time, time.Duration, func() string) *driver.Record) error {
-	r, err := b.ref(name)
+	r, err := b.named(name)
 	if err != nil {
 		return err
 	}

@@ -1116,3 +1116,36 @@ func TestCircuitAllow(t *testing.T) {
 		t.Errorf("Allow of an invalid circuit = %v, want a *ConfigError", err)
 	}
 }
+
+// TestLocalRejectionsTrackTheDeadline: on a store that leaves the clock to
+// the Breaker, the rejections it reuses keep telling the time left to the
+// deadline, rounded up to the millisecond (at least 1s): never more than
+// the time left when the call began, never less than the time left when it
+// returned, whichever millisecond the calls fall in.
+func TestLocalRejectionsTrackTheDeadline(t *testing.T) {
+	for _, cooldown := range []time.Duration{time.Second, time.Minute} {
+		t.Run(cooldown.String(), func(t *testing.T) {
+			s := newMemStore(t, newClock())
+			s.set(func(s *memStore) { s.noClock = true })
+			b := circuit.New(s)
+			p := circuit.Policy{FailureThreshold: 1, Cooldown: cooldown, ProbeLease: time.Second}
+			_ = b.Run(t.Context(), testName, p, failing(errors.New("boom")))
+			until := s.rec(testName).OpenUntil
+			seen := map[*circuit.OpenError]bool{}
+			for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+				before := time.Now()
+				oe := wantOpenError(t, b.Run(t.Context(), testName, p, mustNotRun(t)), circuit.StateOpen)
+				after := time.Now()
+				seen[oe] = true
+				hi := max(time.Second, until.Sub(before).Truncate(time.Millisecond)+time.Millisecond)
+				lo := max(time.Second, until.Sub(after).Truncate(time.Millisecond))
+				if ra := oe.RetryAfter(); ra > hi || ra < lo {
+					t.Fatalf("RetryAfter = %v, want within [%v, %v]", ra, lo, hi)
+				}
+			}
+			if cooldown > time.Second && len(seen) < 2 {
+				t.Errorf("%d distinct OpenErrors over 30ms: the rejection never moved on to the next millisecond", len(seen))
+			}
+		})
+	}
+}

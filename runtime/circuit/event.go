@@ -41,8 +41,9 @@ func (b *Breaker) stateError(r *ref, op string, err error) *StateError {
 		return se
 	}
 	now := b.start() // the injected clock, else the monotonic one
-	last := r.reported.Load()
-	if last != nil && now-*last < stateErrorEvery || !r.reported.CompareAndSwap(last, &now) {
+	reported := &r.extra().reported
+	last := reported.Load()
+	if last != nil && now-*last < stateErrorEvery || !reported.CompareAndSwap(last, &now) {
 		return se
 	}
 	e := *se // callers may still mark the returned one as Ran

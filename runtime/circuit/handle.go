@@ -13,15 +13,32 @@ type Circuit struct {
 	b    *Breaker
 	name string
 	r    *ref
-	p    machine.Policy
+	p    *machine.Policy // nil when err is set
 	err  error
 }
 
 // Circuit returns the named circuit under policy p. An invalid name or
 // policy is reported, as a *ConfigError, by every call of the Circuit.
 func (b *Breaker) Circuit(name string, p Policy) *Circuit {
-	c := &Circuit{b: b, name: name}
-	c.r, c.p, c.err = b.bind(name, p)
+	if r := b.known(name); r != nil {
+		c := &Circuit{b: b, name: name}
+		c.r, c.p, c.err = b.bindRef(r, p)
+		return c
+	}
+	// A circuit's first handle and its ref are one allocation, so that a
+	// call through the handle finds both in adjacent memory.
+	both := new(struct {
+		c Circuit
+		r ref
+	})
+	c := &both.c
+	c.b, c.name = b, name
+	r, err := b.refInto(name, &both.r)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	c.r, c.p, c.err = b.bindRef(r, p)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"math"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -23,9 +24,12 @@ import (
 
 // rejection is a circuit's latest rejection.
 type rejection struct {
-	rec      *driver.Record // the record it was decided for
-	deadline time.Duration  // when rec's deadline falls, since the Breaker's epoch
-	err      *OpenError
+	rec   *driver.Record // the record it was decided for
+	local bool           // deadline, lo and hi are set
+	// deadline is when rec's deadline falls, since the Breaker's epoch;
+	// err's RetryAfter holds while the time since the epoch is in [lo, hi).
+	deadline, lo, hi time.Duration
+	err              OpenError
 }
 
 // retryAfter is how long a call rejected with left to go should wait:
@@ -35,24 +39,41 @@ func retryAfter(left time.Duration) time.Duration {
 	return min(max(left, time.Second), retryAfterCap)
 }
 
+// span returns the times since the epoch, [lo, hi), at which a call to a
+// circuit whose deadline falls at deadline is told to retry after ra, as
+// retryAfter rounds it.
+func span(deadline, ra time.Duration) (lo, hi time.Duration) {
+	switch ra {
+	case time.Second: // every left of (0, 1s]
+		return deadline - time.Second, deadline
+	case retryAfterCap: // every left above the cap, less a millisecond
+		return math.MinInt64, deadline - ra + time.Millisecond
+	}
+	return deadline - ra, deadline - ra + time.Millisecond
+}
+
 // rejected returns the OpenError that still stands for rec, observe-only
-// or not as observe says, or nil when the call must be decided afresh.
+// or not as observe says, or nil when the call must be decided afresh. It
+// reads the monotonic clock once, and allocates only when the retry-after
+// time has moved on by a millisecond since the last rejection.
 func (r *ref) rejected(rec *driver.Record, epoch time.Time, observe bool) *OpenError {
 	j := r.open.Load()
-	if j == nil || j.rec != rec || j.err.ObserveOnly != observe {
+	if j == nil || j.rec != rec || !j.local || j.err.ObserveOnly != observe {
 		return nil
 	}
-	left := j.deadline - time.Since(epoch)
+	now := time.Since(epoch)
+	if now >= j.lo && now < j.hi {
+		return &j.err
+	}
+	left := j.deadline - now
 	if left <= 0 {
 		return nil
 	}
-	if ra := retryAfter(left); ra != j.err.retryAfter {
-		e := *j.err
-		e.retryAfter = ra
-		r.open.Store(&rejection{rec: rec, deadline: j.deadline, err: &e})
-		return &e
-	}
-	return j.err
+	next := &rejection{rec: rec, local: true, deadline: j.deadline, err: j.err}
+	next.err.retryAfter = retryAfter(left)
+	next.lo, next.hi = span(j.deadline, next.err.retryAfter)
+	r.open.Store(next)
+	return &next.err
 }
 
 // reject returns the OpenError for a call to r rejected at now by the state machine's
@@ -60,14 +81,16 @@ func (r *ref) rejected(rec *driver.Record, epoch time.Time, observe bool) *OpenE
 // remembers it when local is set.
 func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Time, local, observe bool) *OpenError {
 	left := a.Until.Sub(now)
-	if j := r.open.Load(); j != nil && j.rec == rec && j.err.retryAfter == retryAfter(left) && j.err.ObserveOnly == observe {
-		return j.err
+	ra := retryAfter(left)
+	if j := r.open.Load(); j != nil && j.rec == rec && j.err.retryAfter == ra && j.err.ObserveOnly == observe {
+		return &j.err
 	}
-	e := &OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: retryAfter(left)}
+	j := &rejection{rec: rec, err: OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: ra}}
 	if local {
-		r.open.Store(&rejection{rec: rec, deadline: time.Since(epoch) + left, err: e})
-	} else {
-		r.open.Store(&rejection{rec: rec, err: e})
+		j.local = true
+		j.deadline = now.Sub(epoch) + left // the same reading as now: no rounding falls between two
+		j.lo, j.hi = span(j.deadline, ra)
 	}
-	return e
+	r.open.Store(j)
+	return &j.err
 }

@@ -32,7 +32,7 @@ func (r *ref) batchFor(w time.Duration) *batch {
 	if bt := r.batch.Load(); bt != nil && bt.span == w {
 		return bt
 	}
-	v, _ := r.batches.LoadOrStore(w, &batch{span: w})
+	v, _ := r.extra().batches.LoadOrStore(w, &batch{span: w})
 	bt := v.(*batch)
 	r.batch.Store(bt)
 	return bt
@@ -48,7 +48,7 @@ func flushEvery(w time.Duration) time.Duration { return min(driver.FlushEvery, w
 // A flush is a write: it runs detached from the caller's cancellation
 // (bounded by settleTimeout), and when it fails its counts go back to the
 // batch, to be sent by the next flush.
-func (b *Breaker) countShared(ctx context.Context, r *ref, p machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
+func (b *Breaker) countShared(ctx context.Context, r *ref, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
 	bt := r.batchFor(p.Window)
 	e, bk := driver.WindowEpoch(rec), driver.Bucket(now, p.Window)
 

@@ -51,7 +51,7 @@ type Snapshot struct {
 // probe and never writes; a closed circuit's Snapshot reads no clock,
 // unless an operator held it closed (has the hold ended?).
 func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
-	r, err := b.ref(name)
+	r, err := b.named(name)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -85,7 +85,7 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 // Clear removes the named circuit's record, even a corrupt one. The circuit
 // starts afresh, closed; no call admitted before the Clear can change it.
 func (b *Breaker) Clear(ctx context.Context, name string) error {
-	r, err := b.ref(name)
+	r, err := b.named(name)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ type Ticket struct {
 	b      *Breaker
 	ctx    context.Context
 	ref    *ref
-	policy machine.Policy
+	policy *machine.Policy
 	grant  machine.Grant
 	passed bool          // an observe-only circuit let the call pass unadmitted
 	start  time.Duration // when the call was admitted (Breaker.start), for Policy.SlowCall and the CallObservers
@@ -38,7 +38,7 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 
 // admit admits one call to the circuit of r under rules and returns its
 // Ticket.
-func (b *Breaker) admit(ctx context.Context, r *ref, rules machine.Policy) (*Ticket, error) {
+func (b *Breaker) admit(ctx context.Context, r *ref, rules *machine.Policy) (*Ticket, error) {
 	g, err := b.allow(ctx, r, rules)
 	if err != nil {
 		if passes(rules, err) {
@@ -69,7 +69,7 @@ func (t *Ticket) Done(o Outcome) error {
 	if t.policy.SlowCall > 0 {
 		outcome = t.policy.Classify(outcome, d)
 	}
-	if err := t.b.settle(t.ctx, t.ref, t.policy, t.grant, outcome, d); err != nil && !t.policy.ObserveOnly {
+	if err := t.b.settle(t.ctx, t.ref, t.policy, &t.grant, outcome, d); err != nil && !t.policy.ObserveOnly {
 		return ranError(err, nil)
 	}
 	return nil

@@ -24,7 +24,7 @@ type window struct {
 // The cells may be a store's shared mapping: a fault in them (a file
 // truncated under the process) is a *StateError, not a crash, and the next
 // call asks the store for its cells again.
-func (b *Breaker) count(r *ref, p machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (n driver.Counts, err error) {
+func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (n driver.Counts, err error) {
 	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
 	w := r.win.Load()
 	if w == nil || w.span != p.Window || w.rec != rec {
@@ -68,7 +68,7 @@ type callWindow struct {
 // of the last p.WindowCalls calls of the circuit r, rec being its current
 // record, and returns the window's counts. It reads no clock. The cells are
 // the store's when it is a driver.CallWindowStore, else the Breaker's own.
-func (b *Breaker) countCalls(r *ref, p machine.Policy, rec *driver.Record, o machine.Outcome, add bool) (n driver.Counts, err error) {
+func (b *Breaker) countCalls(r *ref, p *machine.Policy, rec *driver.Record, o machine.Outcome, add bool) (n driver.Counts, err error) {
 	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
 	w := r.calls.Load()
 	if w == nil || w.n != p.WindowCalls || w.rec != rec {
@@ -83,7 +83,7 @@ func (b *Breaker) countCalls(r *ref, p machine.Policy, rec *driver.Record, o mac
 			}
 			cells = c
 		default:
-			c, _ := r.callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
+			c, _ := r.extra().callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
 			cells = c.(*driver.CallCells)
 		}
 		w = &callWindow{n: p.WindowCalls, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}
@@ -111,7 +111,7 @@ func (b *Breaker) window(r *ref, span time.Duration, rec *driver.Record) (*windo
 		}
 		cells = c
 	} else {
-		c, _ := r.wins.LoadOrStore(span, new(driver.WindowCells))
+		c, _ := r.extra().wins.LoadOrStore(span, new(driver.WindowCells))
 		cells = c.(*driver.WindowCells)
 	}
 	w := &window{span: span, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}

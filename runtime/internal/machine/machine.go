@@ -249,3 +249,13 @@ func successor(r *driver.Record, now time.Time) *driver.Record {
 	next.UpdatedAt = now
 	return &next
 }
+
+// Unchanged reports whether SettleWindow leaves rec as it is for outcome o
+// of the call admitted with g whatever the policy, the time and the window
+// counts: a closed-admitted Success on the closed record that admitted it,
+// not forced, with no failures counted. It is the healthy call's check,
+// which reads neither the policy nor a clock.
+func Unchanged(rec *driver.Record, g *Grant, o Outcome) bool {
+	return o == Success && !g.Probe && rec != nil && rec.State == driver.StateClosed && !rec.Forced &&
+		rec.Failures == 0 && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
+}

@@ -721,3 +721,47 @@ func fmtTime(t time.Time) string {
 
 // t0 is the fixed start of every test clock.
 var t0 = time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
+
+// TestUnchanged: Unchanged holds for the healthy call only, and wherever it
+// holds, SettleWindow changes nothing under any policy, time and window.
+func TestUnchanged(t *testing.T) {
+	closed := machine.Grant{Incarnation: incA, Generation: 3}
+	probe := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
+	rate := machine.Policy{FailureRate: 0.5, MinCalls: 1, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
+	for _, c := range []struct {
+		name string
+		rec  *driver.Record
+		g    machine.Grant
+		o    machine.Outcome
+		want bool
+	}{
+		{"healthy call", closedRec(0), closed, machine.Success, true},
+		{"success after failures", closedRec(2), closed, machine.Success, false},
+		{"failure", closedRec(0), closed, machine.Failure, false},
+		{"ignored", closedRec(0), closed, machine.Ignored, false},
+		{"forced closed", with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = t0.Add(time.Hour) }), closed, machine.Success, false},
+		{"another generation", closedRec(0), machine.Grant{Incarnation: incA, Generation: 2}, machine.Success, false},
+		{"another incarnation", closedRec(0), machine.Grant{Incarnation: incB, Generation: 3}, machine.Success, false},
+		{"probe", halfOpenRec(0, tokA, t0.Add(time.Second)), probe, machine.Success, false},
+		{"open", openRec(0, t0.Add(time.Hour)), closed, machine.Success, false},
+		{"no record", nil, closed, machine.Success, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := machine.Unchanged(c.rec, &c.g, c.o); got != c.want {
+				t.Fatalf("Unchanged = %v, want %v", got, c.want)
+			}
+			if !c.want {
+				return
+			}
+			for _, p := range []machine.Policy{pol, rate} {
+				for _, now := range []time.Time{{}, t0, t0.Add(2 * time.Hour)} {
+					for _, w := range []driver.Counts{{}, {Calls: 10, Failures: 10}} {
+						if next := machine.SettleWindow(c.rec, c.g, c.o, p, now, w); next != nil {
+							t.Errorf("SettleWindow(%+v, %v, %+v) = %+v, want nil", p, now, w, next)
+						}
+					}
+				}
+			}
+		})
+	}
+}
