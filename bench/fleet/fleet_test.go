@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestFleet is the short form of make fleet: 3 processes × 2 goroutines,
-// 100µs operations, a 1 s steady phase and 10 openings each way, checked against issue 16's
+// 100µs operations, a 1 s steady phase and 10 openings each way, checked against the
 // targets: at most 0.01 Redis commands per healthy call with copies (the
 // invalidation connections' 4 PINGs a second per server apart, checked on
 // their own), at least 100 times fewer than without, openings seen by the processes within

@@ -12,7 +12,7 @@ import (
 
 // TestRecordFormats reads records written in format 1 (the fixtures in
 // testdata/format1, as the previous release wrote them) and writes format 2
-// exactly when a round-2 field needs it.
+// exactly when a field only it holds (the policy state) needs it.
 func TestRecordFormats(t *testing.T) {
 	for _, name := range []string{"open", "half_open"} {
 		t.Run("format 1 "+name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestRecordFormats(t *testing.T) {
 	open := &driver.Record{Name: "billing-api", State: circuit.StateOpen, Failures: 3, Generation: 3,
 		Incarnation: "0123456789abcdef0123456789abcdef", Version: 8,
 		OpenUntil: time.Date(2030, 1, 2, 3, 4, 35, 0, time.UTC), UpdatedAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-	round2 := []struct {
+	policyFields := []struct {
 		name string
 		edit func(*driver.Record)
 		want string
@@ -47,7 +47,7 @@ func TestRecordFormats(t *testing.T) {
 			r.State, r.Successes = circuit.StateHalfOpen, 2
 		}, `"successes":2`},
 	}
-	for _, tt := range round2 {
+	for _, tt := range policyFields {
 		t.Run("format 2 "+tt.name, func(t *testing.T) {
 			rec := *open
 			tt.edit(&rec)
@@ -68,7 +68,7 @@ func TestRecordFormats(t *testing.T) {
 			}
 		})
 	}
-	t.Run("format 2 without a round-2 field is not canonical", func(t *testing.T) {
+	t.Run("format 2 without a field only it holds is not canonical", func(t *testing.T) {
 		enc, _ := encode(open)
 		v2 := strings.Replace(string(enc), `{"v":1,`, `{"v":2,`, 1)
 		if _, err := decode([]byte(v2)); err == nil {

@@ -10,7 +10,7 @@ const format2Open = "2 0123456789abcdef0123456789abcdef 8 851fda4d060fd750a2f7e5
 	" 2030-01-02T03:04:05Z"
 
 // TestRecordFormats reads format 2 (the previous release's) and writes
-// format 3 exactly when a round-2 field needs it.
+// format 3 exactly when a field only it holds (the policy state) needs it.
 func TestRecordFormats(t *testing.T) {
 	rec, err := decode(format2Open)
 	if err != nil {

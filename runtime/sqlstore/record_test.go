@@ -9,7 +9,7 @@ import (
 )
 
 // TestPolicyStateFormat upgrades a table of the previous release (no
-// policy_state column) holding its rows, reads them, writes round-2 fields,
+// policy_state column) holding its rows, reads them, writes policy state,
 // and reads a row that a process of the previous release updated since.
 func TestPolicyStateFormat(t *testing.T) {
 	for _, b := range backends {
