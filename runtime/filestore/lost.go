@@ -23,9 +23,10 @@ import (
 //     index is another than the one the record was seen under: the state
 //     directory was removed, or replaced by an empty one);
 //   - the file holds a closed record older than the one the slot's mark
-//     names, of the same incarnation, or older than one this process saw
-//     (lost.Older): an older copy was put back, or the directory replaced by
-//     an older copy of itself.
+//     names, of the same incarnation, or of another incarnation than the
+//     mark's (behind), or older than one this process saw (lost.Older): an
+//     older copy was put back, one from before a Clear included, or the
+//     directory replaced by an older copy of itself.
 //
 // The first process to find it writes lost.Unknown over what it found
 // (open with its cooldown already over, of a fresh incarnation: the next
@@ -73,7 +74,7 @@ func (e *entry) lostWhy(rec *driver.Record, seen lost.Seen, c counter, v uint64,
 		case lost.Older(rec, seen):
 			return "is older than one this process saw: an older copy was put back, or the state directory replaced by an older copy"
 		case behind(rec, mark):
-			return "is older than the one the change index says its last write left: an older copy was put back"
+			return "is not the one the change index says its last write left, nor a later one of its incarnation: an older copy was put back"
 		}
 		return ""
 	}

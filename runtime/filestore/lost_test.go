@@ -165,7 +165,8 @@ func copyDir(t *testing.T, dir, to string) {
 
 // TestLostRecordIsUnknown: a circuit another process opened loses its
 // record behind the store's back while processes run: its record file
-// removed by hand, an older copy of it put back, the state directory
+// removed by hand, an older copy of it put back (of its incarnation, or of
+// one a Clear ended before it opened), the state directory
 // replaced by an empty one or by an older copy of itself; or the record
 // removed of a circuit that the test's own process never used (another
 // opened it). In every process that then calls, no call is admitted as
@@ -181,6 +182,7 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		name       string
 		thisUnused bool // this process never uses "ledger" before the loss
 		lateFresh  bool // the fresh process starts after the others' calls
+		cleared    bool // "ledger" is cleared after older is taken, and opens anew
 		lose       func(t *testing.T, dir string, older []byte, olderDir string)
 	}{
 		{name: "RecordRemoved", lose: func(t *testing.T, dir string, _ []byte, _ string) {
@@ -190,6 +192,11 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		}},
 		{name: "OlderRecordPutBack", lose: func(t *testing.T, dir string, older []byte, _ string) {
 			if err := os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600); err != nil { // cp
+				t.Fatal(err)
+			}
+		}},
+		{name: "RecordOfClearedIncarnationPutBack", cleared: true, lose: func(t *testing.T, dir string, older []byte, _ string) {
+			if err := os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600); err != nil { // cp from before the Clear
 				t.Fatal(err)
 			}
 		}},
@@ -238,6 +245,14 @@ func TestLostRecordIsUnknown(t *testing.T) {
 			}
 			olderDir := filepath.Join(root, "state.older")
 			copyDir(t, dir, olderDir)
+			if tt.cleared {
+				if err := b.Clear(ctx, "ledger"); err != nil {
+					t.Fatal(err)
+				}
+				if ran, _ := failN(ctx, b, "ledger", 1); ran != 1 { // a record of a new incarnation
+					t.Fatal(ran)
+				}
+			}
 			if tt.thisUnused {
 				// The opening itself in another process, so that this one
 				// never reads the open record.
