@@ -16,9 +16,12 @@ import (
 // was lost: the server restarted without persistence, was flushed, or
 // evicted it. (A process idle on a circuit for a day across another's
 // Clear takes the tombstone's expiry for a loss: the circuit then probes
-// once before it admits calls.) And versions only grow
-// within an incarnation, so a closed record older than one the process saw
-// means the dataset was rolled back (restored from a backup). Either way
+// once before it admits calls.) And versions only grow within an
+// incarnation, and a record of another incarnation is made after the Clear
+// that ended the one before, so a closed record older than one the process
+// saw (lost.Older: an earlier version, or another incarnation's written
+// earlier by the server's clock) means the dataset was rolled back
+// (restored from a backup). Either way
 // the process does not know what the record said, and treats the circuit
 // as unknown, not closed: it writes it open with its cooldown already over
 // (lost.Unknown) unless another process has written it first, so that the
@@ -33,7 +36,7 @@ import (
 func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*driver.Record, time.Time, error) {
 	what := "is gone, though it was not cleared: the server lost it (a restart without persistence, a flush, an eviction)"
 	if prev != nil {
-		what = fmt.Sprintf("is older than one this process saw (version %d of its incarnation): the server's dataset was rolled back", prev.Version)
+		what = fmt.Sprintf("is older than one this process saw (it holds version %d of incarnation %s, written %s): the server's dataset was rolled back", prev.Version, prev.Incarnation, prev.UpdatedAt.Format(time.RFC3339Nano))
 	}
 	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, b.key, what))

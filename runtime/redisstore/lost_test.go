@@ -46,8 +46,10 @@ func (e *events) has(target error) bool {
 // TestLostDatasetFailsClosed opens a circuit for a minute, then has the
 // server lose it: restarted without persistence, flushed, the key gone (as
 // an allkeys-* eviction takes it), or the record rolled back to the closed
-// one it held before (as a restore from a backup does). The store must not take the lost
-// record for a closed circuit: eight callers at once get one probe, and
+// one it held before (as a restore from a backup does), of the circuit's
+// incarnation or of one a Clear ended before the circuit opened. The store
+// must not take the lost record for a closed circuit: eight callers at
+// once get one probe, and
 // the others are rejected until it succeeds; the loss is reported as an
 // event wrapping driver.ErrLost. With persistence, a restart loses
 // nothing: the circuit stays open.
@@ -56,12 +58,14 @@ func TestLostDatasetFailsClosed(t *testing.T) {
 		name    string
 		persist bool
 		lose    func(t *testing.T, srv *server)
+		cleared bool // the circuit is cleared after its closed record is taken, and made anew
 	}{
-		{"RestartWithoutPersistence", false, func(t *testing.T, srv *server) { srv.restart(t) }},
-		{"FlushAll", true, func(t *testing.T, srv *server) { srv.do(t, "FLUSHALL") }},
-		{"KeyEvicted", true, func(t *testing.T, srv *server) { srv.do(t, "DEL", srv.key) }},
-		{"RolledBack", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }},
-		{"RestartWithPersistence", true, func(t *testing.T, srv *server) { srv.restart(t) }},
+		{"RestartWithoutPersistence", false, func(t *testing.T, srv *server) { srv.restart(t) }, false},
+		{"FlushAll", true, func(t *testing.T, srv *server) { srv.do(t, "FLUSHALL") }, false},
+		{"KeyEvicted", true, func(t *testing.T, srv *server) { srv.do(t, "DEL", srv.key) }, false},
+		{"RolledBack", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }, false},
+		{"RolledBackToClearedIncarnation", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }, true},
+		{"RestartWithPersistence", true, func(t *testing.T, srv *server) { srv.restart(t) }, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startServer(t, tt.persist)
@@ -80,6 +84,14 @@ func TestLostDatasetFailsClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv.closed = closed // the closed record, as a backup holds it
+			if tt.cleared {
+				if err := b.Clear(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil { // a record of another incarnation
+					t.Fatal(err)
+				}
+			}
 			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
 				t.Fatal(err)
 			}

@@ -405,9 +405,10 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 }
 
 // lost handles a circuit whose state the database lost: a closed row
-// older than one this process saw (versions only grow within an
-// incarnation: the database was rolled back, by a restore or a failover to
-// a replica that had not caught up), or no row and no clear where this
+// older than one this process saw (lost.Older: an earlier version of its
+// incarnation, or a row of another incarnation written earlier; the
+// database was rolled back, by a restore or a failover to a replica that
+// had not caught up), or no row and no clear where this
 // process last found one (the row was deleted by hand, the table
 // truncated, the database recreated). The circuit's state is unknown, not
 // closed: lost reports the loss (driver.ErrLost) and replaces what it found
@@ -417,7 +418,7 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 func (b *bound) lost(ctx context.Context, now time.Time, stale *driver.Record) (*driver.Record, time.Time, error) {
 	what := "is gone, though the circuit was not cleared: the row was deleted, the table truncated or the database recreated"
 	if stale != nil {
-		what = fmt.Sprintf("is older than one this process saw (version %d of its incarnation): the database was rolled back", stale.Version)
+		what = fmt.Sprintf("is older than one this process saw (it holds version %d of incarnation %s, written %s): the database was rolled back", stale.Version, stale.Incarnation, stale.UpdatedAt.Format(time.RFC3339Nano))
 	}
 	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, what))
