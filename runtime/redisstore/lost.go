@@ -31,8 +31,11 @@ import (
 
 // lost handles the loss of the circuit's record, found by a read at the
 // server's time now: prev is what the read found (nil: no key), which it
-// replaces with lost.Unknown unless another process wrote first; it returns
-// the record read anew.
+// replaces with lost.Unknown unless another process wrote first. It
+// returns the record it wrote, or the one read anew after another
+// process's write; a key lost again meanwhile (gone before the read anew,
+// as under an eviction storm) is made unknown again, a few times, and is
+// never returned as no record: that would admit calls as closed.
 func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*driver.Record, time.Time, error) {
 	what := "is gone, though it was not cleared: the server lost it (a restart without persistence, a flush, an eviction)"
 	if prev != nil {
@@ -40,13 +43,31 @@ func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*
 	}
 	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, b.key, what))
-	err := b.s.replace(ctx, b.key, b.name, prev, lost.Unknown(b.name, now, writeID()), writeID())
-	if err != nil && !errors.Is(err, driver.ErrConflict) {
-		return nil, now, err
+	for range 3 {
+		u := lost.Unknown(b.name, now, writeID())
+		err := b.s.replace(ctx, b.key, b.name, prev, u, writeID())
+		if err == nil {
+			b.seen.Store(true)
+			b.last.Saw(u)
+			return u, now, nil
+		}
+		if !errors.Is(err, driver.ErrConflict) {
+			return nil, now, err
+		}
+		seen := b.last.Begin()
+		rec, at, exists, err := b.s.loadKey(ctx, b.key)
+		switch {
+		case err != nil:
+			return nil, at, err
+		case !exists: // lost again
+			prev, now = nil, at
+		case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen): // rolled back again
+			prev, now = rec, at
+		default: // another process's write: its Unknown, a probe's, or a Clear's tombstone
+			b.seen.Store(rec != nil)
+			b.last.Saw(rec)
+			return rec, at, nil
+		}
 	}
-	rec, now, _, err := b.s.loadKey(ctx, b.key)
-	if err == nil {
-		b.last.Saw(rec)
-	}
-	return rec, now, err
+	return nil, now, fmt.Errorf("redisstore: the record of circuit %q (%s) was lost again each time it was made unknown", b.name, b.key)
 }

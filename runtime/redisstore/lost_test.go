@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,4 +249,70 @@ func (e *transitions) probed() bool {
 		}
 	}
 	return false
+}
+
+// TestLostAgainWhileMadeUnknown: the circuit's key deleted over and over
+// (an eviction storm: each write evicted as soon as it lands) while four
+// callers find it lost and make it unknown, every probe failing. A key
+// lost again between the unknown record's write and the read after it must
+// not pass for no record, a new circuit: every call admitted is a probe;
+// with copies and without.
+func TestLostAgainWhileMadeUnknown(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []redisstore.Option
+	}{
+		{"NoCopies", nil},
+		{"Copies", []redisstore.Option{redisstore.WithCopies(testStall)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startServer(t, true)
+			s := open(t, unixClient(t, srv.sock), tt.opts...)
+			b := circuit.New(s)
+			const name = "billing-api"
+			ctx := t.Context()
+			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Allow(ctx, name, policy); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Allow on the open circuit = %v", err)
+			}
+			deadline := time.Now().Add(time.Second)
+			evict := unixClient(t, srv.sock)
+			var deletes, closed, probes atomic.Int64
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if evict.Del(ctx, s.Key(name)).Err() == nil {
+						deletes.Add(1)
+					}
+				}
+			}()
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						tk, err := b.Allow(ctx, name, policy)
+						if err != nil {
+							continue // refused, or the store's error: no call ran
+						}
+						if tk.Probe() {
+							probes.Add(1)
+						} else {
+							closed.Add(1)
+						}
+						_ = tk.Done(circuit.Failure)
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%d deletes: %d calls admitted as closed, %d probes", deletes.Load(), closed.Load(), probes.Load())
+			if closed.Load() != 0 || probes.Load() == 0 {
+				t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
+			}
+		})
+	}
 }
