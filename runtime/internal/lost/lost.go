@@ -35,14 +35,17 @@ type Seen struct{ r *revision }
 func (l *Last) Begin() Seen { return Seen{l.p.Load()} }
 
 // Saw records rec, read from or written to the server: a revision of the
-// record the server held.
+// record the server held. A record of another incarnation replaces the one
+// held whenever it was written: one the store took (not Older, or open),
+// or wrote (lost.Unknown), is what later reads are judged against, so a
+// server clock stepped back makes at most one record of each circuit pass
+// for older.
 func (l *Last) Saw(rec *driver.Record) {
 	if rec == nil {
 		return
 	}
 	cur := l.p.Load()
-	if cur != nil && (cur.incarnation == rec.Incarnation && cur.version >= rec.Version ||
-		cur.incarnation != rec.Incarnation && rec.UpdatedAt.Before(cur.updated)) {
+	if cur != nil && cur.incarnation == rec.Incarnation && cur.version >= rec.Version {
 		return
 	}
 	l.p.Store(&revision{rec.Incarnation, rec.Version, rec.UpdatedAt})
