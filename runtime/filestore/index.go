@@ -292,6 +292,18 @@ const (
 	markWindow         = 0x800      // versions a mark tells apart (11 bits)
 )
 
+// leftRecord reports whether the counter, a slot's, says the last change
+// of its circuit left a record in the file: its mark is a record's. Only
+// the circuit's lock holder can tell it, the counter being stable then.
+func (c counter) leftRecord() bool {
+	if !c.owned {
+		return false
+	}
+	v, ok := c.m.load(c.off)
+	mark := markOfValue(v)
+	return ok && c.stable(v) && mark != markNone && mark != markCleared
+}
+
 // markOf returns the mark of rec, written as a circuit's record.
 func markOf(rec *driver.Record) uint64 {
 	h := fnv.New32a()

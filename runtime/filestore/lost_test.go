@@ -183,6 +183,7 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		thisUnused bool // this process never uses "ledger" before the loss
 		lateFresh  bool // the fresh process starts after the others' calls
 		cleared    bool // "ledger" is cleared after older is taken, and opens anew
+		clearCopy  bool // "ledger" is cleared before olderDir is taken, and opens anew
 		lose       func(t *testing.T, dir string, older []byte, olderDir string)
 	}{
 		{name: "RecordRemoved", lose: func(t *testing.T, dir string, _ []byte, _ string) {
@@ -197,6 +198,14 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		}},
 		{name: "RecordOfClearedIncarnationPutBack", cleared: true, lose: func(t *testing.T, dir string, older []byte, _ string) {
 			if err := os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600); err != nil { // cp from before the Clear
+				t.Fatal(err)
+			}
+		}},
+		{name: "DirReplacedByCopyTakenAfterClear", lateFresh: true, clearCopy: true, lose: func(t *testing.T, dir string, _ []byte, olderDir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(olderDir, dir); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -243,11 +252,18 @@ func TestLostRecordIsUnknown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			olderDir := filepath.Join(root, "state.older")
-			copyDir(t, dir, olderDir)
-			if tt.cleared {
+			if tt.clearCopy {
 				if err := b.Clear(ctx, "ledger"); err != nil {
 					t.Fatal(err)
+				}
+			}
+			olderDir := filepath.Join(root, "state.older")
+			copyDir(t, dir, olderDir)
+			if tt.cleared || tt.clearCopy {
+				if tt.cleared {
+					if err := b.Clear(ctx, "ledger"); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if ran, _ := failN(ctx, b, "ledger", 1); ran != 1 { // a record of a new incarnation
 					t.Fatal(ran)
@@ -356,5 +372,59 @@ func TestClearIsNoLoss(t *testing.T) {
 	}
 	if n := obs.n.Load(); n != 0 {
 		t.Errorf("this process reported %d losses: %s", n, obs.last)
+	}
+}
+
+// TestLostAgainWhileMadeUnknown: the circuit's record file removed by hand
+// over and over while four callers find it lost and make it unknown, every
+// probe failing. A record lost again between the unknown record's write
+// and the read after it must not pass for no record, a new circuit: every
+// call admitted is a probe. The callers' store is another than the
+// opener's, as another process's is: a copy of the open record would
+// refuse calls until its cooldown ended.
+func TestLostAgainWhileMadeUnknown(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	if err := circuit.New(openDir(t, dir)).ForceOpen(ctx, "ledger", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(openDir(t, dir))
+	if err := os.Remove(recordPathOf(dir, "ledger")); err != nil { // before the callers' first read
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	var removes, closed, probes atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for time.Now().Before(deadline) {
+			if os.Remove(recordPathOf(dir, "ledger")) == nil {
+				removes.Add(1)
+			}
+		}
+	}()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				tk, err := b.Allow(ctx, "ledger", p3)
+				if err != nil {
+					continue // refused, or the store's error: no call ran
+				}
+				if tk.Probe() {
+					probes.Add(1)
+				} else {
+					closed.Add(1)
+				}
+				_ = tk.Done(circuit.Failure)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d removes: %d calls admitted as closed, %d probes", removes.Load(), closed.Load(), probes.Load())
+	if closed.Load() != 0 || probes.Load() == 0 {
+		t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
 	}
 }
