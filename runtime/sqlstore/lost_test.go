@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,6 +176,63 @@ func TestLostRowFailsClosed(t *testing.T) {
 			}
 			if ran != 3 || ev.has(driver.ErrLost) {
 				t.Errorf("after a Clear: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+			}
+		})
+	}
+}
+
+// TestLostAgainWhileMadeUnknown: the circuit's row deleted by hand over
+// and over while four callers find it lost and make it unknown, every probe
+// failing. A row lost again between the unknown row's write and the read
+// after it must not pass for no row, a new circuit: every call admitted is
+// a probe.
+func TestLostAgainWhileMadeUnknown(t *testing.T) {
+	for _, be := range []backend{backends[0], backends[1], cachedPostgres} {
+		t.Run(be.name, func(t *testing.T) {
+			s, db := be.newStore(t)
+			b := circuit.New(s)
+			ctx := t.Context()
+			const name = "billing-api"
+			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Allow(ctx, name, policy); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Allow on the open circuit = %v", err)
+			}
+			deadline := time.Now().Add(time.Second)
+			var deletes, closed, probes atomic.Int64
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if _, err := db.ExecContext(ctx, "DELETE FROM circuits WHERE name = $1", name); err == nil {
+						deletes.Add(1)
+					}
+				}
+			}()
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						tk, err := b.Allow(ctx, name, policy)
+						if err != nil {
+							continue // refused, or the store's error: no call ran
+						}
+						if tk.Probe() {
+							probes.Add(1)
+						} else {
+							closed.Add(1)
+						}
+						_ = tk.Done(circuit.Failure)
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%d deletes: %d calls admitted as closed, %d probes", deletes.Load(), closed.Load(), probes.Load())
+			if closed.Load() != 0 || probes.Load() == 0 {
+				t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
 			}
 		})
 	}
