@@ -92,12 +92,22 @@ func (e *entry) lostWhy(rec *driver.Record, seen lost.Seen, c counter, v uint64,
 		mark = markOfValue(v)
 	}
 	if rec != nil {
+		// A record found is judged by the mark the counter held before the
+		// read, when stable, even if a change began during it: a change
+		// writes the next version of the record, or a new incarnation
+		// where the mark says cleared or none, or an unknown record, which
+		// is open; never a closed record behind the mark. (Concurrent
+		// callers of a process read while one of them writes.)
+		recMark := mark
+		if c.owned && c.stable(v) {
+			recMark = markOfValue(v)
+		}
 		switch {
 		case rec.State != driver.StateClosed:
 			return "" // open or half-open: it admits no call as closed
 		case lost.Older(rec, seen):
 			return "is older than one this process saw: an older copy was put back, or the state directory replaced by an older copy"
-		case behind(rec, mark):
+		case behind(rec, recMark):
 			return "is not the one the change index says its last write left, nor a later one of its incarnation: an older copy was put back"
 		}
 		return ""

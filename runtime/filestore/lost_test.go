@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
@@ -426,5 +427,68 @@ func TestLostAgainWhileMadeUnknown(t *testing.T) {
 	t.Logf("%d removes: %d calls admitted as closed, %d probes", removes.Load(), closed.Load(), probes.Load())
 	if closed.Load() != 0 || probes.Load() == 0 {
 		t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
+	}
+}
+
+// TestLostRecordToConcurrentCallers: a circuit opened by one store loses
+// its record (removed, an older copy of it put back, or one of an
+// incarnation a Clear ended put back), and a store that never read it
+// takes eight concurrent callers, as a process does: some read the file
+// while another writes the unknown record or claims the probe, a read the
+// change index cannot vouch for. None may take the lost record for closed:
+// one probe, the others rejected until it succeeds, and the loss reported
+// once; with the consecutive rule and with the rate rule (over a time
+// window, over a count of calls).
+func TestLostRecordToConcurrentCallers(t *testing.T) {
+	success := func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
+	failure := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil }
+	for _, pol := range []struct {
+		name string
+		p    circuit.Policy
+	}{
+		{"Consecutive", p3},
+		{"Window", circuit.Policy{FailureRate: 0.5, MinCalls: 4, Window: 10 * time.Second, Cooldown: time.Minute, ProbeLease: 10 * time.Second}},
+		{"WindowCalls", circuit.Policy{FailureRate: 0.5, MinCalls: 4, WindowCalls: 10, Cooldown: time.Minute, ProbeLease: 10 * time.Second}},
+	} {
+		for _, lose := range []string{"RecordRemoved", "OlderRecordPutBack", "RecordOfClearedIncarnationPutBack"} {
+			t.Run(pol.name+"/"+lose, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "state")
+				ctx := t.Context()
+				opener := circuit.New(openDir(t, dir))
+				for range 2 {
+					_ = opener.Run(ctx, "ledger", pol.p, success)
+				}
+				_ = opener.Run(ctx, "ledger", pol.p, failure)
+				older, err := os.ReadFile(recordPathOf(dir, "ledger")) // closed, one failure
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lose == "RecordOfClearedIncarnationPutBack" {
+					if err := opener.Clear(ctx, "ledger"); err != nil {
+						t.Fatal(err)
+					}
+					_ = opener.Run(ctx, "ledger", pol.p, success) // a record of a new incarnation
+				}
+				for range 6 {
+					_ = opener.Run(ctx, "ledger", pol.p, failure)
+				}
+				if snap, err := opener.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+					t.Fatalf("opening: %+v, %v", snap, err)
+				}
+				if lose == "RecordRemoved" {
+					err = os.Remove(recordPathOf(dir, "ledger"))
+				} else {
+					err = os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600) // cp
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				obs := &lostCounter{}
+				testenv.RequireOneProbe(t, circuit.New(openDir(t, dir), circuit.WithObserver(obs)), "ledger", pol.p)
+				if n := obs.n.Load(); n != 1 {
+					t.Errorf("the loss reported %d times, want once", n)
+				}
+			})
+		}
 	}
 }
