@@ -292,6 +292,18 @@ const (
 	markWindow         = 0x800      // versions a mark tells apart (11 bits)
 )
 
+// leftRecord reports whether the counter, a slot's, says the last change
+// of its circuit left a record in the file: its mark is a record's. Only
+// the circuit's lock holder can tell it, the counter being stable then.
+func (c counter) leftRecord() bool {
+	if !c.owned {
+		return false
+	}
+	v, ok := c.m.load(c.off)
+	mark := markOfValue(v)
+	return ok && c.stable(v) && mark != markNone && mark != markCleared
+}
+
 // markOf returns the mark of rec, written as a circuit's record.
 func markOf(rec *driver.Record) uint64 {
 	h := fnv.New32a()
@@ -302,22 +314,29 @@ func markOf(rec *driver.Record) uint64 {
 // markOfValue returns the mark a slot's stable counter value v holds.
 func markOfValue(v uint64) uint64 { return v & markBits }
 
-// behind reports whether rec, read from a circuit's record file, is older
-// than the record whose mark is mark, of the same incarnation: the file was
-// rolled back (an older copy put back) since the last change. A record of
-// another incarnation, or one ahead of the mark (an index restored from an
-// older copy: its counters are older than the files), is not; nor is any
-// record when the mark says none or cleared (a record put back after a
-// Clear holds the state it holds). Its version is compared within the
-// mark's 11 bits: a record more than 1,024 versions behind may pass for
-// one ahead.
+// behind reports whether rec, read from a circuit's record file, is not
+// the record whose mark is mark, nor a later one of its incarnation: the
+// file was rolled back (an older copy put back) since the last change. A
+// record of another incarnation is: every change through the store marks
+// the record it leaves, a Clear and the record made after it included, so
+// a file of another incarnation than the mark's was put there behind the
+// store's back (a record of an earlier incarnation put back), or the index
+// is older than the files (an index restored alone), where the circuit
+// then probes once. A record ahead of the mark, of its incarnation (an
+// index older than the files), is not behind; nor is any record when the
+// mark says none or cleared (a record put back after a Clear holds the
+// state it holds). Its version is compared within the mark's 11 bits: a
+// record more than 1,024 versions behind may pass for one ahead; and an
+// incarnation digest is one of 15, so a record of another incarnation
+// passes for one of the mark's one time in 15, and is then judged by its
+// version.
 func behind(rec *driver.Record, mark uint64) bool {
 	if rec == nil || mark == markNone || mark == markCleared {
 		return false
 	}
 	m := markOf(rec)
 	if m&^markVersion != mark&^markVersion {
-		return false // another incarnation (or a digest that differs)
+		return true // another incarnation
 	}
 	d := (mark&markVersion - m&markVersion) >> 1 & (markWindow - 1)
 	return d != 0 && d < markWindow/2

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
@@ -165,7 +166,8 @@ func copyDir(t *testing.T, dir, to string) {
 
 // TestLostRecordIsUnknown: a circuit another process opened loses its
 // record behind the store's back while processes run: its record file
-// removed by hand, an older copy of it put back, the state directory
+// removed by hand, an older copy of it put back (of its incarnation, or of
+// one a Clear ended before it opened), the state directory
 // replaced by an empty one or by an older copy of itself; or the record
 // removed of a circuit that the test's own process never used (another
 // opened it). In every process that then calls, no call is admitted as
@@ -181,6 +183,8 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		name       string
 		thisUnused bool // this process never uses "ledger" before the loss
 		lateFresh  bool // the fresh process starts after the others' calls
+		cleared    bool // "ledger" is cleared after older is taken, and opens anew
+		clearCopy  bool // "ledger" is cleared before olderDir is taken, and opens anew
 		lose       func(t *testing.T, dir string, older []byte, olderDir string)
 	}{
 		{name: "RecordRemoved", lose: func(t *testing.T, dir string, _ []byte, _ string) {
@@ -190,6 +194,19 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		}},
 		{name: "OlderRecordPutBack", lose: func(t *testing.T, dir string, older []byte, _ string) {
 			if err := os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600); err != nil { // cp
+				t.Fatal(err)
+			}
+		}},
+		{name: "RecordOfClearedIncarnationPutBack", cleared: true, lose: func(t *testing.T, dir string, older []byte, _ string) {
+			if err := os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600); err != nil { // cp from before the Clear
+				t.Fatal(err)
+			}
+		}},
+		{name: "DirReplacedByCopyTakenAfterClear", lateFresh: true, clearCopy: true, lose: func(t *testing.T, dir string, _ []byte, olderDir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(olderDir, dir); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -236,8 +253,23 @@ func TestLostRecordIsUnknown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tt.clearCopy {
+				if err := b.Clear(ctx, "ledger"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			olderDir := filepath.Join(root, "state.older")
 			copyDir(t, dir, olderDir)
+			if tt.cleared || tt.clearCopy {
+				if tt.cleared {
+					if err := b.Clear(ctx, "ledger"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if ran, _ := failN(ctx, b, "ledger", 1); ran != 1 { // a record of a new incarnation
+					t.Fatal(ran)
+				}
+			}
 			if tt.thisUnused {
 				// The opening itself in another process, so that this one
 				// never reads the open record.
@@ -341,5 +373,122 @@ func TestClearIsNoLoss(t *testing.T) {
 	}
 	if n := obs.n.Load(); n != 0 {
 		t.Errorf("this process reported %d losses: %s", n, obs.last)
+	}
+}
+
+// TestLostAgainWhileMadeUnknown: the circuit's record file removed by hand
+// over and over while four callers find it lost and make it unknown, every
+// probe failing. A record lost again between the unknown record's write
+// and the read after it must not pass for no record, a new circuit: every
+// call admitted is a probe. The callers' store is another than the
+// opener's, as another process's is: a copy of the open record would
+// refuse calls until its cooldown ended.
+func TestLostAgainWhileMadeUnknown(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	if err := circuit.New(openDir(t, dir)).ForceOpen(ctx, "ledger", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(openDir(t, dir))
+	if err := os.Remove(recordPathOf(dir, "ledger")); err != nil { // before the callers' first read
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	var removes, closed, probes atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for time.Now().Before(deadline) {
+			if os.Remove(recordPathOf(dir, "ledger")) == nil {
+				removes.Add(1)
+			}
+		}
+	}()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				tk, err := b.Allow(ctx, "ledger", p3)
+				if err != nil {
+					continue // refused, or the store's error: no call ran
+				}
+				if tk.Probe() {
+					probes.Add(1)
+				} else {
+					closed.Add(1)
+				}
+				_ = tk.Done(circuit.Failure)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d removes: %d calls admitted as closed, %d probes", removes.Load(), closed.Load(), probes.Load())
+	if closed.Load() != 0 || probes.Load() == 0 {
+		t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
+	}
+}
+
+// TestLostRecordToConcurrentCallers: a circuit opened by one store loses
+// its record (removed, an older copy of it put back, or one of an
+// incarnation a Clear ended put back), and a store that never read it
+// takes eight concurrent callers, as a process does: some read the file
+// while another writes the unknown record or claims the probe, a read the
+// change index cannot vouch for. None may take the lost record for closed:
+// one probe, the others rejected until it succeeds, and the loss reported
+// once; with the consecutive rule and with the rate rule (over a time
+// window, over a count of calls).
+func TestLostRecordToConcurrentCallers(t *testing.T) {
+	success := func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
+	failure := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil }
+	for _, pol := range []struct {
+		name string
+		p    circuit.Policy
+	}{
+		{"Consecutive", p3},
+		{"Window", circuit.Policy{FailureRate: 0.5, MinCalls: 4, Window: 10 * time.Second, Cooldown: time.Minute, ProbeLease: 10 * time.Second}},
+		{"WindowCalls", circuit.Policy{FailureRate: 0.5, MinCalls: 4, WindowCalls: 10, Cooldown: time.Minute, ProbeLease: 10 * time.Second}},
+	} {
+		for _, lose := range []string{"RecordRemoved", "OlderRecordPutBack", "RecordOfClearedIncarnationPutBack"} {
+			t.Run(pol.name+"/"+lose, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "state")
+				ctx := t.Context()
+				opener := circuit.New(openDir(t, dir))
+				for range 2 {
+					_ = opener.Run(ctx, "ledger", pol.p, success)
+				}
+				_ = opener.Run(ctx, "ledger", pol.p, failure)
+				older, err := os.ReadFile(recordPathOf(dir, "ledger")) // closed, one failure
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lose == "RecordOfClearedIncarnationPutBack" {
+					if err := opener.Clear(ctx, "ledger"); err != nil {
+						t.Fatal(err)
+					}
+					_ = opener.Run(ctx, "ledger", pol.p, success) // a record of a new incarnation
+				}
+				for range 6 {
+					_ = opener.Run(ctx, "ledger", pol.p, failure)
+				}
+				if snap, err := opener.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateOpen {
+					t.Fatalf("opening: %+v, %v", snap, err)
+				}
+				if lose == "RecordRemoved" {
+					err = os.Remove(recordPathOf(dir, "ledger"))
+				} else {
+					err = os.WriteFile(recordPathOf(dir, "ledger"), older, 0o600) // cp
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				obs := &lostCounter{}
+				testenv.RequireOneProbe(t, circuit.New(openDir(t, dir), circuit.WithObserver(obs)), "ledger", pol.p)
+				if n := obs.n.Load(); n != 1 {
+					t.Errorf("the loss reported %d times, want once", n)
+				}
+			})
+		}
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// TestMarkBehind: a record read from a file is behind a slot's mark only
-// when it is of the mark's incarnation and older than the record the mark
-// names, within the mark's 11 bits of version; a record ahead of the mark
-// (an index older than the files), of another incarnation, or read against
-// no mark or a Clear's, is not.
+// TestMarkBehind: a record read from a file is behind a slot's mark when it
+// is of the mark's incarnation and older than the record the mark names,
+// within the mark's 11 bits of version, or of another incarnation (put back
+// from before a Clear); a record ahead of the mark, of its incarnation (an
+// index older than the files), or read against no mark or a Clear's, is
+// not.
 func TestMarkBehind(t *testing.T) {
 	rec := func(inc string, v uint64) *driver.Record { return &driver.Record{Incarnation: inc, Version: v} }
 	const a, b = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
@@ -29,7 +30,8 @@ func TestMarkBehind(t *testing.T) {
 		{"behind across a wrap", rec(a, 2047), markOf(rec(a, 2049)), true},
 		{"ahead", rec(a, 9), markOf(rec(a, 7)), false},
 		{"ahead across a wrap", rec(a, 2049), markOf(rec(a, 2047)), false},
-		{"another incarnation", rec(b, 1), markOf(rec(a, 7)), false},
+		{"another incarnation", rec(b, 1), markOf(rec(a, 7)), true},
+		{"another incarnation ahead", rec(b, 9), markOf(rec(a, 7)), true},
 		{"no mark", rec(a, 1), markNone, false},
 		{"cleared", rec(a, 1), markCleared, false},
 		{"no record", nil, markOf(rec(a, 7)), false},

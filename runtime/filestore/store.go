@@ -63,8 +63,9 @@ type entry struct {
 	fast   atomic.Pointer[known]   // its record as of a stable counter value
 	failed atomic.Bool             // a write failed, and none has succeeded since
 
-	seen atomic.Bool // this process last read or wrote a record, not none (lost.go)
-	last lost.Last   // the latest revision of the record this process saw (lost.go)
+	seen   atomic.Bool            // this process last read or wrote a record, not none (lost.go)
+	seenIn atomic.Pointer[fileID] // the index it last read or wrote a record under, nil for none (lost.go)
+	last   lost.Last              // the latest revision of the record this process saw (lost.go)
 }
 
 // known is a record (nil: none) as of the value seq of the counter c,
@@ -166,12 +167,18 @@ func (e *entry) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 // counter when the counter was stable and unchanged across the read. A
 // record found lost is treated as unknown (lost.go).
 func (e *entry) loadSlow(ctx context.Context) (*driver.Record, error) {
-	return e.loadFile(ctx, true)
+	return e.loadFile(ctx, lossesHandled)
 }
 
-// loadFile is loadSlow; with judge, it tells whether what it read is a
-// loss of the record, and handles it.
-func (e *entry) loadFile(ctx context.Context, judge bool) (*driver.Record, error) {
+// lossesHandled is how many losses of the record, one after another, a
+// Load handles (lost.go): the record lost again while it is made unknown
+// is made unknown again, this many times, before Load fails.
+const lossesHandled = 3
+
+// loadFile is loadSlow; with judge above zero, it tells whether what it
+// read is a loss of the record, and handles it, with judge-1 more losses
+// to handle after it.
+func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error) {
 	if e.failed.Load() {
 		if err := e.retryWrite(ctx); err != nil {
 			return nil, err
@@ -208,12 +215,12 @@ func (e *entry) loadFile(ctx context.Context, judge bool) (*driver.Record, error
 	}
 	after, ok := m.load(c.off)
 	settled := ok && c.stable(before) && after == before
-	if judge {
+	if judge > 0 {
 		if why := e.lostWhy(rec, seen, c, before, settled); why != "" {
-			return e.lost(ctx, rec, why)
+			return e.lost(ctx, rec, why, judge-1)
 		}
 	}
-	e.saw(rec)
+	e.saw(rec, m)
 	if settled && fresh {
 		k := &known{c: c, seq: before, rec: rec, trust: trust}
 		e.fast.Store(k)
@@ -225,13 +232,13 @@ func (e *entry) loadFile(ctx context.Context, judge bool) (*driver.Record, error
 }
 
 // judged returns rec, read with no index, or handles its loss.
-func (e *entry) judged(ctx context.Context, judge bool, rec *driver.Record, seen lost.Seen, c counter, v uint64, settled bool) (*driver.Record, error) {
-	if judge {
+func (e *entry) judged(ctx context.Context, judge int, rec *driver.Record, seen lost.Seen, c counter, v uint64, settled bool) (*driver.Record, error) {
+	if judge > 0 {
 		if why := e.lostWhy(rec, seen, c, v, settled); why != "" {
-			return e.lost(ctx, rec, why)
+			return e.lost(ctx, rec, why, judge-1)
 		}
 	}
-	e.saw(rec)
+	e.saw(rec, nil)
 	return rec, nil
 }
 
@@ -305,6 +312,13 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 
 // Replace is Store.Replace for the bound circuit.
 func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
+	return e.replace(ctx, prev, next, false)
+}
+
+// replace is Replace; with lossKnown (lost.go), a file found missing though
+// the last change left one is no reason to refuse: the caller decided on
+// that loss.
+func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnown bool) error {
 	if next == nil || next.Name != e.name {
 		return fmt.Errorf("replace %q: the new record must be that circuit's", e.name)
 	}
@@ -324,6 +338,13 @@ func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
 			e.unknown(c, cur)
 			return driver.ErrConflict
 		}
+		if cur == nil && !lossKnown && c.leftRecord() {
+			// No file, though the last change left one: it was removed
+			// behind the store's back, after (or while) the caller read
+			// it. The caller's decision on no record would admit calls as
+			// closed: it reads again, and finds the loss (lost.go).
+			return driver.ErrConflict
+		}
 		if !e.s.decidedBy(c.m, next.UpdatedAt) {
 			// The decision was made by another anchor than the index's (the
 			// index was made anew, or took an earlier anchor): make it again
@@ -333,7 +354,7 @@ func (e *entry) Replace(ctx context.Context, prev, next *driver.Record) error {
 		}
 		seq, err := e.s.write(d, e, c, next, data)
 		if err == nil {
-			e.saw(next)
+			e.saw(next, c.m)
 			e.fast.Store(&known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()})
 		}
 		return err

@@ -16,9 +16,12 @@ import (
 // was lost: the server restarted without persistence, was flushed, or
 // evicted it. (A process idle on a circuit for a day across another's
 // Clear takes the tombstone's expiry for a loss: the circuit then probes
-// once before it admits calls.) And versions only grow
-// within an incarnation, so a closed record older than one the process saw
-// means the dataset was rolled back (restored from a backup). Either way
+// once before it admits calls.) And versions only grow within an
+// incarnation, and a record of another incarnation is made after the Clear
+// that ended the one before, so a closed record older than one the process
+// saw (lost.Older: an earlier version, or another incarnation's written
+// earlier by the server's clock) means the dataset was rolled back
+// (restored from a backup). Either way
 // the process does not know what the record said, and treats the circuit
 // as unknown, not closed: it writes it open with its cooldown already over
 // (lost.Unknown) unless another process has written it first, so that the
@@ -28,22 +31,43 @@ import (
 
 // lost handles the loss of the circuit's record, found by a read at the
 // server's time now: prev is what the read found (nil: no key), which it
-// replaces with lost.Unknown unless another process wrote first; it returns
-// the record read anew.
+// replaces with lost.Unknown unless another process wrote first. It
+// returns the record it wrote, or the one read anew after another
+// process's write; a key lost again meanwhile (gone before the read anew,
+// as under an eviction storm) is made unknown again, a few times, and is
+// never returned as no record: that would admit calls as closed.
 func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*driver.Record, time.Time, error) {
 	what := "is gone, though it was not cleared: the server lost it (a restart without persistence, a flush, an eviction)"
 	if prev != nil {
-		what = fmt.Sprintf("is older than one this process saw (version %d of its incarnation): the server's dataset was rolled back", prev.Version)
+		what = fmt.Sprintf("is older than one this process saw (it holds version %d of incarnation %s, written %s): the server's dataset was rolled back", prev.Version, prev.Incarnation, prev.UpdatedAt.Format(time.RFC3339Nano))
 	}
 	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, b.key, what))
-	err := b.s.replace(ctx, b.key, b.name, prev, lost.Unknown(b.name, now, writeID()), writeID())
-	if err != nil && !errors.Is(err, driver.ErrConflict) {
-		return nil, now, err
+	for range 3 {
+		u := lost.Unknown(b.name, now, writeID())
+		err := b.s.replace(ctx, b.key, b.name, prev, u, writeID())
+		if err == nil {
+			b.seen.Store(true)
+			b.last.Saw(u)
+			return u, now, nil
+		}
+		if !errors.Is(err, driver.ErrConflict) {
+			return nil, now, err
+		}
+		seen := b.last.Begin()
+		rec, at, exists, err := b.s.loadKey(ctx, b.key)
+		switch {
+		case err != nil:
+			return nil, at, err
+		case !exists: // lost again
+			prev, now = nil, at
+		case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen): // rolled back again
+			prev, now = rec, at
+		default: // another process's write: its Unknown, a probe's, or a Clear's tombstone
+			b.seen.Store(rec != nil)
+			b.last.Saw(rec)
+			return rec, at, nil
+		}
 	}
-	rec, now, _, err := b.s.loadKey(ctx, b.key)
-	if err == nil {
-		b.last.Saw(rec)
-	}
-	return rec, now, err
+	return nil, now, fmt.Errorf("redisstore: the record of circuit %q (%s) was lost again each time it was made unknown", b.name, b.key)
 }

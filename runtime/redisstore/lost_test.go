@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,8 +47,10 @@ func (e *events) has(target error) bool {
 // TestLostDatasetFailsClosed opens a circuit for a minute, then has the
 // server lose it: restarted without persistence, flushed, the key gone (as
 // an allkeys-* eviction takes it), or the record rolled back to the closed
-// one it held before (as a restore from a backup does). The store must not take the lost
-// record for a closed circuit: eight callers at once get one probe, and
+// one it held before (as a restore from a backup does), of the circuit's
+// incarnation or of one a Clear ended before the circuit opened. The store
+// must not take the lost record for a closed circuit: eight callers at
+// once get one probe, and
 // the others are rejected until it succeeds; the loss is reported as an
 // event wrapping driver.ErrLost. With persistence, a restart loses
 // nothing: the circuit stays open.
@@ -56,12 +59,14 @@ func TestLostDatasetFailsClosed(t *testing.T) {
 		name    string
 		persist bool
 		lose    func(t *testing.T, srv *server)
+		cleared bool // the circuit is cleared after its closed record is taken, and made anew
 	}{
-		{"RestartWithoutPersistence", false, func(t *testing.T, srv *server) { srv.restart(t) }},
-		{"FlushAll", true, func(t *testing.T, srv *server) { srv.do(t, "FLUSHALL") }},
-		{"KeyEvicted", true, func(t *testing.T, srv *server) { srv.do(t, "DEL", srv.key) }},
-		{"RolledBack", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }},
-		{"RestartWithPersistence", true, func(t *testing.T, srv *server) { srv.restart(t) }},
+		{"RestartWithoutPersistence", false, func(t *testing.T, srv *server) { srv.restart(t) }, false},
+		{"FlushAll", true, func(t *testing.T, srv *server) { srv.do(t, "FLUSHALL") }, false},
+		{"KeyEvicted", true, func(t *testing.T, srv *server) { srv.do(t, "DEL", srv.key) }, false},
+		{"RolledBack", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }, false},
+		{"RolledBackToClearedIncarnation", true, func(t *testing.T, srv *server) { srv.do(t, "SET", srv.key, srv.closed) }, true},
+		{"RestartWithPersistence", true, func(t *testing.T, srv *server) { srv.restart(t) }, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startServer(t, tt.persist)
@@ -80,6 +85,14 @@ func TestLostDatasetFailsClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv.closed = closed // the closed record, as a backup holds it
+			if tt.cleared {
+				if err := b.Clear(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil { // a record of another incarnation
+					t.Fatal(err)
+				}
+			}
 			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
 				t.Fatal(err)
 			}
@@ -236,4 +249,70 @@ func (e *transitions) probed() bool {
 		}
 	}
 	return false
+}
+
+// TestLostAgainWhileMadeUnknown: the circuit's key deleted over and over
+// (an eviction storm: each write evicted as soon as it lands) while four
+// callers find it lost and make it unknown, every probe failing. A key
+// lost again between the unknown record's write and the read after it must
+// not pass for no record, a new circuit: every call admitted is a probe;
+// with copies and without.
+func TestLostAgainWhileMadeUnknown(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []redisstore.Option
+	}{
+		{"NoCopies", nil},
+		{"Copies", []redisstore.Option{redisstore.WithCopies(testStall)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startServer(t, true)
+			s := open(t, unixClient(t, srv.sock), tt.opts...)
+			b := circuit.New(s)
+			const name = "billing-api"
+			ctx := t.Context()
+			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Allow(ctx, name, policy); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Allow on the open circuit = %v", err)
+			}
+			deadline := time.Now().Add(time.Second)
+			evict := unixClient(t, srv.sock)
+			var deletes, closed, probes atomic.Int64
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if evict.Del(ctx, s.Key(name)).Err() == nil {
+						deletes.Add(1)
+					}
+				}
+			}()
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						tk, err := b.Allow(ctx, name, policy)
+						if err != nil {
+							continue // refused, or the store's error: no call ran
+						}
+						if tk.Probe() {
+							probes.Add(1)
+						} else {
+							closed.Add(1)
+						}
+						_ = tk.Done(circuit.Failure)
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%d deletes: %d calls admitted as closed, %d probes", deletes.Load(), closed.Load(), probes.Load())
+			if closed.Load() != 0 || probes.Load() == 0 {
+				t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
+			}
+		})
+	}
 }

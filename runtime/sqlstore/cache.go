@@ -405,31 +405,52 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 }
 
 // lost handles a circuit whose state the database lost: a closed row
-// older than one this process saw (versions only grow within an
-// incarnation: the database was rolled back, by a restore or a failover to
-// a replica that had not caught up), or no row and no clear where this
+// older than one this process saw (lost.Older: an earlier version of its
+// incarnation, or a row of another incarnation written earlier; the
+// database was rolled back, by a restore or a failover to a replica that
+// had not caught up), or no row and no clear where this
 // process last found one (the row was deleted by hand, the table
 // truncated, the database recreated). The circuit's state is unknown, not
 // closed: lost reports the loss (driver.ErrLost) and replaces what it found
 // (stale, or nil for no row) with lost.Unknown, unless another process
-// wrote first, so that the next call anywhere is a probe; it returns the
-// row read anew.
+// wrote first, so that the next call anywhere is a probe. It returns the
+// row it wrote, or the one read anew after another process's write; a row
+// lost again meanwhile is made unknown again, a few times, and is never
+// returned as no row: that would admit calls as closed.
 func (b *bound) lost(ctx context.Context, now time.Time, stale *driver.Record) (*driver.Record, time.Time, error) {
 	what := "is gone, though the circuit was not cleared: the row was deleted, the table truncated or the database recreated"
 	if stale != nil {
-		what = fmt.Sprintf("is older than one this process saw (version %d of its incarnation): the database was rolled back", stale.Version)
+		what = fmt.Sprintf("is older than one this process saw (it holds version %d of incarnation %s, written %s): the database was rolled back", stale.Version, stale.Incarnation, stale.UpdatedAt.Format(time.RFC3339Nano))
 	}
 	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, what))
-	err := b.s.Replace(ctx, b.name, stale, lost.Unknown(b.name, now, randomHex(16)))
-	if err != nil && !errors.Is(err, driver.ErrConflict) {
-		return nil, now, err
+	for range 3 {
+		u := lost.Unknown(b.name, now, randomHex(16))
+		err := b.s.Replace(ctx, b.name, stale, u)
+		if err == nil {
+			b.seen.Store(true)
+			b.last.Saw(u)
+			return u, now, nil
+		}
+		if !errors.Is(err, driver.ErrConflict) {
+			return nil, now, err
+		}
+		seen := b.last.Begin()
+		rec, at, cleared, err := b.s.load(ctx, b.name)
+		switch {
+		case err != nil:
+			return nil, at, err
+		case rec == nil && !cleared: // lost again
+			stale, now = nil, at
+		case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen): // rolled back again
+			stale, now = rec, at
+		default: // another process's write: its Unknown, a probe's, or a Clear
+			b.seen.Store(rec != nil)
+			b.last.Saw(rec)
+			return rec, at, nil
+		}
 	}
-	rec, now, err := b.s.Load(ctx, b.name)
-	if err == nil {
-		b.last.Saw(rec)
-	}
-	return rec, now, err
+	return nil, now, fmt.Errorf("sqlstore: the row of circuit %q was lost again each time it was made unknown", b.name)
 }
 
 var _ driver.Clock = (*Store)(nil)

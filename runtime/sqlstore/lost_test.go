@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,38 +48,52 @@ const rowColumns = "state, failure_count, generation, incarnation, version, open
 // failover to a replica that had not caught up) does: the store must not
 // take the old row for a closed circuit. Eight callers at once get one
 // probe, the others are rejected until it succeeds, and driver.ErrLost is
-// reported; with copies and without.
+// reported; with copies and without. The row put back is of the circuit's
+// incarnation, or of one a Clear ended before the circuit opened.
 func TestRolledBackRowFailsClosed(t *testing.T) {
 	for _, be := range []backend{backends[0], cachedPostgres} {
-		t.Run(be.name, func(t *testing.T) {
-			s, db := be.newStore(t)
-			ev := &reports{}
-			b := circuit.New(s, circuit.WithObserver(ev))
-			ctx := t.Context()
-			const name = "billing-api"
-			for range 3 {
-				_ = b.Run(ctx, name, policy, op(circuit.Success))
-			}
-			var backup string
-			if err := db.QueryRowContext(ctx, "SELECT row_to_json(c)::text FROM circuits c WHERE name = $1", name).Scan(&backup); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Run(ctx, name, policy, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
-				t.Fatalf("Run on the open circuit = %v", err)
-			}
-			if _, err := db.ExecContext(ctx, "UPDATE circuits SET ("+rowColumns+") = (SELECT "+rowColumns+
-				" FROM json_populate_record(NULL::circuits, $1::json)) WHERE name = $2", backup, name); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond) // the restore's notification drops the copy
-			testenv.RequireOneProbe(t, b, name, policy)
-			if !ev.has(driver.ErrLost) {
-				t.Error("the rollback was not reported as an event wrapping driver.ErrLost")
-			}
-		})
+		for _, tt := range []struct {
+			name    string
+			cleared bool // the circuit is cleared after its row is taken, and made anew
+		}{{"SameIncarnation", false}, {"ClearedIncarnation", true}} {
+			t.Run(be.name+"/"+tt.name, func(t *testing.T) {
+				s, db := be.newStore(t)
+				ev := &reports{}
+				b := circuit.New(s, circuit.WithObserver(ev))
+				ctx := t.Context()
+				const name = "billing-api"
+				for range 3 {
+					_ = b.Run(ctx, name, policy, op(circuit.Success))
+				}
+				var backup string
+				if err := db.QueryRowContext(ctx, "SELECT row_to_json(c)::text FROM circuits c WHERE name = $1", name).Scan(&backup); err != nil {
+					t.Fatal(err)
+				}
+				if tt.cleared {
+					if err := b.Clear(ctx, name); err != nil {
+						t.Fatal(err)
+					}
+					if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil { // a row of another incarnation
+						t.Fatal(err)
+					}
+				}
+				if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Run(ctx, name, policy, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
+					t.Fatalf("Run on the open circuit = %v", err)
+				}
+				if _, err := db.ExecContext(ctx, "UPDATE circuits SET ("+rowColumns+") = (SELECT "+rowColumns+
+					" FROM json_populate_record(NULL::circuits, $1::json)) WHERE name = $2", backup, name); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(100 * time.Millisecond) // the restore's notification drops the copy
+				testenv.RequireOneProbe(t, b, name, policy)
+				if !ev.has(driver.ErrLost) {
+					t.Error("the rollback was not reported as an event wrapping driver.ErrLost")
+				}
+			})
+		}
 	}
 }
 
@@ -161,6 +176,63 @@ func TestLostRowFailsClosed(t *testing.T) {
 			}
 			if ran != 3 || ev.has(driver.ErrLost) {
 				t.Errorf("after a Clear: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+			}
+		})
+	}
+}
+
+// TestLostAgainWhileMadeUnknown: the circuit's row deleted by hand over
+// and over while four callers find it lost and make it unknown, every probe
+// failing. A row lost again between the unknown row's write and the read
+// after it must not pass for no row, a new circuit: every call admitted is
+// a probe.
+func TestLostAgainWhileMadeUnknown(t *testing.T) {
+	for _, be := range []backend{backends[0], backends[1], cachedPostgres} {
+		t.Run(be.name, func(t *testing.T) {
+			s, db := be.newStore(t)
+			b := circuit.New(s)
+			ctx := t.Context()
+			const name = "billing-api"
+			if err := b.ForceOpen(ctx, name, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Allow(ctx, name, policy); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Allow on the open circuit = %v", err)
+			}
+			deadline := time.Now().Add(time.Second)
+			var deletes, closed, probes atomic.Int64
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if _, err := db.ExecContext(ctx, "DELETE FROM circuits WHERE name = $1", name); err == nil {
+						deletes.Add(1)
+					}
+				}
+			}()
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						tk, err := b.Allow(ctx, name, policy)
+						if err != nil {
+							continue // refused, or the store's error: no call ran
+						}
+						if tk.Probe() {
+							probes.Add(1)
+						} else {
+							closed.Add(1)
+						}
+						_ = tk.Done(circuit.Failure)
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%d deletes: %d calls admitted as closed, %d probes", deletes.Load(), closed.Load(), probes.Load())
+			if closed.Load() != 0 || probes.Load() == 0 {
+				t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
 			}
 		})
 	}

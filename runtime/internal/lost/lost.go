@@ -19,10 +19,11 @@ type Last struct {
 	p atomic.Pointer[revision]
 }
 
-// revision is a record's revision.
+// revision is a record's revision, and when it was written.
 type revision struct {
 	incarnation string
 	version     uint64
+	updated     time.Time
 }
 
 // Seen is what a Last held when a read began.
@@ -34,7 +35,11 @@ type Seen struct{ r *revision }
 func (l *Last) Begin() Seen { return Seen{l.p.Load()} }
 
 // Saw records rec, read from or written to the server: a revision of the
-// record the server held.
+// record the server held. A record of another incarnation replaces the one
+// held whenever it was written: one the store took (not Older, or open),
+// or wrote (lost.Unknown), is what later reads are judged against, so a
+// server clock stepped back makes at most one record of each circuit pass
+// for older.
 func (l *Last) Saw(rec *driver.Record) {
 	if rec == nil {
 		return
@@ -43,15 +48,27 @@ func (l *Last) Saw(rec *driver.Record) {
 	if cur != nil && cur.incarnation == rec.Incarnation && cur.version >= rec.Version {
 		return
 	}
-	l.p.Store(&revision{rec.Incarnation, rec.Version})
+	l.p.Store(&revision{rec.Incarnation, rec.Version, rec.UpdatedAt})
 }
 
 // Older reports whether rec, read by a read that began when l held s, is
-// older than the revision of the same incarnation seen before it began:
-// versions only grow within an incarnation, so the server's record was
-// rolled back.
+// older than the revision seen before it began: versions only grow within
+// an incarnation, and a record of another incarnation was made after the
+// Clear that ended the one seen, so it was written later than the revision
+// seen. Either way older, the server's record was rolled back: to an
+// earlier version, or to a record of an incarnation cleared before the one
+// seen began. A record of another incarnation is judged by the server's
+// clock (UpdatedAt): a clock stepped back across a Clear makes the new
+// record pass for older, and the circuit probes once before it admits
+// calls.
 func Older(rec *driver.Record, s Seen) bool {
-	return rec != nil && s.r != nil && s.r.incarnation == rec.Incarnation && rec.Version < s.r.version
+	if rec == nil || s.r == nil {
+		return false
+	}
+	if s.r.incarnation == rec.Incarnation {
+		return rec.Version < s.r.version
+	}
+	return rec.UpdatedAt.Before(s.r.updated)
 }
 
 // Unknown returns the record that stands for the named circuit when its

@@ -8,7 +8,15 @@ import (
 )
 
 func rec(inc string, v uint64) *driver.Record {
-	return &driver.Record{Name: "billing-api", Incarnation: inc, Version: v}
+	return recAt(inc, v, 0)
+}
+
+// at0 is the update time of the records of rec; recAt's are s seconds from
+// it.
+var at0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func recAt(inc string, v uint64, s int) *driver.Record {
+	return &driver.Record{Name: "billing-api", Incarnation: inc, Version: v, UpdatedAt: at0.Add(time.Duration(s) * time.Second)}
 }
 
 // TestOlder checks which reads find a rolled-back record: one that returns
@@ -30,6 +38,9 @@ func TestOlder(t *testing.T) {
 		{"Older", rec("a", 4), late, true},
 		{"OlderReadInFlight", rec("a", 4), early, false},
 		{"OtherIncarnation", rec("c", 1), late, false},
+		{"OtherIncarnationLater", recAt("c", 1, 1), late, false},
+		{"OtherIncarnationEarlier", recAt("c", 7, -1), late, true},
+		{"OtherIncarnationEarlierReadInFlight", recAt("c", 7, -1), early, false},
 		{"Absent", nil, late, false},
 	}
 	for _, tt := range tests {
@@ -40,6 +51,13 @@ func TestOlder(t *testing.T) {
 	l.Saw(rec("b", 0)) // an older revision seen later changes nothing
 	if !Older(rec("b", 0), l.Begin()) {
 		t.Error("an older revision seen later replaced the latest")
+	}
+	// A record of another incarnation the store took replaces the latest,
+	// though written earlier (a server clock stepped back): reads are then
+	// judged against it, and it passes for older once, not for good.
+	l.Saw(recAt("d", 1, -1))
+	if Older(recAt("d", 2, -1), l.Begin()) {
+		t.Error("a later version of an incarnation written earlier passes for older")
 	}
 }
 
