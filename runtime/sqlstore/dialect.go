@@ -75,12 +75,19 @@ const columns = "c.name, c.state, c.failure_count, c.generation, c.incarnation, 
 
 // loadQuery selects the database's time (PostgreSQL; NULL on SQLite) and
 // the row, if any: the LEFT JOIN yields one row either way.
-func (d Dialect) loadQuery() string {
+// Its last column says whether the circuit was cleared; without
+// circuit_clears (a database not migrated since it was added), every
+// absent row reads as cleared.
+func (d Dialect) loadQuery(clears bool) string {
 	now := "NULL"
 	if d == Postgres {
 		now = "now()"
 	}
-	return "SELECT " + now + ", c.id, " + columns + ", EXISTS (SELECT 1 FROM circuit_clears AS k WHERE k.name = $1)" +
+	cleared := "1 = 1"
+	if clears {
+		cleared = "EXISTS (SELECT 1 FROM circuit_clears AS k WHERE k.name = $1)"
+	}
+	return "SELECT " + now + ", c.id, " + columns + ", " + cleared +
 		" FROM (SELECT 1) AS one LEFT JOIN circuits AS c ON c.name = $1"
 }
 
@@ -98,8 +105,8 @@ BEGIN DELETE FROM circuit_clears WHERE name = NEW.name; END`
 
 // insertStmt is the statement that writes a circuit's first row: on
 // PostgreSQL it also removes the circuit's clear.
-func (d Dialect) insertStmt() string {
-	if d == Postgres {
+func (d Dialect) insertStmt(clears bool) string {
+	if d == Postgres && clears {
 		return "WITH k AS (DELETE FROM circuit_clears WHERE name = $1) " + insertRow
 	}
 	return insertRow
@@ -123,6 +130,9 @@ const (
 const deleteWithWindows = `WITH w AS (DELETE FROM circuit_windows WHERE name = $1),
 k AS (INSERT INTO circuit_clears (name) VALUES ($1) ON CONFLICT (name) DO NOTHING)
 DELETE FROM circuits WHERE name = $1`
+
+// deleteWithWindowsOnly is deleteWithWindows without circuit_clears.
+const deleteWithWindowsOnly = `WITH w AS (DELETE FROM circuit_windows WHERE name = $1) DELETE FROM circuits WHERE name = $1`
 
 // timeArg returns t as the dialect stores it; a zero time is NULL.
 func (d Dialect) timeArg(t time.Time) any {

@@ -29,6 +29,19 @@ func (r *reports) ObserveEvent(e circuit.Event) {
 	r.mu.Unlock()
 }
 
+// count returns how many reports match target.
+func (r *reports) count(target error) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, err := range r.errs {
+		if errors.Is(err, target) {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *reports) has(target error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -243,5 +256,58 @@ func execute(t *testing.T, db *sql.DB, stmt string, args ...any) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), stmt, args...); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+// TestWithoutClearsTable runs the store on a database migrated before
+// circuit_clears existed (the table dropped): calls, a Clear and a circuit
+// written anew work as they did without it, the missing table is reported
+// once as an event wrapping driver.ErrUnsafe that says to run Migrate, and
+// after Migrate a new store uses the table again.
+func TestWithoutClearsTable(t *testing.T) {
+	for _, be := range []backend{backends[0], backends[1]} {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.create(t)
+			s, db := be.openStore(t, dsn)
+			if be.dialect == sqlstore.SQLite {
+				execute(t, db, "DROP TRIGGER circuitgen_unclear")
+			}
+			execute(t, db, "DROP TABLE circuit_clears")
+			ev := &reports{}
+			b := circuit.New(s, circuit.WithObserver(ev))
+			ctx := t.Context()
+			const name = "billing-api"
+			for range 3 {
+				if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+					t.Fatalf("a call without circuit_clears = %v", err)
+				}
+			}
+			if err := b.Clear(ctx, name); err != nil {
+				t.Fatalf("Clear without circuit_clears = %v", err)
+			}
+			if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+				t.Fatalf("a call after the Clear = %v", err)
+			}
+			if !ev.has(driver.ErrUnsafe) || ev.has(driver.ErrLost) {
+				t.Errorf("missing table reported %v, a loss reported %v; want the first only", ev.has(driver.ErrUnsafe), ev.has(driver.ErrLost))
+			}
+			if n := ev.count(driver.ErrUnsafe); n != 1 {
+				t.Errorf("the missing table was reported %d times, want once", n)
+			}
+			migrate(t, db, be.dialect)
+			s2, _ := be.openStore(t, dsn)
+			ev2 := &reports{}
+			b2 := circuit.New(s2, circuit.WithObserver(ev2))
+			if err := b2.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+				t.Fatal(err)
+			}
+			execute(t, db, "DELETE FROM circuits WHERE name = $1", name)
+			if _, err := b2.Snapshot(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+			if !ev2.has(driver.ErrLost) {
+				t.Error("after Migrate, a row deleted by hand was not found lost")
+			}
+		})
 	}
 }

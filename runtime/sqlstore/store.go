@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -24,6 +25,8 @@ type Store struct {
 	done  chan struct{} // closed when it has ended
 	beat  string        // the heartbeat row's name after beatPrefix
 	owned bool          // Close closes db (WithOwnedDB)
+
+	noClears atomic.Bool // the database has no circuit_clears (clears.go)
 
 	reportMu sync.Mutex
 	reports  []func(error) // Notify's
@@ -118,8 +121,14 @@ func (s *Store) load(ctx context.Context, name string) (*driver.Record, time.Tim
 		policy                            sql.NullString
 		openUntil, leaseUntil, updatedAt  any
 	)
-	err := s.db.QueryRowContext(ctx, s.dialect.loadQuery(), name).Scan(&dbNow, &id,
-		&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy, &cleared)
+	scan := func() error {
+		return s.db.QueryRowContext(ctx, s.dialect.loadQuery(s.clears()), name).Scan(&dbNow, &id,
+			&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy, &cleared)
+	}
+	err := scan()
+	if s.withoutClears(err) {
+		err = scan()
+	}
 	if err != nil {
 		return nil, time.Time{}, false, fmt.Errorf("sqlstore: load %q: %w", name, err)
 	}
@@ -196,7 +205,11 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 	var res sql.Result
 	var err error
 	if prev == nil {
-		res, err = s.db.ExecContext(ctx, d.insertStmt(), append([]any{name}, fields...)...)
+		args := append([]any{name}, fields...)
+		res, err = s.db.ExecContext(ctx, d.insertStmt(s.clears()), args...)
+		if s.withoutClears(err) {
+			res, err = s.db.ExecContext(ctx, d.insertStmt(false), args...)
+		}
 	} else {
 		if prev.Version > math.MaxInt64 {
 			return driver.ErrConflict
@@ -220,27 +233,41 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 // clear in circuit_clears, so that no process takes the row's absence for
 // a loss; on PostgreSQL it deletes the window counts in the same statement.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if s.dialect == Postgres {
-		if _, err := s.db.ExecContext(ctx, deleteWithWindows, name); err != nil {
-			return fmt.Errorf("sqlstore: delete %q: %w", name, err)
-		}
-		return nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
-	}
-	_, err = tx.ExecContext(ctx, clearStmt, name)
-	if err == nil {
-		_, err = tx.ExecContext(ctx, deleteStmt, name)
-	}
-	if err == nil {
-		err = tx.Commit()
-	} else {
-		_ = tx.Rollback()
+	err := s.delete(ctx, name, s.clears())
+	if s.withoutClears(err) {
+		err = s.delete(ctx, name, false)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: delete %q: %w", name, err)
 	}
 	return nil
+}
+
+// delete is Delete, noting the clear in circuit_clears if clears is set.
+func (s *Store) delete(ctx context.Context, name string, clears bool) error {
+	if s.dialect == Postgres {
+		stmt := deleteWithWindowsOnly
+		if clears {
+			stmt = deleteWithWindows
+		}
+		_, err := s.db.ExecContext(ctx, stmt, name)
+		return err
+	}
+	if !clears {
+		_, err := s.db.ExecContext(ctx, deleteStmt, name)
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, clearStmt, name)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, deleteStmt, name)
+	}
+	if err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
