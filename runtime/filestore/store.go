@@ -209,6 +209,9 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	if k := e.fast.Load(); fresh && k != nil && k.c == c && k.seq == before && k.trust == trust {
 		return k.rec, nil // the mapping was checked; the record is unchanged
 	}
+	if judge > 0 && !c.stable(before) {
+		before = waitStable(m, c, before)
+	}
 	rec, err := e.s.read(e)
 	if err != nil {
 		return nil, err
@@ -230,6 +233,30 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	}
 	return rec, nil
 }
+
+// waitStable waits, up to stableWait, for a change of the circuit in
+// progress (c's counter at v) to end, and returns the counter's value
+// then, or v. A read begun while another caller writes would find the file
+// as it was before the write, with no mark to judge it by (lost.go): a
+// record put back behind the store's back would pass for the circuit's.
+// A writer that died mid-change leaves the counter unstable until the next
+// change; the read then goes on unjudged by the mark, as before.
+func waitStable(m *mapping, c counter, v uint64) uint64 {
+	deadline := time.Now().Add(stableWait)
+	for !c.stable(v) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Microsecond)
+		nv, ok := m.load(c.off)
+		if !ok {
+			return v
+		}
+		v = nv
+	}
+	return v
+}
+
+// stableWait bounds waitStable: far longer than a change takes (a write,
+// an fsync and a rename).
+const stableWait = 50 * time.Millisecond
 
 // judged returns rec, read with no index, or handles its loss.
 func (e *entry) judged(ctx context.Context, judge int, rec *driver.Record, seen lost.Seen, c counter, v uint64, settled bool) (*driver.Record, error) {
