@@ -247,6 +247,7 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	if settled && fresh {
 		k := &known{c: c, seq: before, rec: rec, trust: trust}
 		e.fast.Store(k)
+		e.share(k)
 		if e.failed.Load() { // a write failed meanwhile: no copy may outlive it
 			e.fast.CompareAndSwap(k, nil)
 		}
@@ -287,6 +288,15 @@ func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 		e.ctr.Store(&c)
 	}
 	return c, true
+}
+
+// share points the circuit's cached counter at k's copy of it when the two
+// are equal, so that the entry keeps one allocation for both, not two. A
+// known is never changed once made.
+func (e *entry) share(k *known) {
+	if p := e.ctr.Load(); p != nil && p != &k.c && *p == k.c {
+		e.ctr.CompareAndSwap(p, &k.c)
+	}
 }
 
 func errFaulted(m *mapping, s *Store) error {
@@ -380,7 +390,9 @@ func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnow
 		seq, err := e.s.write(d, e, c, next, data)
 		if err == nil {
 			e.saw(next, c.m)
-			e.fast.Store(&known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()})
+			k := &known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()}
+			e.fast.Store(k)
+			e.share(k)
 		}
 		return err
 	}))
