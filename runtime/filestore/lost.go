@@ -64,7 +64,7 @@ func (e *entry) saw(rec *driver.Record, m *mapping) {
 				e.seenIn.Store(nil)
 			}
 		} else if id := e.seenIn.Load(); id == nil || !sameFile(*id, m.id) {
-			e.seenIn.Store(&fileID{dev: m.id.dev, ino: m.id.ino})
+			e.seenIn.Store(&m.id) // the mapping's, shared by its circuits: m.id never changes
 		}
 	}
 	e.last.Saw(rec)

@@ -21,7 +21,8 @@ type Store struct {
 	dir   string
 	epoch time.Time // a monotonic reading: Store.mono counts from it
 
-	entries sync.Map // circuit name → *entry
+	entriesMu sync.RWMutex
+	entries   map[string]*entry // circuit name → its entry (under entriesMu)
 
 	mu          sync.Mutex                 // serializes finding and checking the index
 	m           atomic.Pointer[mapping]    // the mapped index, if any
@@ -52,12 +53,12 @@ type Option func(*Store)
 // clock and do not move with it.
 func WithWallClock(now func() time.Time) Option { return func(s *Store) { s.wall = now } }
 
-// entry is what the store knows of one circuit. It holds no file open.
+// entry is what the store knows of one circuit. It holds no file open. Its
+// key and tag are computed from its name when a slow path needs them, not
+// stored: a process may hold many circuits.
 type entry struct {
 	s    *Store
 	name string
-	key  string
-	tag  uint64
 
 	ctr    atomic.Pointer[counter] // its counter in the current mapping, once found
 	fast   atomic.Pointer[known]   // its record as of a stable counter value
@@ -123,19 +124,41 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) mono() int64 { return int64(time.Since(s.epoch)) }
 
 // entry returns the store's entry for the circuit name.
+// The Breaker binds each circuit once, so this runs once per circuit on
+// its paths; only the by-name Store methods look up a circuit per call.
 func (s *Store) entry(name string) *entry {
-	if e, ok := s.entries.Load(name); ok {
-		return e.(*entry)
+	s.entriesMu.RLock()
+	e := s.entries[name]
+	s.entriesMu.RUnlock()
+	if e != nil {
+		return e
 	}
-	sum := sha256.Sum256([]byte(name))
-	e := &entry{s: s, name: name, key: hex.EncodeToString(sum[:]), tag: tagOf(sum)}
-	actual, _ := s.entries.LoadOrStore(name, e)
-	return actual.(*entry)
+	s.entriesMu.Lock()
+	defer s.entriesMu.Unlock()
+	if e := s.entries[name]; e != nil {
+		return e
+	}
+	if s.entries == nil {
+		s.entries = make(map[string]*entry)
+	}
+	e = &entry{s: s, name: name}
+	s.entries[name] = e
+	return e
 }
 
-func (e *entry) recordName() string { return e.key + ".json" }
-func (e *entry) lockName() string   { return e.key + ".lock" }
-func (e *entry) tempName() string   { return e.key + ".json.tmp-next" }
+// key returns the circuit's key: the hex SHA-256 of its name, which names
+// its files.
+func (e *entry) key() string {
+	sum := sha256.Sum256([]byte(e.name))
+	return hex.EncodeToString(sum[:])
+}
+
+// tag returns the circuit's tag in the change index and the window files.
+func (e *entry) tag() uint64 { return tagOf(sha256.Sum256([]byte(e.name))) }
+
+func (e *entry) recordName() string { return e.key() + ".json" }
+func (e *entry) lockName() string   { return e.key() + ".lock" }
+func (e *entry) tempName() string   { return e.key() + ".json.tmp-next" }
 func (e *entry) recordPath() string { return filepath.Join(e.s.dir, e.recordName()) }
 func (e *entry) lockPath() string   { return filepath.Join(e.s.dir, e.lockName()) }
 func (e *entry) tempPath() string   { return filepath.Join(e.s.dir, e.tempName()) }
@@ -227,6 +250,7 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	if settled && fresh {
 		k := &known{c: c, seq: before, rec: rec, trust: trust}
 		e.fast.Store(k)
+		e.share(k)
 		if e.failed.Load() { // a write failed meanwhile: no copy may outlive it
 			e.fast.CompareAndSwap(k, nil)
 		}
@@ -275,12 +299,13 @@ func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 	if c := e.ctr.Load(); c != nil && c.m == m {
 		return *c, true
 	}
-	c, fresh, final, ok := m.counterOf(e.tag, claim)
+	tag := e.tag()
+	c, fresh, final, ok := m.counterOf(tag, claim)
 	if !ok {
 		return c, false
 	}
 	if fresh { // readers may hold copies by the spill counter: drop them
-		spill := m.spillOf(e.tag)
+		spill := m.spillOf(tag)
 		v, ok := spill.begin()
 		if _, ok2 := spill.end(v, markNone); !ok || !ok2 {
 			return c, false
@@ -290,6 +315,15 @@ func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
 		e.ctr.Store(&c)
 	}
 	return c, true
+}
+
+// share points the circuit's cached counter at k's copy of it when the two
+// are equal, so that the entry keeps one allocation for both, not two. A
+// known is never changed once made.
+func (e *entry) share(k *known) {
+	if p := e.ctr.Load(); p != nil && p != &k.c && *p == k.c {
+		e.ctr.CompareAndSwap(p, &k.c)
+	}
 }
 
 func errFaulted(m *mapping, s *Store) error {
@@ -328,6 +362,7 @@ func (e *entry) named(rec *driver.Record, err error) (*driver.Record, error) {
 	if rec.Name != e.name {
 		return nil, fmt.Errorf("record %s: %w: it holds circuit %q", e.recordPath(), driver.ErrCorrupt, rec.Name)
 	}
+	rec.Name = e.name // one copy of the name, not one per record read
 	return rec, nil
 }
 
@@ -382,7 +417,9 @@ func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnow
 		seq, err := e.s.write(d, e, c, next, data)
 		if err == nil {
 			e.saw(next, c.m)
-			e.fast.Store(&known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()})
+			k := &known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()}
+			e.fast.Store(k)
+			e.share(k)
 		}
 		return err
 	}))

@@ -112,7 +112,7 @@ func windowCells[T any](s *Store, m *windowMapping, l windowLayout, name string,
 	if err != nil {
 		return nil, err
 	}
-	tag := (s.entry(name).tag ^ w*0x9e3779b97f4a7c15) | 1
+	tag := (s.entry(name).tag() ^ w*0x9e3779b97f4a7c15) | 1
 	home := int(tag>>1) % windowSlots
 	for i := range windowProbe {
 		off := windowHeader + (home+i)%windowSlots*l.slot
