@@ -43,31 +43,18 @@ func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*
 	}
 	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, b.key, what))
-	for range 3 {
-		u := lost.Unknown(b.name, now, writeID())
-		err := b.s.replace(ctx, b.key, b.name, prev, u, writeID())
-		if err == nil {
-			b.seen.Store(true)
-			b.last.Saw(u)
-			return u, now, nil
-		}
-		if !errors.Is(err, driver.ErrConflict) {
-			return nil, now, err
-		}
-		seen := b.last.Begin()
-		rec, at, exists, err := b.s.loadKey(ctx, b.key)
-		switch {
-		case err != nil:
-			return nil, at, err
-		case !exists: // lost again
-			prev, now = nil, at
-		case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen): // rolled back again
-			prev, now = rec, at
-		default: // another process's write: its Unknown, a probe's, or a Clear's tombstone
-			b.seen.Store(rec != nil)
-			b.last.Saw(rec)
-			return rec, at, nil
-		}
+	rec, at, err := lost.MakeUnknown(b.name, now, prev, b.last, writeID,
+		func(prev, next *driver.Record) error { return b.s.replace(ctx, b.key, b.name, prev, next, writeID()) },
+		func() (*driver.Record, time.Time, bool, error) {
+			rec, at, exists, err := b.s.loadKey(ctx, b.key)
+			return rec, at, !exists, err
+		})
+	if errors.Is(err, lost.ErrLostAgain) {
+		err = fmt.Errorf("redisstore: the record of circuit %q (%s): %w", b.name, b.key, err)
 	}
-	return nil, now, fmt.Errorf("redisstore: the record of circuit %q (%s) was lost again each time it was made unknown", b.name, b.key)
+	if err != nil {
+		return nil, at, err
+	}
+	b.seen.Store(rec != nil)
+	return rec, at, nil
 }

@@ -424,33 +424,20 @@ func (b *bound) lost(ctx context.Context, now time.Time, stale *driver.Record) (
 	}
 	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, what))
-	for range 3 {
-		u := lost.Unknown(b.name, now, randomHex(16))
-		err := b.s.Replace(ctx, b.name, stale, u)
-		if err == nil {
-			b.seen.Store(true)
-			b.last.Saw(u)
-			return u, now, nil
-		}
-		if !errors.Is(err, driver.ErrConflict) {
-			return nil, now, err
-		}
-		seen := b.last.Begin()
-		rec, at, cleared, err := b.s.load(ctx, b.name)
-		switch {
-		case err != nil:
-			return nil, at, err
-		case rec == nil && !cleared: // lost again
-			stale, now = nil, at
-		case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen): // rolled back again
-			stale, now = rec, at
-		default: // another process's write: its Unknown, a probe's, or a Clear
-			b.seen.Store(rec != nil)
-			b.last.Saw(rec)
-			return rec, at, nil
-		}
+	rec, at, err := lost.MakeUnknown(b.name, now, stale, b.last, func() string { return randomHex(16) },
+		func(prev, next *driver.Record) error { return b.s.Replace(ctx, b.name, prev, next) },
+		func() (*driver.Record, time.Time, bool, error) {
+			rec, at, cleared, err := b.s.load(ctx, b.name)
+			return rec, at, rec == nil && !cleared, err
+		})
+	if errors.Is(err, lost.ErrLostAgain) {
+		err = fmt.Errorf("sqlstore: the row of circuit %q: %w", b.name, err)
 	}
-	return nil, now, fmt.Errorf("sqlstore: the row of circuit %q was lost again each time it was made unknown", b.name)
+	if err != nil {
+		return nil, at, err
+	}
+	b.seen.Store(rec != nil)
+	return rec, at, nil
 }
 
 var _ driver.Clock = (*Store)(nil)

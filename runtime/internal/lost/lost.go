@@ -7,6 +7,7 @@
 package lost
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -81,4 +82,48 @@ func Unknown(name string, now time.Time, incarnation string) *driver.Record {
 		Name: name, State: driver.StateOpen, Generation: 1, Incarnation: incarnation, Version: 1,
 		OpenUntil: now, UpdatedAt: now,
 	}
+}
+
+// ErrLostAgain is returned by MakeUnknown when the record was lost again
+// each time it was made unknown.
+var ErrLostAgain = errors.New("the record was lost again each time it was made unknown")
+
+// MakeUnknown replaces found, the record a read found lost (nil: none)
+// at the server's time now, with Unknown of a fresh incarnation, through
+// replace (which returns driver.ErrConflict when the stored record is not
+// prev), unless another process wrote first. It returns the record it
+// wrote, or the one read anew (read: the record, the server's time, and
+// whether it is gone without a Clear) after another process's write. A
+// record lost again meanwhile (gone, or rolled back, before the read anew,
+// as under an eviction storm) is made unknown again, up to three times, and
+// is never returned as no record: that would admit calls as closed. last
+// is told of what it returns.
+func MakeUnknown(name string, now time.Time, found *driver.Record, last *Last, incarnation func() string,
+	replace func(prev, next *driver.Record) error,
+	read func() (rec *driver.Record, now time.Time, gone bool, err error)) (*driver.Record, time.Time, error) {
+	for range 3 {
+		u := Unknown(name, now, incarnation())
+		err := replace(found, u)
+		if err == nil {
+			last.Saw(u)
+			return u, now, nil
+		}
+		if !errors.Is(err, driver.ErrConflict) {
+			return nil, now, err
+		}
+		seen := last.Begin()
+		rec, at, gone, err := read()
+		switch {
+		case err != nil:
+			return nil, at, err
+		case gone: // lost again
+			found, now = nil, at
+		case rec != nil && rec.State == driver.StateClosed && Older(rec, seen): // rolled back again
+			found, now = rec, at
+		default: // another process's write: its Unknown, a probe's, or a Clear's
+			last.Saw(rec)
+			return rec, at, nil
+		}
+	}
+	return nil, now, ErrLostAgain
 }

@@ -1,6 +1,7 @@
 package lost
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -71,5 +72,66 @@ func TestUnknown(t *testing.T) {
 	}
 	if r.State != driver.StateOpen || !r.OpenUntil.Equal(now) {
 		t.Fatalf("record %+v, want open until now", r)
+	}
+}
+
+// TestMakeUnknown checks what MakeUnknown returns for each reply of the
+// store: its own Unknown written, another process's record, and a record
+// lost again (gone, or rolled back) each time, which is never returned as
+// no record.
+func TestMakeUnknown(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	other := rec("other", 1)
+	tests := []struct {
+		name    string
+		writes  []error          // replace's replies, in turn
+		reads   []*driver.Record // read's records, in turn (nil: gone)
+		want    string           // "unknown", "other" or "lost again"
+		written int
+	}{
+		{"Written", []error{nil}, nil, "unknown", 1},
+		{"AnotherWroteFirst", []error{driver.ErrConflict}, []*driver.Record{other}, "other", 1},
+		{"LostAgainThenWritten", []error{driver.ErrConflict, nil}, []*driver.Record{nil}, "unknown", 2},
+		{"LostAgainEachTime", []error{driver.ErrConflict, driver.ErrConflict, driver.ErrConflict}, []*driver.Record{nil, nil, nil}, "lost again", 3},
+		{"RolledBackAgain", []error{driver.ErrConflict, nil}, []*driver.Record{rec("a", 1)}, "unknown", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var last Last
+			last.Saw(rec("a", 5))
+			writes, reads := 0, 0
+			got, _, err := MakeUnknown("billing-api", now, nil, &last, func() string { return "fresh" },
+				func(prev, next *driver.Record) error {
+					writes++
+					if next.State != driver.StateOpen {
+						t.Errorf("write %d: %+v, want an unknown (open) record", writes, next)
+					}
+					return tt.writes[writes-1]
+				},
+				func() (*driver.Record, time.Time, bool, error) {
+					r := tt.reads[reads]
+					reads++
+					if r != nil {
+						r.State = driver.StateClosed
+					}
+					return r, now, r == nil, nil
+				})
+			var what string
+			switch {
+			case errors.Is(err, ErrLostAgain):
+				what = "lost again"
+			case err != nil:
+				t.Fatal(err)
+			case got == other:
+				what = "other"
+			case got != nil && got.Incarnation == "fresh":
+				what = "unknown"
+			default:
+				t.Fatalf("returned %+v", got)
+			}
+			if what != tt.want || writes != tt.written {
+				t.Errorf("got %s after %d writes, want %s after %d", what, writes, tt.want, tt.written)
+			}
+		})
 	}
 }
