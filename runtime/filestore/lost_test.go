@@ -393,41 +393,7 @@ func TestLostAgainWhileMadeUnknown(t *testing.T) {
 	if err := os.Remove(recordPathOf(dir, "ledger")); err != nil { // before the callers' first read
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Second)
-	var removes, closed, probes atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for time.Now().Before(deadline) {
-			if os.Remove(recordPathOf(dir, "ledger")) == nil {
-				removes.Add(1)
-			}
-		}
-	}()
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				tk, err := b.Allow(ctx, "ledger", p3)
-				if err != nil {
-					continue // refused, or the store's error: no call ran
-				}
-				if tk.Probe() {
-					probes.Add(1)
-				} else {
-					closed.Add(1)
-				}
-				_ = tk.Done(circuit.Failure)
-			}
-		}()
-	}
-	wg.Wait()
-	t.Logf("%d removes: %d calls admitted as closed, %d probes", removes.Load(), closed.Load(), probes.Load())
-	if closed.Load() != 0 || probes.Load() == 0 {
-		t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
-	}
+	testenv.RequireNoneClosedWhileLost(t, b, "ledger", p3, func() bool { return os.Remove(recordPathOf(dir, "ledger")) == nil })
 }
 
 // TestLostRecordToConcurrentCallers: a circuit opened by one store loses

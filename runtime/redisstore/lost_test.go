@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,42 +276,8 @@ func TestLostAgainWhileMadeUnknown(t *testing.T) {
 			if _, err := b.Allow(ctx, name, policy); !errors.Is(err, circuit.ErrOpen) {
 				t.Fatalf("Allow on the open circuit = %v", err)
 			}
-			deadline := time.Now().Add(time.Second)
 			evict := unixClient(t, srv.sock)
-			var deletes, closed, probes atomic.Int64
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(deadline) {
-					if evict.Del(ctx, s.Key(name)).Err() == nil {
-						deletes.Add(1)
-					}
-				}
-			}()
-			for range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for time.Now().Before(deadline) {
-						tk, err := b.Allow(ctx, name, policy)
-						if err != nil {
-							continue // refused, or the store's error: no call ran
-						}
-						if tk.Probe() {
-							probes.Add(1)
-						} else {
-							closed.Add(1)
-						}
-						_ = tk.Done(circuit.Failure)
-					}
-				}()
-			}
-			wg.Wait()
-			t.Logf("%d deletes: %d calls admitted as closed, %d probes", deletes.Load(), closed.Load(), probes.Load())
-			if closed.Load() != 0 || probes.Load() == 0 {
-				t.Errorf("%d calls admitted as closed, %d probes; want none as closed, and probes", closed.Load(), probes.Load())
-			}
+			testenv.RequireNoneClosedWhileLost(t, b, name, policy, func() bool { return evict.Del(ctx, s.Key(name)).Err() == nil })
 		})
 	}
 }
