@@ -304,7 +304,7 @@ func goWorkers(tb testing.TB, ws []*worker) []workerResult {
 
 // prepare creates the closed circuit's record in dir, as a first call
 // through the file store does, and returns its record and lock files.
-func prepare(tb testing.TB, dir string) (record, lock string) {
+func prepare(tb testing.TB, dir string, record bool) (path, lock string) {
 	tb.Helper()
 	s, err := filestore.Open(dir)
 	if err != nil {
@@ -313,6 +313,11 @@ func prepare(tb testing.TB, dir string) (record, lock string) {
 	_, up, _ := guarded(s)
 	if _, err := up.Get(context.Background(), 1); err != nil {
 		tb.Fatal(err)
+	}
+	if record { // a healthy call writes none: a Clear writes a closed one
+		if err := circuit.New(s).Clear(context.Background(), "bench-closed"); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	key := circuit.Key("bench-closed")
 	return filepath.Join(dir, key+".json"), filepath.Join(dir, key+".lock")
@@ -361,27 +366,40 @@ func dirState(tb testing.TB, dir string) map[string]fileID {
 
 // TestHappyPathNoSyscalls is the proof of the third row: four
 // processes of two goroutines each hammer one closed circuit while this
-// process holds the circuit's flock. Each worker must finish (a worker that
-// tried to take the lock would wait until its deadline and fail), read and
-// write nothing (its /proc/self/io syscr and syscw do not move, beyond the
-// one read that reads the counters), and leave every file of the state
-// directory as it was: the record, the lock file and the change index.
+// process holds the circuit's flock, for a circuit with no record (the
+// healthy circuit, which never writes one) and for one with a closed
+// record. Each worker must finish (a worker that tried to take the lock
+// would wait until its deadline and fail), read and write nothing (its
+// /proc/self/io syscr and syscw do not move, beyond the one read that reads
+// the counters), and leave every file of the state directory as it was:
+// the record, if any, the lock file and the change index.
 func TestHappyPathNoSyscalls(t *testing.T) {
 	if _, err := os.Stat("/proc/self/io"); err != nil {
 		t.Skipf("no /proc/self/io: %v", err)
 	}
-	dir := filepath.Join(t.TempDir(), "state")
-	_, lock := prepare(t, dir)
-	before := dirState(t, dir)
-	if _, ok := before["index"]; !ok {
-		t.Fatalf("no change index in %s: %v", dir, before)
+	for _, tt := range []struct {
+		name   string
+		record bool
+	}{{"NoRecord", false}, {"ClosedRecord", true}} {
+		t.Run(tt.name, func(t *testing.T) { happyPathNoSyscalls(t, tt.record) })
 	}
+}
 
+func happyPathNoSyscalls(t *testing.T, record bool) {
+	dir := filepath.Join(t.TempDir(), "state")
+	path, lock := prepare(t, dir, record)
 	fl := flock.New(lock)
 	if ok, err := fl.TryLock(); err != nil || !ok {
 		t.Fatalf("taking the circuit's lock: %v, %v", ok, err)
 	}
 	defer fl.Close()
+	before := dirState(t, dir)
+	if _, ok := before["index"]; !ok {
+		t.Fatalf("no change index in %s: %v", dir, before)
+	}
+	if _, ok := before[filepath.Base(path)]; ok != record {
+		t.Fatalf("record in %s: %t, want %t", dir, ok, record)
+	}
 
 	const calls = 1_000_000
 	ws := startWorkers(t, mpProcesses, "circuitgen", dir, calls, time.Minute) // a worker waiting for the lock would wait out the minute
@@ -434,7 +452,10 @@ func TestProcIOSeesReads(t *testing.T) {
 	if _, err := os.Stat("/proc/self/io"); err != nil {
 		t.Skipf("no /proc/self/io: %v", err)
 	}
-	dir := filepath.Join(t.TempDir(), "state") // the worker's warm-up call creates the record
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := circuit.New(&naiveStore{dir: dir}).Clear(t.Context(), "bench-closed"); err != nil { // a record to read
+		t.Fatal(err)
+	}
 	const calls = 100
 	results := goWorkers(t, startWorkers(t, 1, "naive", dir, calls, 10*time.Second))
 	r := results[0]
@@ -458,7 +479,7 @@ func BenchmarkMultiProcess(b *testing.B) {
 			b.StopTimer()
 			dir := filepath.Join(b.TempDir(), "state")
 			if impl == "circuitgen" {
-				prepare(b, dir)
+				prepare(b, dir, false)
 			}
 			per := (b.N + mpProcesses*mpGoroutines - 1) / (mpProcesses * mpGoroutines)
 			ws := startWorkers(b, mpProcesses, impl, dir, per, 0)

@@ -9,15 +9,16 @@ import (
 )
 
 // checkKnown returns an error unless the store st has a record of the named
-// circuit or create is set: a name the store has never seen is most likely
-// a typo, and holding it (verb: open, close) would hold nothing.
+// circuit or create is set: a name the store has never seen is a typo, or a
+// circuit that has not failed since its first call (a healthy circuit
+// writes no record), and holding it (verb: open, close) is asked for.
 func checkKnown(ctx context.Context, b *circuit.Breaker, st opened, verb, name string, create bool) error {
 	snap, err := b.Snapshot(ctx, name)
 	switch {
 	case err != nil:
 		return err
 	case !snap.Exists && !create:
-		return fmt.Errorf("circuit %s has never been seen in %s (no record): check the name, or pass -new to %s it all the same", name, st, verb)
+		return fmt.Errorf("circuit %s has never been seen in %s (no record: it has not failed since its first call, or the name is wrong): check the name, or pass -new to %s it all the same", name, st, verb)
 	}
 	return nil
 }

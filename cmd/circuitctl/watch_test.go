@@ -108,8 +108,8 @@ func TestWatch(t *testing.T) {
 	if err := b.Clear(context.Background(), "payments"); err != nil {
 		t.Fatal(err)
 	}
-	// payments, never called again, has no record: never seen, no generation.
-	w.until("the cleared circuit", regexp.MustCompile(`^payments +never seen +0 +- `).MatchString)
+	// payments is left a closed record of a fresh incarnation, generation 1.
+	w.until("the cleared circuit", regexp.MustCompile(`^payments +closed +0 +1 +- `).MatchString)
 
 	w.until("the end of the table", func(l string) bool { return l == "" })
 	// Nothing changes: nothing more is printed.

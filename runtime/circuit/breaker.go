@@ -99,6 +99,24 @@ func (b *Breaker) known(name string) *ref {
 	return b.refs[name]
 }
 
+// Names returns the names of the circuits this Breaker has run calls
+// through (Run, Allow, a Circuit handle with a valid policy), sorted. A
+// store lists the circuits it has a record of, and a circuit has none until
+// an outcome changes something: a status page of this process lists these
+// as well, so that its healthy circuits show.
+func (b *Breaker) Names() []string {
+	b.mu.RLock()
+	names := make([]string, 0, len(b.refs))
+	for name, r := range b.refs {
+		if r.policy.Load() != nil {
+			names = append(names, name)
+		}
+	}
+	b.mu.RUnlock()
+	slices.Sort(names)
+	return names
+}
+
 // refInto is ref, making the ref in spare (when not nil) if the name has
 // none yet.
 func (b *Breaker) refInto(name string, spare *ref) (*ref, error) {
@@ -409,7 +427,12 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p *machine.Policy) (machine
 		if err != nil {
 			return machine.Grant{}, err
 		}
-		if rec != nil && rec.State == StateClosed {
+		if rec == nil {
+			// machine.Admit's case of no record (a circuit that never
+			// failed), which needs no clock and writes nothing.
+			return machine.First, nil
+		}
+		if rec.State == StateClosed {
 			// machine.Admit's closed case, which needs no clock: the hot path.
 			return machine.Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
 		}
@@ -479,7 +502,7 @@ func (b *Breaker) settleStep(ctx context.Context, r *ref, p *machine.Policy, g *
 	if rec != nil && rec.Forced {
 		now = b.now(storeNow) // whether an operator's hold has ended
 	}
-	if p.FailureRate > 0 && !g.Probe && current(rec, g) && !machine.Held(rec, now) {
+	if p.FailureRate > 0 && machine.Current(rec, g) && !machine.Held(rec, now) {
 		var err error
 		switch {
 		case p.WindowCalls > 0:
@@ -505,13 +528,13 @@ func (b *Breaker) settleStep(ctx context.Context, r *ref, p *machine.Policy, g *
 	}
 	// Whether machine.SettleWindow changes anything does not depend on the
 	// time but for a forced record, so the clock is read only when it does.
-	if machine.SettleWindow(rec, *g, o, *p, now, w) == nil {
+	if machine.SettleWindow(rec, r.name, *g, o, *p, now, w) == nil {
 		return nil, nil
 	}
 	if now.IsZero() {
 		now = b.now(storeNow)
 	}
-	return machine.SettleWindow(rec, *g, o, *p, now, w), nil
+	return machine.SettleWindow(rec, r.name, *g, o, *p, now, w), nil
 }
 
 // settleWrite stores next over rec (both nil: it loads and decides first),
@@ -549,12 +572,6 @@ func (b *Breaker) settleWrite(ctx context.Context, r *ref, p *machine.Policy, g 
 // not reach, ending after settleTimeout.
 func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-}
-
-// current reports whether rec is the closed record that admitted g: a call
-// whose outcome the window counts.
-func current(rec *driver.Record, g *machine.Grant) bool {
-	return rec != nil && rec.State == StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
 }
 
 // notify tells the observers of a committed change from prev to next, when

@@ -109,9 +109,8 @@ func TestRunHappyPath(t *testing.T) {
 	if err != nil || calls != 1 {
 		t.Fatalf("Run = %v with %d calls, want nil with 1", err, calls)
 	}
-	r := s.rec(testName)
-	if r == nil || r.State != circuit.StateClosed || r.Generation != 1 || r.Failures != 0 || r.Version != 1 {
-		t.Fatalf("record after the first call: %s, want closed gen 1 v1", fmtRecord(r))
+	if _, replaces, _ := s.counts(); replaces != 0 {
+		t.Fatalf("the first healthy call made %d Replace calls, want none: a circuit gets a record when an outcome changes something", replaces)
 	}
 
 	_, replaces, _ := s.counts()
@@ -567,12 +566,20 @@ func TestStoreReplaceError(t *testing.T) {
 			t.Errorf("CallErr = %v, want nil", se.CallErr)
 		}
 	})
-	t.Run("creating the record: StateError before the operation", func(t *testing.T) {
+	t.Run("creating the record on the first failure: StateError after the operation", func(t *testing.T) {
 		b, s, _ := newBreaker(t)
 		s.set(func(s *memStore) { s.replaceErr = diskFull })
-		err := b.Run(t.Context(), testName, pol, mustNotRun(t))
-		if se := wantStateError(t, err, "replace", false); se.CallErr != nil || !errors.Is(err, diskFull) {
-			t.Errorf("StateError %+v", *se)
+		calls := 0
+		err := b.Run(t.Context(), testName, pol, counted(&calls, failing(upstream)))
+		if se := wantStateError(t, err, "replace", true); calls != 1 || se.CallErr != upstream || !errors.Is(err, diskFull) {
+			t.Errorf("StateError %+v after %d calls", *se, calls)
+		}
+	})
+	t.Run("no record, a healthy call: no write to fail", func(t *testing.T) {
+		b, s, _ := newBreaker(t)
+		s.set(func(s *memStore) { s.replaceErr = diskFull })
+		if err := b.Run(t.Context(), testName, pol, succeed); err != nil {
+			t.Errorf("Run = %v, want nil: a healthy call on no record writes nothing", err)
 		}
 	})
 	t.Run("claiming the probe: StateError before the operation", func(t *testing.T) {
@@ -767,14 +774,14 @@ func TestClear(t *testing.T) {
 	if err := b.Clear(t.Context(), testName); err != nil {
 		t.Fatal(err)
 	}
-	if snap, _ := b.Snapshot(t.Context(), testName); snap.Exists {
-		t.Fatalf("Snapshot after Clear = %+v, want no record", snap)
+	if snap, _ := b.Snapshot(t.Context(), testName); snap.State != circuit.StateClosed || snap.Failures != 0 || snap.Generation != 1 {
+		t.Fatalf("Snapshot after Clear = %+v, want closed, generation 1, no failures", snap)
 	}
 	calls := 0
 	if err := b.Run(t.Context(), testName, pol, counted(&calls, succeed)); err != nil || calls != 1 {
 		t.Fatalf("after Clear: Run = %v after %d calls", err, calls)
 	}
-	if r := s.rec(testName); r.Incarnation == oldInc || r.Generation != 1 {
+	if r := s.rec(testName); r.Incarnation == oldInc || r.Incarnation == driver.FirstIncarnation || r.Generation != 1 {
 		t.Errorf("record after Clear: %s, want a new incarnation", fmtRecord(r))
 	}
 	if err := b.Clear(t.Context(), "other-api"); err != nil {
@@ -914,18 +921,19 @@ func TestSettleDetachesFromCancellation(t *testing.T) {
 }
 
 func TestConflictsAreRetried(t *testing.T) {
-	t.Run("injected conflicts while creating the record", func(t *testing.T) {
+	t.Run("injected conflicts while the first failure creates the record", func(t *testing.T) {
 		b, s, _ := newBreaker(t)
 		s.set(func(s *memStore) { s.conflicts = 3 })
+		boom := errors.New("boom")
 		calls := 0
-		if err := b.Run(t.Context(), testName, pol, counted(&calls, succeed)); err != nil || calls != 1 {
-			t.Fatalf("Run = %v after %d calls, want nil after 1", err, calls)
+		if err := b.Run(t.Context(), testName, pol, counted(&calls, failing(boom))); err != boom || calls != 1 {
+			t.Fatalf("Run = %v after %d calls, want boom after 1", err, calls)
 		}
 		if _, replaces, _ := s.counts(); replaces != 4 {
 			t.Errorf("%d Replace calls, want 3 conflicts and 1 commit", replaces)
 		}
-		if r := s.rec(testName); r == nil || r.State != circuit.StateClosed {
-			t.Errorf("record: %s", fmtRecord(r))
+		if r := s.rec(testName); r.State != circuit.StateClosed || r.Failures != 1 || r.Version != 1 {
+			t.Errorf("record: %s, want closed with 1 failure, version 1", fmtRecord(r))
 		}
 	})
 	t.Run("another process counts a failure between load and replace", func(t *testing.T) {
@@ -968,7 +976,9 @@ func TestConflictsAreRetried(t *testing.T) {
 		}
 	})
 	t.Run("endless conflicts give up with a StateError", func(t *testing.T) {
-		b, s, _ := newBreaker(t)
+		b, s, clock := newBreaker(t)
+		openCircuit(t, b, s, pol)
+		clock.Advance(pol.Cooldown)
 		s.set(func(s *memStore) { s.conflicts = 1 << 30 })
 		wantStateError(t, b.Run(t.Context(), testName, pol, mustNotRun(t)), "replace", false)
 	})

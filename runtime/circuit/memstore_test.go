@@ -10,6 +10,7 @@ import (
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 // t0 is the fixed start of every test clock.
@@ -130,7 +131,7 @@ func (s *memStore) rec(name string) *driver.Record {
 	defer s.mu.Unlock()
 	r := s.recs[name]
 	if r == nil {
-		return nil
+		return machine.Fresh(name) // what no record stands for
 	}
 	cp := *r
 	return &cp

@@ -78,9 +78,8 @@ func (m *refModel) windowCounts(now time.Time) (calls, failures int) {
 // call runs one call admitted at now, whose operation takes took and
 // returns o.
 func (m *refModel) call(now time.Time, took time.Duration, o circuit.Outcome) refResult {
-	if !m.exists {
-		m.exists, m.state, m.incarnation, m.generation = true, circuit.StateClosed, m.incarnation+1, 1
-		m.failures, m.successes, m.reopens = 0, 0, 0
+	if !m.exists { // no record yet: closed, of the first incarnation (0)
+		m.state, m.generation = circuit.StateClosed, 1
 	}
 	probe := false
 	switch m.state {
@@ -131,6 +130,7 @@ func (m *refModel) call(now time.Time, took time.Duration, o circuit.Outcome) re
 	}
 	if m.p.FailureThreshold > 0 {
 		m.failures = min(m.failures+1, 1000)
+		m.exists = true // the first counted failure creates the record
 	}
 	calls, failures := 0, 0
 	if m.p.FailureRate > 0 {
@@ -139,7 +139,7 @@ func (m *refModel) call(now time.Time, took time.Duration, o circuit.Outcome) re
 	byRate := m.p.FailureRate > 0 && calls >= m.p.MinCalls && float64(failures)/float64(calls) >= m.p.FailureRate
 	byCount := m.p.FailureThreshold > 0 && m.failures >= m.p.FailureThreshold
 	if byRate || byCount {
-		m.state, m.openUntil = circuit.StateOpen, end.Add(m.cooldown())
+		m.state, m.openUntil, m.exists = circuit.StateOpen, end.Add(m.cooldown()), true
 	}
 	return refResult{ran: true}
 }
@@ -164,9 +164,11 @@ func (m *refModel) force(now time.Time, d time.Duration) {
 	m.state, m.openUntil, m.forced, m.probeOut, m.successes = circuit.StateOpen, now.Add(d), true, false, 0
 }
 
+// clear leaves a closed record of a fresh incarnation, with no failures.
 func (m *refModel) clear() {
-	m.exists, m.forced, m.probeOut = false, false, false
-	m.state = circuit.StateClosed
+	m.exists, m.forced, m.probeOut = true, false, false
+	m.state, m.incarnation, m.generation = circuit.StateClosed, m.incarnation+1, 1
+	m.failures, m.successes, m.reopens = 0, 0, 0
 }
 
 // randomPolicy returns a valid random policy with small numbers, so that

@@ -2,8 +2,11 @@ package circuit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
@@ -32,7 +35,8 @@ type Snapshot struct {
 	// UpdatedAt is when the record last changed; zero when there is none.
 	UpdatedAt time.Time
 	// Exists reports whether the store holds a record: false for a
-	// circuit never seen (or cleared since).
+	// circuit none of whose outcomes changed anything yet (a healthy
+	// circuit writes no record); a Clear leaves a record.
 	Exists bool
 	// Forced reports that an operator holds the circuit in State until
 	// OpenUntil, which has not passed: open (Breaker.ForceOpen) or closed
@@ -82,15 +86,35 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	return snap, nil
 }
 
-// Clear removes the named circuit's record, even a corrupt one. The circuit
-// starts afresh, closed; no call admitted before the Clear can change it.
+// Clear starts the named circuit afresh, closed with no failures and an
+// empty window, in place of its record, even a corrupt one; no call
+// admitted before the Clear can change it. A circuit with a record is left
+// with a closed one of a fresh incarnation (machine.Cleared), not with none:
+// calls admitted while a circuit had no record settle against none, so a
+// circuit cleared back to none would count them; a circuit with no record
+// gets one too. A corrupt record is removed first.
 func (b *Breaker) Clear(ctx context.Context, name string) error {
 	r, err := b.named(name)
 	if err != nil {
 		return err
 	}
-	if err := r.store.Delete(ctx); err != nil {
-		return b.stateError(r, "delete", err)
+	for range maxConflicts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, storeNow, err := r.store.Load(ctx)
+		if errors.Is(err, driver.ErrCorrupt) {
+			if err := r.store.Delete(ctx); err != nil {
+				return b.stateError(r, "delete", err)
+			}
+			rec, storeNow, err = nil, time.Time{}, nil
+		} else if err != nil {
+			return b.stateError(r, "load", err)
+		}
+		next := machine.Cleared(rec, r.name, b.now(storeNow), newID)
+		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
+			return err
+		}
 	}
-	return nil
+	return b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }

@@ -70,11 +70,21 @@ func mustRun(t *testing.T, b *circuit.Breaker, o circuit.Outcome, opErr error) {
 	}
 }
 
+// mustClear gives faultCircuit a record, closed with no failures: a
+// healthy call writes none.
+func mustClear(t *testing.T, b *circuit.Breaker) {
+	t.Helper()
+	if err := b.Clear(t.Context(), faultCircuit); err != nil {
+		t.Fatalf("setup: Clear = %v", err)
+	}
+}
+
 var faultCalls = []faultCall{
 	{
-		// The first call ever: it creates the directory, the index, the
-		// lock and a closed record before the operation runs.
-		name:  "AdmitCreatesRecord",
+		// The first call ever: it creates the directory and the change
+		// index before the operation runs, and no record (a success
+		// changes nothing).
+		name:  "FirstCall",
 		setup: func(*testing.T, *circuit.Breaker, *faultClock) {},
 		call:  faultRun(circuit.Success, nil),
 	},
@@ -381,14 +391,15 @@ func realFaultCheck(t *testing.T, dir string, b *circuit.Breaker, want syscall.E
 	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, want) || !errors.Is(err, errLedgerDown) {
 		t.Fatalf("settling on a failing filesystem: %v; want a StateError after the run wrapping %v and the operation's error", err, want)
 	}
-	// An admission that must write: a new circuit's first call.
+	// A new circuit's first call writes nothing, and runs; its first
+	// failure must create its record.
 	other := "ledger-api:refund"
-	err = b.Run(ctx, other, faultPolicy, func(context.Context) (circuit.Outcome, error) {
-		t.Error("the operation ran although its record could not be created")
-		return circuit.Success, nil
-	})
-	if !errors.As(err, &se) || se.Ran || !errors.Is(err, want) {
-		t.Fatalf("admitting on a failing filesystem: %v; want a StateError before the run wrapping %v", err, want)
+	if err := b.Run(ctx, other, faultPolicy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+		t.Fatalf("a healthy first call on a failing filesystem: %v, want nil: it writes nothing", err)
+	}
+	err = b.Run(ctx, other, faultPolicy, func(context.Context) (circuit.Outcome, error) { return circuit.Failure, errLedgerDown })
+	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, want) {
+		t.Fatalf("a new circuit's first failure on a failing filesystem: %v; want a StateError after the run wrapping %v", err, want)
 	}
 	if after, err := os.ReadFile(record); err != nil || !bytes.Equal(before, after) {
 		t.Fatalf("the record changed on a failing filesystem: %q (%v), was %q", after, err, before)
@@ -421,7 +432,7 @@ func TestRealFaultENOSPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := circuit.New(s)
-	mustRun(t, b, circuit.Success, nil)
+	mustClear(t, b)
 
 	filler := filepath.Join(mnt, "filler")
 	f, err := os.Create(filler)
@@ -454,7 +465,7 @@ func TestRealFaultEROFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := circuit.New(s)
-	mustRun(t, b, circuit.Success, nil)
+	mustClear(t, b)
 
 	mountOrSkip(t, dir, dir, "", syscall.MS_BIND, "")
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {

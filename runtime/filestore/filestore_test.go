@@ -100,18 +100,30 @@ func wantStateError(t *testing.T, err error, corrupt bool) *circuit.StateError {
 	return se
 }
 
+// TestOpenCreatesNothing: Open and New create nothing; the first Load (a
+// call, or a Snapshot) makes the directory and its change index, which
+// let a circuit with no record be served from a copy, and no record.
 func TestOpenCreatesNothing(t *testing.T) {
 	dir := stateDir(t)
 	b := circuit.New(openStore(t, dir))
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after Open and New: Lstat(dir) = %v, want it not to exist", err)
+	}
 	snap := snapshot(t, b)
 	if snap.Exists || snap.State != circuit.StateClosed {
 		t.Errorf("Snapshot on a missing directory = %+v, want a closed circuit with no record", snap)
 	}
-	if err := b.Clear(t.Context(), name); err != nil {
-		t.Errorf("Clear on a missing directory: %v", err)
+	if err := run(t, b, circuit.Success, nil); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("after Open, New, Snapshot and Clear: Lstat(dir) = %v, want it not to exist", err)
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("after the first Load: Lstat(dir) = %v, %v; want a 0700 directory", fi, err)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(recs) != 0 {
+		t.Fatalf("a healthy call wrote records: %q", recs)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "index")); err != nil {
+		t.Fatalf("no change index after the first Load: %v", err)
 	}
 }
 
@@ -185,19 +197,6 @@ func TestRefuse(t *testing.T) {
 			}
 			return dir
 		}},
-		{"SymlinkedLock", func(t *testing.T) string {
-			// Without a record, admitting the first call writes one under
-			// the lock.
-			dir := stateDir(t)
-			if err := os.Mkdir(dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			target := filepath.Join(t.TempDir(), "target.lock")
-			if err := os.Symlink(target, lockPath(dir, name)); err != nil {
-				t.Fatal(err)
-			}
-			return dir
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,6 +209,33 @@ func TestRefuse(t *testing.T) {
 				t.Fatal("the operation ran")
 			}
 		})
+	}
+}
+
+// TestSymlinkedLockRefusedForFirstFailure: without a record, the first
+// failure writes one under the circuit's lock; a lock planted as a symlink
+// is refused, and the call's settlement is a *circuit.StateError.
+func TestSymlinkedLockRefusedForFirstFailure(t *testing.T) {
+	dir := stateDir(t)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "target.lock")
+	if err := os.Symlink(target, lockPath(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(openStore(t, dir))
+	var ran bool
+	if err := b.Run(t.Context(), name, policy, op(&ran, circuit.Success, nil)); err != nil || !ran {
+		t.Fatalf("a healthy call: %v (ran %t), want nil: it takes no lock", err, ran)
+	}
+	ran = false
+	err := b.Run(t.Context(), name, policy, op(&ran, circuit.Failure, errDown))
+	if se := wantStateError(t, err, false); !se.Ran || !ran {
+		t.Fatalf("the first failure's settlement: %v (ran %t), want a StateError after the run", err, ran)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the lock's symlink was followed: Lstat(target) = %v", err)
 	}
 }
 
@@ -611,8 +637,8 @@ func TestStaleSettlementChangesNothing(t *testing.T) {
 		if err := stale.Done(circuit.Failure); err != nil {
 			t.Fatal(err)
 		}
-		if snap := snapshot(t, b); snap.Exists {
-			t.Fatalf("a ticket from before Clear recreated the record: %+v", snap)
+		if snap := snapshot(t, b); snap.State != circuit.StateClosed || snap.Failures != 0 {
+			t.Fatalf("a ticket from before Clear counted: %+v", snap)
 		}
 		// A new record (a new incarnation) ignores it as well.
 		if err := run(t, b, circuit.Success, nil); err != nil {

@@ -334,7 +334,7 @@ func TestManyCircuitsFewFDs(t *testing.T) {
 	}
 	at := s.Now().UTC().Truncate(time.Millisecond)
 	for i := 1; i < n; i++ {
-		rec := machine.Admit(nil, circuitName(i), machine.Policy(p3), at, func() string { return fmt.Sprintf("%032x", i) }).Next
+		rec := machine.Cleared(nil, circuitName(i), at, func() string { return fmt.Sprintf("%032x", i) })
 		data, err := encode(rec)
 		if err != nil {
 			t.Fatal(err)
@@ -505,8 +505,8 @@ func TestOversizedRecord(t *testing.T) {
 		t.Fatalf("Clear of a 1 TB record: %v", err)
 	}
 	for who, st := range map[string]*Store{"this": s, "other": other} {
-		if snap, err := circuit.New(st).Snapshot(ctx, "ledger"); err != nil || snap.Exists {
-			t.Fatalf("%s store after Clear: %+v, %v", who, snap, err)
+		if snap, err := circuit.New(st).Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateClosed || snap.Failures != 0 {
+			t.Fatalf("%s store after Clear: %+v, %v; want closed, no failures", who, snap, err)
 		}
 	}
 }

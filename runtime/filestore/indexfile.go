@@ -56,7 +56,7 @@ type need int
 const (
 	needPeek  need = iota // a usable index if there is one: the clock
 	needRead              // the same, replacing a damaged index
-	needCheck             // the same, checked against the file whatever its age: Load's slow path
+	needIndex             // the same, checked against the file whatever its age, and created (with the directory) if missing: Load's slow path
 	needWrite             // a checked, anchored index, created if missing: writers
 )
 
@@ -64,11 +64,11 @@ const (
 var indexMagicWord = binary.NativeEndian.Uint64([]byte(indexMagic))
 
 // current returns the directory's index, mapped, or nil when there is none
-// and n is not needWrite. With needWrite the mapping is checked against the
+// and n is below needIndex. With needWrite the mapping is checked against the
 // file whatever its age: a writer must bump the counter every reader of the
 // directory watches.
 func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
-	force := n >= needCheck
+	force := n >= needIndex
 	if m := s.m.Load(); m != nil && !force && m.fresh() {
 		return m, nil
 	}
@@ -101,11 +101,14 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 		var dmg *damagedError
 		switch {
 		case err == nil:
-		case errors.Is(err, errNoIndex) && n != needWrite:
+		case errors.Is(err, errNoIndex) && n < needIndex:
 			return nil, nil
 		case errors.Is(err, errNoIndex), errors.As(err, &dmg) && n != needPeek:
 			if dmg != nil {
 				cause = dmg
+			}
+			if err := s.checkDir(true); err != nil { // Load's slow path may come first
+				return nil, err
 			}
 			if m, err = s.makeIndex(ctx); err != nil {
 				if dmg != nil {

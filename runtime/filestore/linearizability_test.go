@@ -358,7 +358,7 @@ func linStep(state, input, output any) (bool, any) {
 			return false, nil
 		}
 		next := st.withGrants(func(g map[string]machine.Grant) { delete(g, in.ticket) })
-		if rec := machine.Settle(st.rec, g, machine.Outcome(in.outcome), machine.Policy(linPolicy), in.now); rec != nil {
+		if rec := machine.Settle(st.rec, in.circuit, g, machine.Outcome(in.outcome), machine.Policy(linPolicy), in.now); rec != nil {
 			next.rec = rec
 		}
 		return true, next
@@ -377,8 +377,9 @@ func linStep(state, input, output any) (bool, any) {
 		}
 		return out.exists && out.state == state && out.failures == r.Failures && out.gen == r.Generation &&
 			out.openUntil.Equal(r.OpenUntil) && out.leaseUntil.Equal(r.LeaseUntil), st
-	case "clear":
-		return true, linState{grants: st.grants}
+	case "clear": // a closed record of a fresh incarnation: no grant before it counts
+		fresh := func() string { return fmt.Sprintf("%032x", fnv64(in.op)) }
+		return true, linState{rec: machine.Cleared(st.rec, in.circuit, in.now, fresh), grants: st.grants}
 	}
 	return false, nil
 }

@@ -94,10 +94,12 @@ func (e *entry) lostWhy(rec *driver.Record, seen lost.Seen, c counter, v uint64,
 	if rec != nil {
 		// A record found is judged by the mark the counter held before the
 		// read, when stable, even if a change began during it: a change
-		// writes the next version of the record, or a new incarnation
-		// where the mark says cleared or none, or an unknown record, which
-		// is open; never a closed record behind the mark. (Concurrent
-		// callers of a process read while one of them writes.)
+		// writes the next version of the record, a new incarnation where
+		// the mark says cleared or none, an unknown record, which is open,
+		// or a Clear's closed record of a fresh incarnation, which the
+		// mark before it calls behind: loadFile then reads again, and
+		// judges a read the counter vouches for. (Concurrent callers of a
+		// process read while one of them writes.)
 		recMark := mark
 		if c.owned && c.stable(v) {
 			recMark = markOfValue(v)

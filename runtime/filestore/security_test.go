@@ -171,7 +171,7 @@ func TestLooseLockFileTightened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := circuit.New(s).Run(t.Context(), secCircuit, secPolicy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+	if err := circuit.New(s).Clear(t.Context(), secCircuit); err != nil { // a write: a closed record
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(lock); err != nil || fi.Mode().Perm() != 0o600 {
@@ -188,7 +188,7 @@ func secSetup(t *testing.T) (dir, outside string, content []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := circuit.New(s).Run(t.Context(), secCircuit, secPolicy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+	if err := circuit.New(s).Clear(t.Context(), secCircuit); err != nil { // a write: a closed record
 		t.Fatal(err)
 	}
 	outside = filepath.Join(t.TempDir(), "victim")

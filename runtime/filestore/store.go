@@ -207,7 +207,10 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 			return nil, err
 		}
 	}
-	m, err := e.s.current(ctx, needCheck)
+	// The index is made on the first Load, with the directory: it is what
+	// lets a circuit with no record, the healthy one, be served from a
+	// copy, with no system call.
+	m, err := e.s.current(ctx, needIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -232,19 +235,34 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	if k := e.fast.Load(); fresh && k != nil && k.c == c && k.seq == before && k.trust == trust {
 		return k.rec, nil // the mapping was checked; the record is unchanged
 	}
-	if judge > 0 && !c.stable(before) {
-		before = waitStable(m, c, before)
-	}
-	rec, err := e.s.read(e)
-	if err != nil {
-		return nil, err
-	}
-	after, ok := m.load(c.off)
-	settled := ok && c.stable(before) && after == before
-	if judge > 0 {
-		if why := e.lostWhy(rec, seen, c, before, settled); why != "" {
-			return e.lost(ctx, rec, why, judge-1)
+	var rec *driver.Record
+	settled := false
+	for attempt := 1; ; attempt++ {
+		if judge > 0 && !c.stable(before) {
+			before = waitStable(m, c, before)
 		}
+		rec, err = e.s.read(e)
+		if err != nil {
+			return nil, err
+		}
+		after, ok := m.load(c.off)
+		settled = ok && c.stable(before) && after == before
+		if judge == 0 {
+			break
+		}
+		why := e.lostWhy(rec, seen, c, before, settled)
+		if why == "" {
+			break
+		}
+		if !settled && ok && attempt < unsettledReads {
+			// The record changed during the read: a Clear, say, which
+			// writes a record of a fresh incarnation over the one the mark
+			// names. What was read is judged only on a read the counter
+			// vouches for: read again once the change has ended.
+			before = after
+			continue
+		}
+		return e.lost(ctx, rec, why, judge-1)
 	}
 	e.saw(rec, m)
 	if settled && fresh {
@@ -277,6 +295,10 @@ func waitStable(m *mapping, c counter, v uint64) uint64 {
 	}
 	return v
 }
+
+// unsettledReads is how many times loadFile reads a record that looks lost
+// while the circuit changes under the read, before it judges what it read.
+const unsettledReads = 3
 
 // stableWait bounds waitStable: far longer than a change takes (a write,
 // an fsync and a rename).

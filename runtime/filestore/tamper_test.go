@@ -81,8 +81,8 @@ func TestRecordsRemovedByHand(t *testing.T) {
 		if err := b.Clear(ctx, "ledger"); err != nil {
 			t.Fatalf("Clear of a removed record: %v", err)
 		}
-		if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.Exists {
-			t.Fatalf("after Clear: %+v, %v", snap, err)
+		if snap, err := b.Snapshot(ctx, "ledger"); err != nil || snap.State != circuit.StateClosed || snap.Failures != 0 || snap.Probing {
+			t.Fatalf("after Clear: %+v, %v; want closed, no failures", snap, err)
 		}
 	})
 }

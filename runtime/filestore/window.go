@@ -142,7 +142,12 @@ func (s *Store) windowData(m *windowMapping, l windowLayout) ([]byte, error) {
 	path := filepath.Join(s.dir, l.name)
 	data, err := mapWindow(path, l)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = createWindow(s.dir, path, l); err == nil {
+		// A circuit counts in its window before it has a record: the
+		// directory may be missing yet, and is made as a write makes it.
+		if err = s.checkDir(true); err == nil {
+			err = createWindow(s.dir, path, l)
+		}
+		if err == nil {
 			data, err = mapWindow(path, l)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -46,8 +47,9 @@ type AdminRequest struct {
 	// not allowed for ActionClear.
 	For string `json:"for,omitempty"`
 	// New lets ActionOpen or ActionClose act on a circuit the store has no
-	// record of (creating one, held); without it such a name is refused, so
-	// that a typo does not hold a circuit nothing calls.
+	// record of and the handler's Breaker does not call (creating one,
+	// held); without it such a name is refused, so that a typo does not
+	// hold a circuit nothing calls.
 	New bool `json:"new,omitempty"`
 }
 
@@ -75,8 +77,9 @@ type AdminResponse struct {
 // it is refused (403, http.CrossOriginProtection): a page an operator visits
 // cannot change circuits through the operator's browser. A request authorize
 // refuses is answered 403, its error logged, not shown. A request that
-// names a circuit the store has no record of is refused with 404 and
-// TypeCircuitUnknown unless it holds it with New set; a hold refuses a
+// names a circuit the store has no record of, and that b does not run
+// calls through (Breaker.Names: a healthy circuit writes no record), is
+// refused with 404 and TypeCircuitUnknown unless it holds it with New set; a hold refuses a
 // corrupt record with 409 (clear it first). A malformed request is
 // answered 400. Every refusal is an RFC 9457 problem document (Problem):
 // these have type TypeCircuitUnknown, TypeCircuitUnavailable (503, the
@@ -182,8 +185,10 @@ func (h *adminHandler) do(w http.ResponseWriter, r *http.Request, req AdminReque
 	case err != nil:
 		h.failed(w, r, name, err)
 		return
-	case !snap.Exists && (req.Action == ActionClear || !req.New):
-		detail := fmt.Sprintf("The store has no record of %s: it was never called, or it was cleared since.", name)
+	case !snap.Exists && !slices.Contains(h.b.Names(), name) && (req.Action == ActionClear || !req.New):
+		// No record, and not a circuit this process calls: most likely a
+		// typo. (A healthy circuit writes no record.)
+		detail := fmt.Sprintf("The store has no record of %s, and this process does not call it: it has not failed since its first call anywhere, or the name is wrong.", name)
 		if req.Action != ActionClear {
 			detail += ` To hold it all the same, send "new": true.`
 		}

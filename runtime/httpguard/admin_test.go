@@ -150,13 +150,13 @@ func TestAdminHandlerActs(t *testing.T) {
 		t.Errorf("the logger heard %q, want the forced closed", got)
 	}
 
-	// Clear it: the record is gone.
+	// Clear it: a closed record of a fresh incarnation, no hold, no failures.
 	resp, body = adminCall{body: `{"action":"clear","circuit":"billing-api"}`}.send(t, srv)
 	ans = httpguard.AdminResponse{}
-	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Action != "clear" || ans.Circuit.Recorded {
+	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Action != "clear" || ans.Circuit.State != "closed" || ans.Circuit.Failures != 0 || ans.Circuit.Forced {
 		t.Errorf("clear: %d %s", resp.StatusCode, body)
 	}
-	if snap, _ := f.b.Snapshot(context.Background(), "billing-api"); snap.Exists {
+	if snap, _ := f.b.Snapshot(context.Background(), "billing-api"); snap.Forced || snap.Failures != 0 || snap.State != circuit.StateClosed {
 		t.Errorf("after clear the record is %+v", snap)
 	}
 
@@ -186,6 +186,14 @@ func TestAdminHandlerNeverSeen(t *testing.T) {
 		if snap, err := f.b.Snapshot(context.Background(), "nosuch:circuit"); err != nil || snap.Exists {
 			t.Fatalf("%s made a record: %+v %v", body, snap, err)
 		}
+	}
+	// A circuit this process calls that never failed has no record, and
+	// is held without "new".
+	if err := f.b.Run(context.Background(), "email-svc", policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if resp, got := (adminCall{body: `{"action":"open","circuit":"email-svc","for":"90s"}`}).send(t, srv); resp.StatusCode != http.StatusOK {
+		t.Errorf("open of a healthy circuit this process calls: %d %s", resp.StatusCode, got)
 	}
 	// Asked to create it, open does.
 	resp, body := adminCall{body: `{"action":"open","circuit":"nosuch:circuit","for":"90s","new":true}`}.send(t, srv)

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,24 +54,28 @@ var stateLabels = map[string]string{
 }
 
 // kind is what a row shows c as: its state, forced open or closed, or never
-// seen.
-func kind(c circuit.Status) string {
+// seen: no record, and not one of the circuits the page's Breaker runs
+// calls through (used), which reads closed.
+func kind(c circuit.Status, used bool) string {
 	switch {
 	case c.Forced && c.State == "closed":
 		return kindHeld
 	case c.Forced:
 		return kindForced
-	case !c.Recorded && c.State == "closed":
+	case !c.Recorded && c.State == "closed" && !used:
 		return kindNeverSeen
 	}
 	return c.State
 }
 
-func newPage(rep StatusReport, now time.Time) page {
+// newPage lays out rep as of now; used are the circuits the Breaker runs
+// calls through (Breaker.Names), sorted.
+func newPage(rep StatusReport, now time.Time, used []string) page {
 	p := page{Generated: cell(rep.GeneratedAt, now), Refresh: refreshSeconds, Error: rep.Error, Unreadable: rep.Unreadable}
 	counts := map[string]int{}
 	for _, c := range rep.Circuits {
-		kind := kind(c)
+		_, inUse := slices.BinarySearch(used, c.Name)
+		kind := kind(c, inUse)
 		label := stateLabels[kind]
 		counts[kind]++
 		r := row{

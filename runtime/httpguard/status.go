@@ -34,13 +34,18 @@ const refreshSeconds = 5
 // logger.
 func StatusHandler(b *circuit.Breaker, names ...string) http.Handler {
 	names = slices.Clone(names)
-	return StatusHandlerFunc(b, func(context.Context) ([]string, error) { return names, nil })
+	return &statusHandler{b: b, list: func(context.Context) ([]string, error) { return names, nil }, logger: newOptions(nil).logger}
 }
 
 // StatusHandlerFunc is like StatusHandler, but asks list for the circuit
 // names on every request, so that a store's listing can be plugged in:
 //
 //	httpguard.StatusHandlerFunc(b, store.Names) // store is a *filestore.Store
+//
+// A store lists the circuits it has a record of, and a circuit has none
+// until an outcome changes something: the page also shows the circuits b
+// runs calls through (Breaker.Names), so that the healthy ones show, as
+// closed.
 //
 // When some records cannot be read, list returns the other circuits' names
 // and a joined error, one per bad record (errors.Join, as the stores' Names
@@ -50,13 +55,14 @@ func StatusHandler(b *circuit.Breaker, names ...string) http.Handler {
 // not shown: to WithLogger's logger, slog.Default() without one. The other
 // options do not apply to it.
 func StatusHandlerFunc(b *circuit.Breaker, list func(context.Context) ([]string, error), opts ...Option) http.Handler {
-	return &statusHandler{b: b, list: list, logger: newOptions(opts).logger}
+	return &statusHandler{b: b, list: list, logger: newOptions(opts).logger, own: true}
 }
 
 type statusHandler struct {
 	b      *circuit.Breaker
 	list   func(context.Context) ([]string, error)
 	logger *slog.Logger
+	own    bool // the page lists b's own circuits too (StatusHandlerFunc)
 }
 
 // ServeHTTP serves the report as JSON or HTML.
@@ -76,6 +82,9 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []circuit.Status{}, Error: "the circuits in the store could not be listed"}
 		status = http.StatusInternalServerError
 	} else {
+		if h.own {
+			names = append(names, h.b.Names()...)
+		}
 		rep = report(r.Context(), h.b, names, now)
 		for _, e := range bad {
 			h.logger.LogAttrs(r.Context(), slog.LevelError, "circuit status: a record cannot be read", slog.String("error", e.Error()))
@@ -97,7 +106,7 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", "text/html; charset=utf-8")
 	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
-	_ = statusPage.Execute(w, newPage(rep, now))
+	_ = statusPage.Execute(w, newPage(rep, now, h.b.Names()))
 }
 
 // recordErrors splits the error of a listing into the errors of its bad

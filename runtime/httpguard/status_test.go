@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,39 @@ func TestStatusPageHeldClosed(t *testing.T) {
 	}
 	if !found {
 		t.Error("no row for refunds")
+	}
+}
+
+// TestStatusPageShowsHealthyCircuits: a circuit the page's Breaker runs
+// calls through that never failed has no record, so the store does not
+// list it; StatusHandlerFunc's page shows it all the same, as closed, and
+// its JSON says it has no record. A name only snapshotted (never called)
+// is not added.
+func TestStatusPageShowsHealthyCircuits(t *testing.T) {
+	f := newFixture(t)
+	f.open(t, "payment-gateway:refund")
+	if err := f.b.Run(context.Background(), "email-svc", policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Snapshot(context.Background(), "typo-svc"); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := f.store.Names(context.Background()); err != nil || slices.Contains(names, "email-svc") {
+		t.Fatalf("the store lists %q (%v): want no record of the healthy circuit", names, err)
+	}
+	srv := httptest.NewServer(httpguard.StatusHandlerFunc(f.b, f.store.Names))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"?format=json", nil)
+	_, rep := fetchReport(t, srv.Client(), req)
+	if len(rep.Circuits) != 2 || rep.Circuits[0].Name != "email-svc" || rep.Circuits[0].State != "closed" || rep.Circuits[0].Recorded {
+		t.Fatalf("report = %+v, want email-svc closed with no record, and the open circuit", rep.Circuits)
+	}
+	_, body := get(t, srv.Client(), srv.URL+"?format=html")
+	if m := sumRE.FindStringSubmatch(body); m == nil || visible(m[1]) != "2 circuits: 1 open, 1 closed" {
+		t.Errorf("summary = %q, want the healthy circuit counted as closed", m)
+	}
+	if !strings.Contains(body, `data-circuit="email-svc"`) || strings.Contains(body, "typo-svc") {
+		t.Errorf("the page shows the healthy circuit %t, the snapshotted name %t; want true, false",
+			strings.Contains(body, `data-circuit="email-svc"`), strings.Contains(body, "typo-svc"))
 	}
 }

@@ -43,7 +43,7 @@ func BenchmarkStore(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rec := machine.Admit(nil, "billing-api", machine.Policy(benchPolicy), now, newID).Next
+	rec := machine.Cleared(nil, "billing-api", now, newID)
 	if err := s.Replace(ctx, "billing-api", nil, rec); err != nil {
 		b.Fatal(err)
 	}

@@ -14,8 +14,13 @@ func ReplaceWithWriteID(s *Store, ctx context.Context, name string, prev, next *
 // Live reports whether a cached store's invalidation stream is live.
 func (s *Store) Live() bool { return s.cache != nil && s.cache.Live() }
 
-// Cached reports whether the named circuit has a copy.
+// Cached reports whether the named circuit has a copy: of its record, or
+// of no record.
 func (s *Store) Cached(name string) bool {
 	e := s.bind(name).entry
-	return e != nil && e.Copy() != nil
+	if e == nil {
+		return false
+	}
+	_, ok := e.Copy()
+	return ok
 }

@@ -180,7 +180,7 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 // round trip.
 func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
-		if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
+		if rec, ok := b.entry.Copy(); ok && b.s.cache.Fresh() {
 			return rec, time.Time{}, nil
 		}
 	}

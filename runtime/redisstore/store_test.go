@@ -55,11 +55,11 @@ func validRecord(t *testing.T, s *redisstore.Store, name string) *driver.Record 
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := machine.Admit(nil, name, machine.Policy(policy), now, newID)
-	if err := s.Replace(t.Context(), name, nil, a.Next); err != nil {
+	rec := machine.Cleared(nil, name, now, newID) // a closed record
+	if err := s.Replace(t.Context(), name, nil, rec); err != nil {
 		t.Fatal(err)
 	}
-	return a.Next
+	return rec
 }
 
 var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -147,8 +147,8 @@ func TestCorruptRecords(t *testing.T) {
 			if err := b.Clear(ctx, name); err != nil {
 				t.Fatalf("Clear: %v", err)
 			}
-			if rec, _, err := s.Load(ctx, name); rec != nil || err != nil {
-				t.Fatalf("Load after Clear = %+v, %v; want nil, nil", rec, err)
+			if rec, _, err := s.Load(ctx, name); err != nil || rec == nil || rec.State != circuit.StateClosed || rec.Failures != 0 {
+				t.Fatalf("Load after Clear = %+v, %v; want a closed record, no failures", rec, err)
 			}
 		})
 	}
@@ -319,8 +319,8 @@ func TestReplaceOverAnotherTypeIsCorrupt(t *testing.T) {
 	if err := c.HSet(t.Context(), s.Key(name), "state", "closed").Err(); err != nil {
 		t.Fatal(err)
 	}
-	a := machine.Admit(nil, name, machine.Policy(policy), time.Now(), newID)
-	if err := s.Replace(t.Context(), name, nil, a.Next); !errors.Is(err, driver.ErrCorrupt) {
+	rec := machine.Cleared(nil, name, time.Now(), newID) // a closed record
+	if err := s.Replace(t.Context(), name, nil, rec); !errors.Is(err, driver.ErrCorrupt) {
 		t.Fatalf("Replace over a hash = %v, want an error matching driver.ErrCorrupt", err)
 	}
 }

@@ -375,7 +375,7 @@ func (s *Store) Bind(name string) driver.BoundStore {
 // copy, if it has one, and the zero Time, without a round trip.
 func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if b.entry != nil {
-		if rec := b.entry.Copy(); rec != nil && b.s.cache.Fresh() {
+		if rec, ok := b.entry.Copy(); ok && b.s.cache.Fresh() {
 			return rec, time.Time{}, nil
 		}
 	}

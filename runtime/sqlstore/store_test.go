@@ -69,8 +69,8 @@ func TestCorruptRows(t *testing.T) {
 			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
 				s, db := b.newStore(t)
 				ctx := t.Context()
-				a := machine.Admit(nil, name, machine.Policy(policy), time.Now(), newID)
-				if err := s.Replace(ctx, name, nil, a.Next); err != nil {
+				rec := machine.Cleared(nil, name, time.Now(), newID) // a closed record
+				if err := s.Replace(ctx, name, nil, rec); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := db.ExecContext(ctx, tt.sql, name); err != nil {
@@ -96,8 +96,8 @@ func TestCorruptRows(t *testing.T) {
 	t.Run("sqlite/BadTimeText", func(t *testing.T) {
 		s, db := backends[1].newStore(t)
 		ctx := t.Context()
-		a := machine.Admit(nil, name, machine.Policy(policy), time.Now(), newID)
-		if err := s.Replace(ctx, name, nil, a.Next); err != nil {
+		rec := machine.Cleared(nil, name, time.Now(), newID) // a closed record
+		if err := s.Replace(ctx, name, nil, rec); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.ExecContext(ctx, "UPDATE circuits SET updated_at = 'yesterday' WHERE name = $1", name); err != nil {

@@ -54,5 +54,5 @@ func Example() {
 	})
 	rec := s.recs["billing-api"]
 	fmt.Println(rec.State, rec.Failures, rec.Version)
-	// Output: open 1 2
+	// Output: open 1 1
 }

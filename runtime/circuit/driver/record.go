@@ -71,9 +71,11 @@ type Record struct {
 	// Generation grows by one each time a probe closes the circuit, so that
 	// calls admitted before the circuit opened cannot touch it afterwards.
 	Generation uint64
-	// Incarnation is a random id given when the record is created. Clear
-	// deletes the record, so a record created afterwards has another one and
-	// no call admitted before the Clear can settle against it.
+	// Incarnation is the id of the record's lineage: FirstIncarnation for
+	// the record a circuit's first counted outcome creates, a random id for
+	// a record made by Clear, an operator (ForceOpen, ForceClosed) or a
+	// store that lost the circuit's state, so that no call admitted before
+	// can settle against it.
 	Incarnation string
 	// Version grows by one with every replace; with Incarnation it is what a
 	// Store compares before it replaces a record.
@@ -99,6 +101,13 @@ type Record struct {
 	// and counting no outcome.
 	Forced bool
 }
+
+// FirstIncarnation is the incarnation of a circuit that has no record: a
+// circuit has none until an outcome changes something (a healthy circuit
+// never writes one), and the record its first failure creates carries it,
+// with Generation 1, so that calls admitted while there was none count
+// against it.
+const FirstIncarnation = "00000000000000000000000000000000"
 
 // SameRevision reports whether a and b are the same revision of a record:
 // both absent, or the same Incarnation and Version. Stores use it for their

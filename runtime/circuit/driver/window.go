@@ -159,13 +159,19 @@ func bucketSlot(b int64) int64 {
 
 // WindowEpoch returns the epoch of rec's window: a hash of its incarnation
 // in the upper 32 bits and its generation in the lower, so that the window
-// of a later generation is never emptied by a call of an earlier one.
+// of a later generation is never emptied by a call of an earlier one. A
+// nil rec, no record, has the epoch of the first record (FirstIncarnation,
+// Generation 1): the calls counted before it was created stay counted.
 func WindowEpoch(rec *Record) uint64 {
-	h := uint32(2166136261) // FNV-1a
-	for i := range len(rec.Incarnation) {
-		h = (h ^ uint32(rec.Incarnation[i])) * 16777619
+	inc, gen := FirstIncarnation, uint64(1)
+	if rec != nil {
+		inc, gen = rec.Incarnation, rec.Generation
 	}
-	return uint64(h|1)<<32 | uint64(uint32(rec.Generation))
+	h := uint32(2166136261) // FNV-1a
+	for i := range len(inc) {
+		h = (h ^ uint32(inc[i])) * 16777619
+	}
+	return uint64(h|1)<<32 | uint64(uint32(gen))
 }
 
 // WindowStore is implemented by a Store that keeps the window counts of the

@@ -16,11 +16,14 @@ import (
 )
 
 // Cache holds a store's local copies: for each circuit, its record as last
-// read from the server while it was closed. A copy is kept only while the
-// invalidation stream is live and only until the server says the record
-// changed. The rules:
+// read from the server while it was closed, or that it had none. A copy is
+// kept only while the invalidation stream is live and only until the
+// server says the record changed. The rules:
 //
-//   - only a closed record is copied, and a copy is served without a read
+//   - only a closed record, or no record (a circuit none of whose outcomes
+//     changed anything: the healthy circuit), is copied; the server's
+//     notice of the record's creation invalidates a copy of none as a
+//     change invalidates a record's; a copy is served without a read
 //     of the server's time: the Breaker needs no time to admit a call in the
 //     closed state, nor to find that a Success with no failures counted (or
 //     an Ignored outcome) changes nothing; when it does need one (a
@@ -29,7 +32,10 @@ import (
 //   - a Replace whose previous record is a copy is refused at once with
 //     driver.ErrConflict, and the copy dropped, so that the Breaker decides
 //     again on a record read from the server with the server's time: every
-//     transition is a compare-and-swap made on a server read;
+//     transition is a compare-and-swap made on a server read. A Replace of
+//     no record (the first failure's) is made at once, a copy of none or
+//     not: the server's compare-and-swap on the key's absence reads the
+//     server, and the record it creates is dated by the store's clock;
 //   - a copy is installed only if neither its key nor the stream changed
 //     while it was being read (the key's epoch and the cache's epoch are
 //     unchanged), so an invalidation that overtakes the reply of the read it
@@ -67,7 +73,7 @@ func New() *Cache { return &Cache{origin: time.Now()} }
 
 // Entry is one circuit's copy.
 type Entry struct {
-	copy atomic.Pointer[driver.Record] // nil when there is none
+	copy atomic.Pointer[driver.Record] // nil when there is none; none for a copy of no record
 
 	mu    sync.Mutex
 	epoch uint64 // guarded by mu: grows with every invalidation of the key
@@ -111,15 +117,22 @@ func (c *Cache) Begin(e *Entry) Reading {
 	return r
 }
 
+// none is the copy of no record.
+var none = new(driver.Record)
+
 // Install keeps rec, as read from the server since r, as e's copy if it is
-// closed and nothing changed in between.
+// closed or nil (no record) and nothing changed in between.
 func (c *Cache) Install(e *Entry, r Reading, rec *driver.Record) {
-	if !r.live || rec == nil || rec.State != driver.StateClosed {
+	if !r.live || rec != nil && rec.State != driver.StateClosed {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.epoch != r.keyEpoch || c.epoch.Load() != r.epoch {
+		return
+	}
+	if rec == nil {
+		e.copy.Store(none)
 		return
 	}
 	cp := new(driver.Record)
@@ -139,8 +152,15 @@ func (c *Cache) IsCopy(rec *driver.Record) bool {
 	return ok
 }
 
-// Copy returns e's copy, or nil. Serve it only while Fresh.
-func (e *Entry) Copy() *driver.Record { return e.copy.Load() }
+// Copy returns e's copy, nil for a copy of no record, and whether e has a
+// copy. Serve it only while Fresh.
+func (e *Entry) Copy() (*driver.Record, bool) {
+	rec := e.copy.Load()
+	if rec == none {
+		return nil, true
+	}
+	return rec, rec != nil
+}
 
 // Invalidate drops e's copy and makes reads in flight unable to install one.
 func (e *Entry) Invalidate() {

@@ -25,7 +25,9 @@ func TestInstall(t *testing.T) {
 	}{
 		{"Closed", true, closed(), nil, true},
 		{"NotLive", false, closed(), nil, false},
-		{"Absent", true, nil, nil, false},
+		{"Absent", true, nil, nil, true},
+		{"AbsentNotLive", false, nil, nil, false},
+		{"AbsentKeyInvalidated", true, nil, func(c *Cache, e *Entry) { c.InvalidateKey("k") }, false},
 		{"Open", true, &driver.Record{Name: "billing-api", State: circuit.StateOpen}, nil, false},
 		{"KeyInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateKey("k") }, false},
 		{"OwnWrite", true, closed(), func(c *Cache, e *Entry) { e.Invalidate() }, false},
@@ -48,10 +50,14 @@ func TestInstall(t *testing.T) {
 				tt.during(c, e)
 			}
 			c.Install(e, r, tt.rec)
-			if got := e.Copy() != nil; got != tt.want {
+			cp, got := e.Copy()
+			if got != tt.want {
 				t.Fatalf("copy installed: %v, want %v", got, tt.want)
 			}
-			if tt.want && (!c.IsCopy(e.Copy()) || c.IsCopy(tt.rec)) {
+			if got && (cp == nil) != (tt.rec == nil) {
+				t.Fatalf("copy %+v of record %+v", cp, tt.rec)
+			}
+			if tt.want && tt.rec != nil && (!c.IsCopy(cp) || c.IsCopy(tt.rec)) {
 				t.Fatal("IsCopy must recognise the copy, and only it, not the record read")
 			}
 		})

@@ -65,7 +65,7 @@ func TestForceClosed(t *testing.T) {
 		rec := machine.ForceClosed(halfOpenRec(3, tokA, now), testName, now, d, fresh)
 		g := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
 		for _, at := range []time.Time{now, now.Add(d)} {
-			if got := machine.Settle(rec, g, machine.Failure, pol, at); got != nil {
+			if got := machine.Settle(rec, testName, g, machine.Failure, pol, at); got != nil {
 				t.Errorf("Settle at %s = %s, want nil", fmtTime(at), fmtRecord(got))
 			}
 		}
@@ -132,7 +132,7 @@ func TestSettleHeld(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := machine.SettleWindow(heldRec(until), tt.g, tt.o, tt.p, tt.now, tt.w)
+			got := machine.SettleWindow(heldRec(until), testName, tt.g, tt.o, tt.p, tt.now, tt.w)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SettleWindow(%s) at %s =\n  %s\nwant\n  %s", tt.o, fmtTime(tt.now), fmtRecord(got), fmtRecord(tt.want))
 			}

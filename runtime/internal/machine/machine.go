@@ -43,8 +43,9 @@ type Admission struct {
 // 32-hex-digit id; Admit calls it only when it creates a record or claims a
 // probe.
 //
-//   - no record: the call is admitted and a closed record is created, so
-//     that every later call has an incarnation to be fenced by;
+//   - no record: the call is admitted as on a closed record of
+//     driver.FirstIncarnation and Generation 1 (Fresh), and nothing is
+//     written: a circuit gets a record when an outcome changes something;
 //   - closed: admitted, nothing changes, also while an operator holds it
 //     closed (ForceClosed);
 //   - open before OpenUntil: rejected until OpenUntil;
@@ -56,8 +57,7 @@ type Admission struct {
 //     call claims the next probe.
 func Admit(rec *driver.Record, name string, p Policy, now time.Time, fresh func() string) Admission {
 	if rec == nil {
-		next := &driver.Record{Name: name, State: driver.StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
-		return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: next.Incarnation, Generation: 1}}
+		return Admission{Admitted: true, Grant: First}
 	}
 	switch rec.State {
 	case driver.StateClosed:
@@ -78,10 +78,23 @@ func Admit(rec *driver.Record, name string, p Policy, now time.Time, fresh func(
 	return Admission{Next: next, Admitted: true, Grant: Grant{Incarnation: rec.Incarnation, Generation: rec.Generation, Probe: true, Token: next.ProbeToken}}
 }
 
+// First is the Grant of a call admitted while the circuit has no record:
+// the closed record that stands for none (Fresh).
+var First = Grant{Incarnation: driver.FirstIncarnation, Generation: 1}
+
+// Fresh returns the record that stands for the named circuit while it has
+// none: closed, of driver.FirstIncarnation and Generation 1, with no
+// failures and Version 0, so that the record made from it is Version 1. It
+// is never stored: a circuit with no record has never had an outcome that
+// changed anything, or was lost by its store.
+func Fresh(name string) *driver.Record {
+	return &driver.Record{Name: name, State: driver.StateClosed, Generation: 1, Incarnation: driver.FirstIncarnation}
+}
+
 // Settle is SettleWindow with an empty window: the rules that need no
 // window counts.
-func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *driver.Record {
-	return SettleWindow(rec, g, o, p, now, driver.Counts{})
+func Settle(rec *driver.Record, name string, g Grant, o Outcome, p Policy, now time.Time) *driver.Record {
+	return SettleWindow(rec, name, g, o, p, now, driver.Counts{})
 }
 
 // SettleWindow applies outcome o of the call admitted with g to rec at now
@@ -90,8 +103,11 @@ func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *dr
 // included (see Counts); only a closed-admitted Failure reads it. o is the
 // outcome after Policy.Classify.
 //
-// Nothing changes for a stale call: the record was cleared (rec is nil or
-// another incarnation), the circuit closed again since (another generation),
+// A nil rec, no record, is the closed record Fresh(name): a Failure admitted
+// with First creates the circuit's record.
+//
+// Nothing changes for a stale call: the record was cleared or remade (rec
+// is of another incarnation), the circuit closed again since (another generation),
 // the probe's claim was taken over (another token), or a call admitted while
 // closed completes while the circuit is open or half-open.
 //
@@ -116,8 +132,14 @@ func Settle(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time) *dr
 // Whether SettleWindow returns nil does not depend on now, except on a
 // forced closed record, where now says whether the hold has ended: for
 // every other record now only dates the record it returns.
-func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Time, w driver.Counts) *driver.Record {
-	if rec == nil || rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
+func SettleWindow(rec *driver.Record, name string, g Grant, o Outcome, p Policy, now time.Time, w driver.Counts) *driver.Record {
+	if rec == nil {
+		if g != First || o != Failure {
+			return nil // a success or an ignored call changes nothing on no record
+		}
+		rec = Fresh(name)
+	}
+	if rec.Incarnation != g.Incarnation || rec.Generation != g.Generation {
 		return nil
 	}
 	if g.Probe {
@@ -187,8 +209,9 @@ func SettleWindow(rec *driver.Record, g Grant, o Outcome, p Policy, now time.Tim
 }
 
 // ForceOpen returns the record that holds the circuit open, forced, until
-// now+d, over rec (nil when none exists: a record is created, as Admit
-// creates one), in place of any hold before. A probe in flight loses its
+// now+d, over rec (nil when none exists: a record of a fresh incarnation
+// is created, which no call admitted before can settle against), in place
+// of any hold before. A probe in flight loses its
 // claim, and calls admitted before settle against an open circuit, so none
 // of them changes it; when d ends, the next call claims a half-open probe
 // as after any cooldown.
@@ -215,6 +238,19 @@ func ForceClosed(rec *driver.Record, name string, now time.Time, d time.Duration
 	return next
 }
 
+// Cleared returns the record Clear leaves over rec (nil: none) for the
+// named circuit: closed, with no failures, like no record, but of a fresh
+// incarnation, so that no call admitted before the Clear (with First
+// included) can settle against it, and its window starts afresh. Its
+// version follows rec's.
+func Cleared(rec *driver.Record, name string, now time.Time, fresh func() string) *driver.Record {
+	next := &driver.Record{Name: name, State: driver.StateClosed, Generation: 1, Incarnation: fresh(), Version: 1, UpdatedAt: now}
+	if rec != nil {
+		next.Version = rec.Version + 1
+	}
+	return next
+}
+
 // Held reports whether an operator holds rec closed at now: it is a forced
 // closed record and its hold has not ended. Every call is admitted and no
 // outcome counts.
@@ -222,8 +258,8 @@ func Held(rec *driver.Record, now time.Time) bool {
 	return rec != nil && rec.State == driver.StateClosed && rec.Forced && now.Before(rec.OpenUntil)
 }
 
-// forced returns the successor of rec (or a new record, as Admit creates
-// one, when rec is nil) forced until now+d, with no run of probe
+// forced returns the successor of rec (or a new record of a fresh
+// incarnation when rec is nil) forced until now+d, with no run of probe
 // successes; the caller sets its state.
 func forced(rec *driver.Record, name string, now time.Time, d time.Duration, fresh func() string) *driver.Record {
 	var next *driver.Record
@@ -252,10 +288,29 @@ func successor(r *driver.Record, now time.Time) *driver.Record {
 
 // Unchanged reports whether SettleWindow leaves rec as it is for outcome o
 // of the call admitted with g whatever the policy, the time and the window
-// counts: a closed-admitted Success on the closed record that admitted it,
-// not forced, with no failures counted. It is the healthy call's check,
-// which reads neither the policy nor a clock.
+// counts: a closed-admitted Success on the closed record that admitted it
+// (or on no record), not forced, with no failures counted. It is the
+// healthy call's check, which reads neither the policy nor a clock.
 func Unchanged(rec *driver.Record, g *Grant, o Outcome) bool {
-	return o == Success && !g.Probe && rec != nil && rec.State == driver.StateClosed && !rec.Forced &&
+	if o != Success || g.Probe {
+		return false
+	}
+	if rec == nil {
+		return true
+	}
+	return rec.State == driver.StateClosed && !rec.Forced &&
 		rec.Failures == 0 && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
+}
+
+// Current reports whether rec (nil: none) is the closed record that
+// admitted the call of g, not as a probe: a call whose outcome the rate
+// rule's window counts.
+func Current(rec *driver.Record, g *Grant) bool {
+	if g.Probe {
+		return false
+	}
+	if rec == nil {
+		return *g == First
+	}
+	return rec.State == driver.StateClosed && rec.Generation == g.Generation && rec.Incarnation == g.Incarnation
 }

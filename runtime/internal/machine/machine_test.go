@@ -79,15 +79,9 @@ func TestAdmit(t *testing.T) {
 		wantFreshN int
 	}{
 		{
-			name: "no record: admitted, creates a closed record in generation 1 with a fresh incarnation",
+			name: "no record: admitted as on the first record, nothing written",
 			rec:  nil, p: pol, now: t0,
-			want: machine.Admission{
-				Next: &driver.Record{Name: testName, State: driver.StateClosed, Generation: 1,
-					Incarnation: freshID, Version: 1, UpdatedAt: t0},
-				Admitted: true,
-				Grant:    machine.Grant{Incarnation: freshID, Generation: 1},
-			},
-			wantFreshN: 1,
+			want: machine.Admission{Admitted: true, Grant: machine.First},
 		},
 		{
 			name: "closed: admitted, nothing written",
@@ -302,6 +296,40 @@ func TestSettle(t *testing.T) {
 		p    machine.Policy
 		want *driver.Record // nil: no change
 	}{
+		// Calls admitted on no record (machine.First).
+		{
+			name: "no record: a failure creates the first record, counted",
+			rec:  nil, g: machine.First, o: machine.Failure, p: pol,
+			want: &driver.Record{Name: testName, State: driver.StateClosed, Failures: 1, Generation: 1,
+				Incarnation: driver.FirstIncarnation, Version: 1, UpdatedAt: now},
+		},
+		{
+			name: "no record: a failure at a threshold of 1 creates the first record, open",
+			rec:  nil, g: machine.First, o: machine.Failure, p: machine.Policy{FailureThreshold: 1, Cooldown: 30 * time.Second, ProbeLease: time.Second},
+			want: &driver.Record{Name: testName, State: driver.StateOpen, Failures: 1, Generation: 1,
+				Incarnation: driver.FirstIncarnation, Version: 1, OpenUntil: now.Add(30 * time.Second), UpdatedAt: now},
+		},
+		{
+			name: "no record: a success changes nothing",
+			rec:  nil, g: machine.First, o: machine.Success, p: pol,
+		},
+		{
+			name: "no record: an ignored call changes nothing",
+			rec:  nil, g: machine.First, o: machine.Ignored, p: pol,
+		},
+		{
+			name: "no record: a call admitted on a record since cleared changes nothing",
+			rec:  nil, g: closedGrant, o: machine.Failure, p: pol,
+		},
+		{
+			name: "first record: a call admitted on no record counts against it",
+			rec:  with(closedRec(1), func(r *driver.Record) { r.Incarnation = driver.FirstIncarnation; r.Generation = 1 }), g: machine.First, o: machine.Failure, p: pol,
+			want: next(with(closedRec(1), func(r *driver.Record) { r.Incarnation = driver.FirstIncarnation; r.Generation = 1 }), func(r *driver.Record) { r.Failures = 2 }),
+		},
+		{
+			name: "cleared record: a call admitted on no record changes nothing",
+			rec:  machine.Cleared(nil, testName, t0, func() string { return incB }), g: machine.First, o: machine.Failure, p: pol,
+		},
 		// Closed-admitted calls.
 		{
 			name: "closed: failure below the threshold counts",
@@ -526,13 +554,13 @@ func TestSettle(t *testing.T) {
 			if tt.rec != nil {
 				before = *tt.rec
 			}
-			got := machine.Settle(tt.rec, tt.g, tt.o, tt.p, now)
+			got := machine.Settle(tt.rec, testName, tt.g, tt.o, tt.p, now)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Settle(%s) =\n  %s\nwant\n  %s", tt.o, fmtRecord(got), fmtRecord(tt.want))
 			}
 			// Whether anything changes does not depend on the time.
 			for _, other := range []time.Time{{}, t0, now.Add(48 * time.Hour)} {
-				if changed := machine.Settle(tt.rec, tt.g, tt.o, tt.p, other) != nil; changed != (tt.want != nil) {
+				if changed := machine.Settle(tt.rec, testName, tt.g, tt.o, tt.p, other) != nil; changed != (tt.want != nil) {
 					t.Errorf("at %s Settle changes the record: %v; at now: %v", fmtTime(other), changed, tt.want != nil)
 				}
 			}
@@ -555,7 +583,7 @@ func TestSettle(t *testing.T) {
 // count to open, reject, probe failure, probe success, and an old call that
 // completes after recovery.
 func TestMachineEpisode(t *testing.T) {
-	fresh, _ := freshIDs(incA, tokA, tokB)
+	fresh, _ := freshIDs(tokA, tokB)
 	now := t0
 	var rec *driver.Record
 	admit := func() machine.Admission {
@@ -568,14 +596,14 @@ func TestMachineEpisode(t *testing.T) {
 	}
 	settle := func(g machine.Grant, o machine.Outcome) {
 		t.Helper()
-		if next := machine.Settle(rec, g, o, pol, now); next != nil {
+		if next := machine.Settle(rec, testName, g, o, pol, now); next != nil {
 			rec = next
 		}
 	}
 
 	first := admit()
-	if !first.Admitted || rec == nil || rec.Generation != 1 {
-		t.Fatalf("first admission: %s", fmtAdmission(first))
+	if !first.Admitted || first.Grant != machine.First || rec != nil {
+		t.Fatalf("first admission: %s, record %s; want admitted as First, nothing written", fmtAdmission(first), fmtRecord(rec))
 	}
 	old := first.Grant // completes much later
 	for i := range 3 {
@@ -744,7 +772,10 @@ func TestUnchanged(t *testing.T) {
 		{"another incarnation", closedRec(0), machine.Grant{Incarnation: incB, Generation: 3}, machine.Success, false},
 		{"probe", halfOpenRec(0, tokA, t0.Add(time.Second)), probe, machine.Success, false},
 		{"open", openRec(0, t0.Add(time.Hour)), closed, machine.Success, false},
-		{"no record", nil, closed, machine.Success, false},
+		{"no record", nil, machine.First, machine.Success, true},
+		{"no record, admitted on a record since cleared", nil, closed, machine.Success, true},
+		{"no record, failure", nil, machine.First, machine.Failure, false},
+		{"no record, ignored", nil, machine.First, machine.Ignored, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := machine.Unchanged(c.rec, &c.g, c.o); got != c.want {
@@ -756,12 +787,61 @@ func TestUnchanged(t *testing.T) {
 			for _, p := range []machine.Policy{pol, rate} {
 				for _, now := range []time.Time{{}, t0, t0.Add(2 * time.Hour)} {
 					for _, w := range []driver.Counts{{}, {Calls: 10, Failures: 10}} {
-						if next := machine.SettleWindow(c.rec, c.g, c.o, p, now, w); next != nil {
+						if next := machine.SettleWindow(c.rec, testName, c.g, c.o, p, now, w); next != nil {
 							t.Errorf("SettleWindow(%+v, %v, %+v) = %+v, want nil", p, now, w, next)
 						}
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestCurrent: the rate rule counts a closed-admitted call of the record
+// that admitted it, and a call admitted on no record while there is none.
+func TestCurrent(t *testing.T) {
+	closed := machine.Grant{Incarnation: incA, Generation: 3}
+	for _, c := range []struct {
+		name string
+		rec  *driver.Record
+		g    machine.Grant
+		want bool
+	}{
+		{"closed", closedRec(1), closed, true},
+		{"no record", nil, machine.First, true},
+		{"no record, admitted on a record since cleared", nil, closed, false},
+		{"first record, admitted on none", with(closedRec(0), func(r *driver.Record) { r.Incarnation = driver.FirstIncarnation; r.Generation = 1 }), machine.First, true},
+		{"cleared record, admitted on none", machine.Cleared(nil, testName, t0, func() string { return incB }), machine.First, false},
+		{"another generation", closedRec(0), machine.Grant{Incarnation: incA, Generation: 2}, false},
+		{"open", openRec(0, t0.Add(time.Hour)), closed, false},
+		{"probe", halfOpenRec(0, tokA, t0.Add(time.Second)), machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := machine.Current(c.rec, &c.g); got != c.want {
+				t.Fatalf("Current = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestCleared: Clear's record is closed, valid, of the fresh incarnation,
+// and has the window epoch of no other record.
+func TestCleared(t *testing.T) {
+	rec := machine.Cleared(nil, testName, t0, func() string { return incB })
+	if err := rec.Check(); err != nil {
+		t.Fatalf("Cleared record fails Check: %v", err)
+	}
+	if rec.State != driver.StateClosed || rec.Failures != 0 || rec.Incarnation != incB || rec.Version != 1 || rec.Generation != 1 {
+		t.Fatalf("Cleared = %s", fmtRecord(rec))
+	}
+	if driver.WindowEpoch(rec) == driver.WindowEpoch(nil) {
+		t.Fatal("Cleared record shares the window epoch of no record")
+	}
+	first := machine.Settle(nil, testName, machine.First, machine.Failure, pol, t0)
+	if driver.WindowEpoch(first) != driver.WindowEpoch(nil) {
+		t.Fatal("the first record's window epoch is not that of no record")
+	}
+	if err := first.Check(); err != nil {
+		t.Fatalf("first record fails Check: %v", err)
 	}
 }

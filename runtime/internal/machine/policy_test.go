@@ -125,11 +125,11 @@ func TestSettleRateAndProbeRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := machine.SettleWindow(tt.rec, tt.g, tt.o, tt.p, now, tt.w)
+			got := machine.SettleWindow(tt.rec, testName, tt.g, tt.o, tt.p, now, tt.w)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SettleWindow(%s) =\n  %s\nwant\n  %s", tt.o, fmtRecord(got), fmtRecord(tt.want))
 			}
-			if changed := machine.SettleWindow(tt.rec, tt.g, tt.o, tt.p, time.Time{}, tt.w) != nil; changed != (tt.want != nil) {
+			if changed := machine.SettleWindow(tt.rec, testName, tt.g, tt.o, tt.p, time.Time{}, tt.w) != nil; changed != (tt.want != nil) {
 				t.Errorf("whether SettleWindow changes the record depends on the time")
 			}
 			if got != nil {
@@ -213,7 +213,7 @@ func TestForceOpen(t *testing.T) {
 		fresh, _ := freshIDs()
 		rec := machine.ForceOpen(halfOpenRec(3, tokA, now), testName, now, d, fresh)
 		g := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
-		if got := machine.Settle(rec, g, machine.Success, ratePol, now); got != nil {
+		if got := machine.Settle(rec, testName, g, machine.Success, ratePol, now); got != nil {
 			t.Errorf("Settle = %s, want nil", fmtRecord(got))
 		}
 	})

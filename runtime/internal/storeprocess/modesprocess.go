@@ -45,7 +45,7 @@ func testCountWindow(t *testing.T, cfg ProcessConfig) {
 			}
 			rec, _ := loadShared(t, s)
 			last := i == len(outcomes)-1
-			if open := rec.State != circuit.StateClosed; open != (last && opens) {
+			if open := stateOf(rec) != circuit.StateClosed; open != (last && opens) {
 				t.Fatalf("after call %d of %q: %+v; want open %t", i, outcomes, rec, last && opens)
 			}
 		}
