@@ -154,3 +154,54 @@ func fill(t *testing.T, mnt string, leave int64) string {
 	}
 	return path
 }
+
+// TestIndexReplacedDuringWrite: a writer checks that its mapping is the
+// directory's index, then, before it renames its record, another process
+// finds the index damaged (truncated) and replaces it, and reads the
+// circuit under the new index. The writer's change, made in the old index,
+// must still reach that process's copy.
+func TestIndexReplacedDuringWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	writer, reader := openDir(t, dir), openDir(t, dir)
+	wb, rb := circuit.New(writer), circuit.New(reader)
+	if ran, _ := failN(ctx, wb, "api", 2); ran != 2 {
+		t.Fatal(ran)
+	}
+	if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateClosed {
+		t.Fatalf("reader: %+v, %v", snap, err)
+	}
+	index := filepath.Join(dir, indexName)
+	replaced := false
+	stepHook = func(step string) {
+		if step != "close" || replaced {
+			return
+		}
+		replaced = true
+		if err := os.Truncate(index, headerSize); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := rb.Snapshot(ctx, "api"); err == nil {
+			t.Error("reader: no error on a damaged index")
+		}
+		if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateClosed {
+			t.Errorf("reader on the new index: %+v, %v", snap, err)
+		}
+	}
+	defer func() { stepHook = nil }()
+	if ran, _ := failN(ctx, wb, "api", 1); ran != 1 {
+		t.Fatal(ran)
+	}
+	stepHook = nil
+	if !replaced {
+		t.Fatal("the index was not replaced during the write")
+	}
+	if wsnap, _ := wb.Snapshot(ctx, "api"); wsnap.State != circuit.StateOpen {
+		t.Fatalf("writer: %+v, want open", wsnap)
+	}
+	err := rb.Run(ctx, "api", p3, func(ctx2 context.Context) (circuit.Outcome, error) { return circuit.Success, nil })
+	if !errors.Is(err, circuit.ErrOpen) {
+		t.Fatalf("reader's call after the writer opened the circuit: %v, want rejected as open", err)
+	}
+}

@@ -414,7 +414,7 @@ func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnow
 			e.s.clockWrong()
 			return driver.ErrConflict
 		}
-		seq, err := e.s.write(d, e, c, next, data)
+		c, seq, err := e.s.write(ctx, d, e, c, next, data)
 		if err == nil {
 			e.saw(next, c.m)
 			k := &known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()}
@@ -459,7 +459,7 @@ func (e *entry) Delete(ctx context.Context) error {
 		}
 		return err
 	}
-	err := e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(d, e, c) }))
+	err := e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(ctx, d, e, c) }))
 	if err == nil {
 		e.seen.Store(false) // cleared: its absence is no loss
 	}
