@@ -205,3 +205,39 @@ func TestIndexReplacedDuringWrite(t *testing.T) {
 		t.Fatalf("reader's call after the writer opened the circuit: %v, want rejected as open", err)
 	}
 }
+
+// TestSlotTagLostUnderWriter: the index cut short and extended again, its
+// header whole, so still a usable index, but every slot's tag gone. A
+// writer that found its circuit's slot before goes on changing it; another
+// process, which finds the slot free now, reads the circuit by its spill
+// counter. The writer's changes must reach that process's copy.
+func TestSlotTagLostUnderWriter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	writer := openDir(t, dir)
+	wb := circuit.New(writer)
+	if ran, _ := failN(ctx, wb, "api", 1); ran != 1 {
+		t.Fatal(ran)
+	}
+	index := filepath.Join(dir, indexName)
+	if err := os.Truncate(index, headerSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(index, indexSize); err != nil {
+		t.Fatal(err)
+	}
+	rb := circuit.New(openDir(t, dir))
+	if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateClosed {
+		t.Fatalf("reader: %+v, %v", snap, err)
+	}
+	if ran, _ := failN(ctx, wb, "api", 2); ran != 2 {
+		t.Fatal(ran)
+	}
+	if wsnap, _ := wb.Snapshot(ctx, "api"); wsnap.State != circuit.StateOpen {
+		t.Fatalf("writer: %+v, want open", wsnap)
+	}
+	err := rb.Run(ctx, "api", p3, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil })
+	if !errors.Is(err, circuit.ErrOpen) {
+		t.Fatalf("reader's call after the writer opened the circuit: %v, want rejected as open", err)
+	}
+}
