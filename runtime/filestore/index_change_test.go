@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,5 +240,36 @@ func TestSlotTagLostUnderWriter(t *testing.T) {
 	err := rb.Run(ctx, "api", p3, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil })
 	if !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("reader's call after the writer opened the circuit: %v, want rejected as open", err)
+	}
+}
+
+// TestFailedRenameKeepsMark: a write whose rename fails leaves the record
+// as it was; the counter's mark must say so, or every process reading the
+// file takes the record for one put back behind the store's back, and the
+// circuit for lost.
+func TestFailedRenameKeepsMark(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	writer, reader := openDir(t, dir), openDir(t, dir)
+	wb, rb := circuit.New(writer), circuit.New(reader)
+	var losses int
+	reader.Notify(func(error) { losses++ })
+	if ran, _ := failN(ctx, wb, "api", 1); ran != 1 {
+		t.Fatal(ran)
+	}
+	faultHook = func(op string) error {
+		if op == "rename" {
+			return syscall.EIO
+		}
+		return nil
+	}
+	ran, err := failN(ctx, wb, "api", 1)
+	faultHook = nil
+	if ran != 1 || !errors.As(err, new(*circuit.StateError)) {
+		t.Fatalf("the write whose rename fails: %v (ran %d), want a StateError", err, ran)
+	}
+	snap, err := rb.Snapshot(ctx, "api")
+	if err != nil || snap.State != circuit.StateClosed || snap.Failures != 1 || losses != 0 {
+		t.Fatalf("reader after the failed rename: %+v, %v, %d losses; want closed with 1 failure, no loss", snap, err, losses)
 	}
 }

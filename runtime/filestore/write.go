@@ -105,8 +105,10 @@ func syncDir(d *dirFD) error {
 }
 
 // marked runs change (a rename or removal of the record) between the two
-// marks of the counter c, the second holding mark (what the change leaves),
-// and returns the counter the change was last marked in and its value after.
+// marks of the counter c, the second holding mark (what the change leaves;
+// when the change fails, the mark the counter held before, the file being
+// as the last change left it), and returns the counter the change was last
+// marked in and its value after.
 //
 // The writer checked that c's index is the directory's before the change,
 // but another process may replace the index meanwhile (it found it damaged)
@@ -117,11 +119,18 @@ func syncDir(d *dirFD) error {
 // replaces c's after that look is made after the change, and its readers
 // read the changed file.
 func (s *Store) marked(ctx context.Context, d *dirFD, e *entry, c counter, mark uint64, change func() error) (counter, uint64, error) {
+	held, ok := c.m.load(c.off)
+	if !ok {
+		return c, 0, errFaulted(c.m, s)
+	}
 	seq, ok := c.begin()
 	if !ok {
 		return c, 0, errFaulted(c.m, s)
 	}
 	err := change()
+	if err != nil && c.stable(held) {
+		mark = markOfValue(held) // the file is as the last change left it
+	}
 	after, ok := c.end(seq, mark)
 	if err != nil {
 		return c, 0, err
