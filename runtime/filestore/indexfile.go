@@ -449,7 +449,13 @@ func (s *Store) restoreAnchor(m *mapping) {
 // to be replaced, drop its copies at their next use: the file is brought
 // back to its full size (its mappings fault no more), every counter is
 // marked as changing, and its magic cleared, so that no process maps it
-// again. The caller holds the directory-wide lock.
+// again. A page of the file that holds no data (a hole, left by a
+// truncation and an extension) takes room to be marked; when the file
+// system has none, the mark faults, and the pages after it would go
+// unmarked, copies read by their counters still vouched for: the file is
+// then cut to nothing instead, so that every access to it faults, and each
+// process drops its mapping and every copy read under it. The caller holds
+// the directory-wide lock.
 func poison(path string) {
 	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
 	if err != nil {
@@ -461,26 +467,35 @@ func poison(path string) {
 		return
 	}
 	if fi.Size() != indexSize && f.Truncate(indexSize) != nil {
+		_ = f.Truncate(0)
 		return
 	}
 	data, err := mapShared(f, indexSize)
 	if err != nil {
+		_ = f.Truncate(0)
 		return
 	}
 	defer unmap(data)
-	m := &mapping{data: data}
+	if !markAll(&mapping{data: data}) {
+		_ = f.Truncate(0)
+	}
+}
+
+// markAll marks every counter of the index m maps as changing and clears
+// its magic; false when an access faulted, which leaves the rest unmarked.
+func markAll(m *mapping) bool {
 	for i := range slotCount {
 		off := slotsOffset + i*slotSize + 8
 		if v, ok := m.load(off); !ok || !m.store(off, (v|1)+2) {
-			return
+			return false
 		}
 	}
 	for i := range spillCount {
 		if _, ok := m.add(spillOffset+i*8, spillBegin); !ok {
-			return
+			return false
 		}
 	}
-	m.store(0, 0)
+	return m.store(0, 0)
 }
 
 // anchorIndex gives m's header this boot's anchor, under the directory-wide

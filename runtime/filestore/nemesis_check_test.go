@@ -538,6 +538,43 @@ func TestNemesisCheckerCatches(t *testing.T) {
 	}
 }
 
+// TestNemesisFinalCallsJudged gives the judgement of the final calls
+// hand-made histories: a call that found the index damaged and replaced it
+// fails closed by the damage rule, and is accepted only when the call made
+// after it on that circuit succeeds.
+func TestNemesisFinalCallsJudged(t *testing.T) {
+	const ms = 1_000_000
+	const quiet = 1000 * ms
+	repaired := `R w1.2 1101000000 state:load "circuit nem-a: state load: change index /s/index is damaged (its clock anchor changed to a later one than this process validated): replaced it with a new one; this call fails closed"`
+	ok := func(op string, at int) []string {
+		return []string{fmt.Sprintf("C %s allow nem-a %d", op, at*ms), fmt.Sprintf("A %s %d 0 0", op, (at+1)*ms),
+			fmt.Sprintf("E %s %d 0", op, (at+2)*ms), fmt.Sprintf(`D %s %d ok ""`, op, (at+3)*ms)}
+	}
+	tests := []struct {
+		name string
+		h    []string
+		want int // not recovered
+	}{
+		{name: "every final call succeeds", h: ok("w1.2", 1100)},
+		{name: "a call before the quiet is not final", h: append([]string{"C w1.1 allow nem-a 900000000", `R w1.1 901000000 state:load "EMFILE"`}, ok("w1.2", 1100)...)},
+		{name: "a final call fails", h: []string{"C w1.2 allow nem-a 1100000000", `R w1.2 1101000000 state:load "EMFILE"`}, want: 1},
+		{name: "a repair, then a success", h: append([]string{"C w1.2 allow nem-a 1100000000", repaired}, ok("w1.3", 1200)...)},
+		{name: "a repair, and no call after it", h: []string{"C w1.2 allow nem-a 1100000000", repaired}, want: 1},
+		{name: "a repair, then a failure", h: []string{"C w1.2 allow nem-a 1100000000", repaired, "C w1.3 allow nem-a 1200000000", `R w1.3 1201000000 state:load "EMFILE"`}, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ops, err := parseHistory(strings.NewReader(strings.Join(tt.h, "\n") + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, got := finalCalls("w1", ops, quiet, 0); len(got) != tt.want {
+				t.Errorf("violations %v, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestNemesisDeathJudged checks how the nemesis judges the end of a
 // worker: only the nemesis's own SIGKILL, or a clean exit once told to,
 // is not a violation.

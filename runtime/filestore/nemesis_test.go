@@ -676,6 +676,39 @@ func retryAfter(op *nOp) (time.Duration, bool) {
 	return d, err == nil
 }
 
+// finalCalls judges the final calls of worker id, its ops made after boot
+// time quiet, when no fault was in force and every deadline had passed:
+// each must succeed, or be rejected as open no longer than the cooldown plus
+// earlier (the nemesis's earlier anchors end deadlines late), or have found
+// the index damaged and replaced it, failing closed, with another call on
+// its circuit after it, which is judged the same way. It returns what to
+// log, and the calls that show a store that did not recover.
+func finalCalls(id string, ops []*nOp, quiet int64, earlier time.Duration) (notes []string, out []nViolation) {
+	for i, op := range ops {
+		if op.kind != "allow" || op.call <= quiet || op.admitted && op.result == "ok" {
+			continue
+		}
+		if repairedIndex(op) && slices.ContainsFunc(ops[i+1:], func(o *nOp) bool { return o.kind == "allow" && o.circuit == op.circuit }) {
+			notes = append(notes, fmt.Sprintf("worker %s's final call on %s found the index damaged and replaced it, failing closed: %s", id, op.circuit, op.msg))
+			continue
+		}
+		if late, ok := retryAfter(op); ok && op.result == "open:open" && late <= earlier+nemPolicy.Cooldown {
+			notes = append(notes, fmt.Sprintf("worker %s's final call on %s: still open for %v, a deadline recorded before the anchor moved %v earlier", id, op.circuit, late, earlier))
+			continue
+		}
+		out = append(out, nViolation{kind: "not recovered", detail: fmt.Sprintf("worker %s's final call on %s: %s %s", id, op.circuit, op.result, op.msg)})
+	}
+	return notes, out
+}
+
+// repairedIndex reports whether op failed closed because it found the change
+// index damaged and replaced it: the damage rule (docs/file-store.md,
+// Repairs), not a store that failed to recover.
+func repairedIndex(op *nOp) bool {
+	return strings.HasPrefix(op.result, "state:") && strings.Contains(op.msg, "is damaged") &&
+		strings.Contains(op.msg, "replaced it with a new one; this call fails closed")
+}
+
 // awaitExit waits for a worker told to exit (its input closed) to do so;
 // one that does not within 30s is hung, and is sent SIGQUIT.
 func (n *nemesis) awaitExit(c *nemChild) {
@@ -737,17 +770,11 @@ func (n *nemesis) final() {
 	// once no fault is in force and every deadline has passed, is a store
 	// that did not recover.
 	for _, c := range append(live, fresh) {
-		ops := n.histories([]*nemChild{c})
-		for _, op := range ops[max(0, len(ops)-2*len(nemCircuits)):] {
-			if op.kind != "allow" || op.call <= n.quiet || op.admitted && op.result == "ok" {
-				continue
-			}
-			if late, ok := retryAfter(op); ok && op.result == "open:open" && late <= n.earlier+nemPolicy.Cooldown {
-				t.Logf("worker %s's final call on %s: still open for %v, a deadline recorded before the anchor moved %v earlier", c.id, op.circuit, late, n.earlier)
-				continue
-			}
-			n.violations = append(n.violations, nViolation{kind: "not recovered", detail: fmt.Sprintf("worker %s's final call on %s: %s %s", c.id, op.circuit, op.result, op.msg)})
+		notes, found := finalCalls(c.id, n.histories([]*nemChild{c}), n.quiet, n.earlier)
+		for _, note := range notes {
+			t.Log(note)
 		}
+		n.violations = append(n.violations, found...)
 	}
 	for _, name := range nemCircuits {
 		v := views[name]

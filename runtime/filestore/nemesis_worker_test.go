@@ -12,7 +12,8 @@ package filestore
 //	limit N       set its RLIMIT_NOFILE soft limit to N (the nemesis's fd exhaustion)
 //	limit restore set it back
 //	stop          finish the calls in flight, then say "stopped"
-//	final call    one call (Allow, then Done(Success)) on each circuit, then say "called"
+//	final call    one call (Allow, then Done(Success)) on each circuit, and another where the first
+//	              found the index damaged and replaced it (failing closed), then say "called"
 //	final snap    say "snap <circuit> <state> <gen> <failures> <exists> <error>" for each circuit
 //
 // and exits when its standard input ends.
@@ -181,8 +182,9 @@ func (w *nemWorker) now() int64 {
 	return w.s.Now().UnixNano()
 }
 
-// call makes one guarded call: Allow, the operation, Done.
-func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit.Outcome, pause time.Duration) {
+// call makes one guarded call: Allow, the operation, Done. It returns
+// Allow's error.
+func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit.Outcome, pause time.Duration) error {
 	op := w.nextOp()
 	*cur = op
 	ctx, cancel := context.WithTimeout(context.Background(), nemCallTimeout)
@@ -191,7 +193,7 @@ func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit
 	tk, err := b.Allow(ctx, name, nemPolicy)
 	if err != nil {
 		w.h.add("R %s %d %s %s", op, bootNanos(), resultOf(err), quoteErr(err))
-		return
+		return err
 	}
 	probe := 0
 	if tk.Probe() {
@@ -202,6 +204,7 @@ func (w *nemWorker) call(b *circuit.Breaker, cur *string, name string, o circuit
 	w.h.add("E %s %d %d", op, bootNanos(), o)
 	err = tk.Done(o)
 	w.h.add("D %s %d %s %s", op, bootNanos(), resultOf(err), quoteErr(err))
+	return nil
 }
 
 // run makes one guarded call with Run. Run does not tell whether its call
@@ -294,7 +297,7 @@ func (w *nemWorker) loop(seed uint64, gap time.Duration, reader bool, stop <-cha
 				pause = time.Duration(1000+rng.IntN(600)) * time.Millisecond // outlives the lease
 			}
 			if rng.IntN(2) == 0 {
-				w.call(b, &cur, name, o, pause)
+				_ = w.call(b, &cur, name, o, pause)
 			} else {
 				w.run(b, &cur, name, o, pause)
 			}
@@ -397,7 +400,11 @@ func nemesisWorker() error {
 			for _, name := range nemCircuits {
 				switch arg {
 				case "call":
-					w.call(b, &cur, name, circuit.Success, 0)
+					// A call that finds the index damaged replaces it and fails
+					// closed (the damage rule); the circuit must work after it.
+					if err := w.call(b, &cur, name, circuit.Success, 0); errors.As(err, new(*damagedError)) {
+						w.call(b, &cur, name, circuit.Success, 0)
+					}
 				case "snap":
 					snap, err := w.snapshot(b, &cur, name)
 					say("snap %s %s %d %d %t %s", name, snap.State, snap.Generation, snap.Failures, snap.Exists, quoteErr(err))

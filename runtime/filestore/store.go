@@ -247,6 +247,15 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		}
 		after, ok := m.load(c.off)
 		settled = ok && c.stable(before) && after == before
+		if settled && !c.owned {
+			// A writer may have claimed a slot for the circuit between the
+			// look-up and the first load, and bumped the spill counter
+			// before it: its changes go to the slot, which this copy would
+			// not watch.
+			if now, ok := e.counterIn(m, false); !ok || now != c {
+				settled = false
+			}
+		}
 		if judge == 0 {
 			break
 		}
@@ -317,26 +326,63 @@ func (e *entry) judged(ctx context.Context, judge int, rec *driver.Record, seen 
 
 // counterIn returns the circuit's counter in m; with claim (writers, under
 // the circuit's lock), claiming a slot for it when one is free.
+//
+// A slot found before is used again while it still holds the circuit's tag.
+// An index cut short and extended again (its header whole, so still a
+// usable index) has lost its tags: a writer that went on changing the slot
+// it found would change a counter that readers, finding the slot free, no
+// longer watch (they use the spill counter). So a writer claims the slot
+// anew (the same one, when it is still free), bumping the spill counter as
+// every claim does, and a reader looks the slot up again.
 func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
-	if c := e.ctr.Load(); c != nil && c.m == m {
-		return *c, true
-	}
 	tag := e.tag()
+	if c := e.ctr.Load(); c != nil && c.m == m {
+		if !c.owned {
+			return *c, true
+		}
+		t, ok := m.load(c.off - 8)
+		if !ok {
+			return *c, false
+		}
+		if t == tag {
+			return *c, true
+		}
+		e.ctr.CompareAndSwap(c, nil)
+		if claim && t == 0 {
+			swapped, ok := m.cas(c.off-8, 0, tag)
+			if !ok {
+				return *c, false
+			}
+			if swapped {
+				if !e.bumpSpill(m, tag) {
+					return *c, false
+				}
+				e.ctr.Store(c)
+				return *c, true
+			}
+		}
+	}
 	c, fresh, final, ok := m.counterOf(tag, claim)
 	if !ok {
 		return c, false
 	}
-	if fresh { // readers may hold copies by the spill counter: drop them
-		spill := m.spillOf(tag)
-		v, ok := spill.begin()
-		if _, ok2 := spill.end(v, markNone); !ok || !ok2 {
-			return c, false
-		}
+	if fresh && !e.bumpSpill(m, tag) {
+		return c, false
 	}
 	if final {
 		e.ctr.Store(&c)
 	}
 	return c, true
+}
+
+// bumpSpill changes the spill counter of tag once, after a writer claimed a
+// slot for the circuit: readers may hold copies by the spill counter, and
+// drop them. It reports false when the mapping faulted.
+func (e *entry) bumpSpill(m *mapping, tag uint64) bool {
+	spill := m.spillOf(tag)
+	v, ok := spill.begin()
+	_, ok2 := spill.end(v, markNone)
+	return ok && ok2
 }
 
 // share points the circuit's cached counter at k's copy of it when the two
@@ -436,7 +482,7 @@ func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnow
 			e.s.clockWrong()
 			return driver.ErrConflict
 		}
-		seq, err := e.s.write(d, e, c, next, data)
+		c, seq, err := e.s.write(ctx, d, e, c, next, data)
 		if err == nil {
 			e.saw(next, c.m)
 			k := &known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()}
@@ -481,7 +527,7 @@ func (e *entry) Delete(ctx context.Context) error {
 		}
 		return err
 	}
-	err := e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(d, e, c) }))
+	err := e.wrote(e.change(ctx, func(d *dirFD, c counter) error { return e.s.remove(ctx, d, e, c) }))
 	if err == nil {
 		e.seen.Store(false) // cleared: its absence is no loss
 	}

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,12 +30,13 @@ func step(name string) {
 // temporary file in the directory is written, fsynced, closed and renamed
 // over the record, and the directory is fsynced. The rename happens between
 // the two marks of the circuit's counter c, the second with rec's mark. The
-// caller holds the lock. It returns the counter's value after the change.
-func (s *Store) write(d *dirFD, e *entry, c counter, rec *driver.Record, data []byte) (uint64, error) {
+// caller holds the lock. It returns the counter the change was last marked
+// in (marked) and its value after the change.
+func (s *Store) write(ctx context.Context, d *dirFD, e *entry, c counter, rec *driver.Record, data []byte) (counter, uint64, error) {
 	if err := s.temp(d, e, data); err != nil {
-		return 0, err
+		return c, 0, err
 	}
-	seq, err := s.marked(c, markOf(rec), func() error {
+	c, seq, err := s.marked(ctx, d, e, c, markOf(rec), func() error {
 		err := fault("rename", "rename", e.tempPath())
 		if err == nil {
 			err = d.rename(e.tempName(), e.recordName())
@@ -47,19 +49,19 @@ func (s *Store) write(d *dirFD, e *entry, c counter, rec *driver.Record, data []
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return c, 0, err
 	}
 	if err := syncDir(d); err != nil {
-		return 0, err // the record is replaced but may not survive a crash
+		return c, 0, err // the record is replaced but may not survive a crash
 	}
 	step("dirsync")
-	return seq, nil
+	return c, seq, nil
 }
 
 // remove removes the circuit's record between the two marks of c, the
 // second saying it was cleared. The caller holds the lock.
-func (s *Store) remove(d *dirFD, e *entry, c counter) error {
-	_, err := s.marked(c, markCleared, func() error {
+func (s *Store) remove(ctx context.Context, d *dirFD, e *entry, c counter) error {
+	_, _, err := s.marked(ctx, d, e, c, markCleared, func() error {
 		err := fault("remove", "remove", e.recordPath())
 		if err == nil {
 			err = d.remove(e.recordName())
@@ -103,19 +105,73 @@ func syncDir(d *dirFD) error {
 }
 
 // marked runs change (a rename or removal of the record) between the two
-// marks of the counter, the second holding mark (what the change leaves),
-// and returns the counter's value after.
-func (s *Store) marked(c counter, mark uint64, change func() error) (uint64, error) {
+// marks of the counter c, the second holding mark (what the change leaves;
+// when the change fails, the mark the counter held before, the file being
+// as the last change left it), and returns the counter the change was last
+// marked in and its value after.
+//
+// The writer checked that c's index is the directory's before the change,
+// but another process may replace the index meanwhile (it found it damaged)
+// and read the record under the new one, as it was before the change: a
+// copy that c's marks never reach. So once the change is made, the
+// directory's index is looked at again (fstatat, in d); when it is another
+// file than c's, the change is marked in it too (remarked). An index that
+// replaces c's after that look is made after the change, and its readers
+// read the changed file.
+func (s *Store) marked(ctx context.Context, d *dirFD, e *entry, c counter, mark uint64, change func() error) (counter, uint64, error) {
+	held, ok := c.m.load(c.off)
+	if !ok {
+		return c, 0, errFaulted(c.m, s)
+	}
 	seq, ok := c.begin()
 	if !ok {
-		return 0, errFaulted(c.m, s)
+		return c, 0, errFaulted(c.m, s)
 	}
 	err := change()
-	after, ok := c.end(seq, mark)
-	if !ok && err == nil {
-		err = errFaulted(c.m, s)
+	if err != nil && c.stable(held) {
+		mark = markOfValue(held) // the file is as the last change left it
 	}
-	return after, err
+	after, ok := c.end(seq, mark)
+	if err != nil {
+		return c, 0, err
+	}
+	if id, err := d.id(indexName); err != nil || !sameFile(id, c.m.id) {
+		return s.remarked(ctx, d, e, c, mark)
+	}
+	if !ok {
+		return c, 0, errFaulted(c.m, s)
+	}
+	return c, after, nil
+}
+
+// remarked marks a change of the circuit, made with its counter in old, in
+// the directory d's index, which is no longer old's file: it gives the
+// circuit's counter there a new value holding mark, so that every copy of
+// the record read under that index is dropped. When that index cannot be
+// used, the write fails (the record is changed, but no process can be sure
+// it sees it). The caller holds the circuit's lock.
+func (s *Store) remarked(ctx context.Context, d *dirFD, e *entry, old counter, mark uint64) (counter, uint64, error) {
+	m, err := s.current(ctx, needWrite)
+	if err != nil {
+		return old, 0, fmt.Errorf("the change index was replaced during the write, and the write could not be marked in the new one: %w", err)
+	}
+	if id, err := d.id(indexName); err != nil || !sameFile(id, m.id) {
+		// Not errDirReplaced: the change is made, and must not be tried again.
+		return old, 0, errors.New("the change index was replaced during the write, and the state directory's index is not the one this process maps: the write could not be marked in it")
+	}
+	c, ok := e.counterIn(m, true)
+	if !ok {
+		return old, 0, errFaulted(m, s)
+	}
+	seq, ok := c.begin()
+	if !ok {
+		return old, 0, errFaulted(m, s)
+	}
+	after, ok := c.end(seq, mark)
+	if !ok {
+		return old, 0, errFaulted(m, s)
+	}
+	return c, after, nil
 }
 
 // temp writes data to a new private temporary record, fsynced and closed.
