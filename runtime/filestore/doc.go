@@ -8,10 +8,12 @@
 // an error naming those stores.
 //
 // Open checks the directory, or that it can be created, and creates
-// nothing: the directory (0700) and its files (0600) appear on the first
-// write. A directory the store cannot use is a *DirError saying what to
-// fix. A call on a closed circuit makes no system call: each process keeps
-// copies of the records, validated by a change index every process maps.
+// nothing: the directory (0700) and its change index appear on the first
+// Load, and a circuit's record (0600) on its first write: a circuit has
+// none until an outcome changes something. A directory the store cannot
+// use is a *DirError saying what to fix. A call on a closed circuit makes
+// no system call: each process keeps copies of the records (and of no
+// record), validated by a change index every process maps.
 // A store that cannot be read or written fails closed, with a
 // *circuit.StateError.
 //
