@@ -20,9 +20,11 @@
 // "half_open (probe in flight)" while a probe holds its claim. Forced
 // circuits show as "open (forced)" or "closed (forced)", their OPEN UNTIL
 // saying for how long. A circuit named on the command line that the store
-// has no record of shows as "never seen"; open and close refuse such a name
-// unless -new is given (a typo would otherwise hold nothing), and clear has
-// nothing to clear.
+// has no record of shows as "never seen": a circuit gets a record when an
+// outcome first changes something, so this is a typo or a circuit that has
+// not failed since its first call; open and close refuse such a name unless
+// -new is given (a typo would otherwise hold nothing), and clear has nothing
+// to clear.
 //
 // state -watch keeps reading the circuits, every second, until interrupted:
 // on a terminal it redraws the table in place; otherwise it prints the table
@@ -45,7 +47,7 @@
 //	  forced       bool     true when an operator holds it in its state (circuitctl open, close) until open_until; absent otherwise
 //	  successes    number   half-open probes that succeeded in a row (Policy.CloseAfter); absent when 0
 //	  reopens      number   times a probe reopened it since it last closed (Policy.MaxCooldown); absent when 0
-//	  recorded     bool     whether the store holds a record; false for a circuit never seen (its state reads "closed")
+//	  recorded     bool     whether the store holds a record; false for a circuit with none (never failed, or never called; its state reads "closed")
 //	  error        string   why the record cannot be read, for people; absent otherwise
 //	errors    array    of strings, for people: each record that could not be read; absent when none
 //

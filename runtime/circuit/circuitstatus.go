@@ -43,8 +43,9 @@ type Status struct {
 	// since it last closed (Policy.MaxCooldown).
 	Successes int `json:"successes,omitempty"`
 	Reopens   int `json:"reopens,omitempty"`
-	// Recorded reports whether the store holds a record; a circuit never
-	// seen (or cleared since) has none, and reads "closed".
+	// Recorded reports whether the store holds a record; a circuit none of
+	// whose outcomes changed anything yet (a healthy one) has none, and
+	// reads "closed".
 	Recorded bool `json:"recorded"`
 	// Error says why the state could not be read; empty otherwise.
 	// StatusOfError sets it to a reason without the store's internals.

@@ -259,6 +259,19 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		if judge == 0 {
 			break
 		}
+		if rec == nil && !settled && ok {
+			// No file, read while the circuit changed: the change index
+			// cannot say whether the file is gone behind the store's back
+			// (lost) or was never written, and no record admits calls as
+			// closed with no write to catch it. Read again once the change
+			// has ended; a circuit that changes under every read fails
+			// closed.
+			if attempt < unsettledReads {
+				before = after
+				continue
+			}
+			return nil, errors.New("the record changed under each of its reads: none could be judged")
+		}
 		why := e.lostWhy(rec, seen, c, before, settled)
 		if why == "" {
 			break
