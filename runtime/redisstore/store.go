@@ -202,12 +202,17 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 		if seenNow := rec != nil; b.seen.Load() != seenNow {
 			b.seen.Store(seenNow) // a tombstone: the next absence is its expiry, not a loss
 		}
+		if b.entry != nil {
+			b.entry.Found()
+		}
 		if rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
 			rec, now, err = b.lost(ctx, now, rec)
 		} else {
 			b.last.Saw(rec)
 		}
-	case b.seen.Load():
+	case b.seen.Load() || b.entry != nil && b.entry.Created():
+		// A record this process read or wrote, or whose creation the
+		// server told it of (its copy of none invalidated), is gone.
 		rec, now, err = b.lost(ctx, now, nil)
 	}
 	if err == nil && rec != nil && rec.Name != b.name {

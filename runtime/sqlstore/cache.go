@@ -389,9 +389,14 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	case err != nil:
 	case rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen):
 		rec, now, err = b.lost(ctx, now, rec)
-	case rec == nil && !cleared && b.seen.Load():
+	case rec == nil && !cleared && (b.seen.Load() || b.entry != nil && b.entry.Created()):
+		// A row this process read or wrote, or whose creation the database
+		// told it of (its copy of none invalidated), is gone.
 		rec, now, err = b.lost(ctx, now, nil)
 	default:
+		if b.entry != nil && (rec != nil || cleared) {
+			b.entry.Found()
+		}
 		if found := rec != nil; b.seen.Load() != found {
 			b.seen.Store(found) // a clear: the circuit has no row, and lost none
 		}

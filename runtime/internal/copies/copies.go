@@ -77,6 +77,11 @@ type Entry struct {
 
 	mu    sync.Mutex
 	epoch uint64 // guarded by mu: grows with every invalidation of the key
+
+	// created is set when the server invalidated a copy of no record: the
+	// key was written since (a record created, in practice), so its
+	// absence at a later read is a loss, not a circuit never recorded.
+	created atomic.Bool
 }
 
 // Fresh reports whether copies may be served now.
@@ -166,8 +171,22 @@ func (e *Entry) Copy() (*driver.Record, bool) {
 func (e *Entry) Invalidate() {
 	e.mu.Lock()
 	e.epoch++
-	e.copy.Store(nil)
+	if e.copy.Swap(nil) == none {
+		e.created.Store(true)
+	}
 	e.mu.Unlock()
+}
+
+// Created reports whether the server invalidated a copy of no record since
+// the last read that found the key (Found): a record was written for a
+// circuit this process only ever found none of.
+func (e *Entry) Created() bool { return e.created.Load() }
+
+// Found records that a read found the key (a record or a tombstone).
+func (e *Entry) Found() {
+	if e.created.Load() {
+		e.created.Store(false)
+	}
 }
 
 // InvalidateKey is Invalidate for a key the server names.

@@ -87,3 +87,37 @@ func TestFresh(t *testing.T) {
 		t.Fatal("fresh or live after Down")
 	}
 }
+
+// TestCreated: the invalidation of a copy of no record says the key was
+// written since; that of a record's copy, or of no copy, does not; a read
+// that finds the key forgets it.
+func TestCreated(t *testing.T) {
+	c := New()
+	c.Up()
+	c.Heard(c.Clock(), time.Minute)
+	for _, tt := range []struct {
+		name string
+		rec  *driver.Record // installed before the invalidation; nil: none
+		copy bool           // whether a copy is installed at all
+		want bool
+	}{
+		{"CopyOfNone", nil, true, true},
+		{"CopyOfRecord", closed(), true, false},
+		{"NoCopy", nil, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := c.Entry(tt.name)
+			if tt.copy {
+				c.Install(e, c.Begin(e), tt.rec)
+			}
+			e.Invalidate()
+			if got := e.Created(); got != tt.want {
+				t.Fatalf("Created after the invalidation = %v, want %v", got, tt.want)
+			}
+			e.Found()
+			if e.Created() {
+				t.Fatal("Created after Found")
+			}
+		})
+	}
+}

@@ -13,17 +13,14 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
-// TestLostRecordOfCircuitOpenedWhileHealthyHere (attack): process A runs
-// healthy calls on a circuit with no record (it keeps a copy of none and
-// writes nothing). Process B (its own client and store) then fails the
-// circuit open: B's first failure creates the record, its third opens it.
-// A makes no call meanwhile. The server then loses the record (restarted
-// without persistence, flushed, the key evicted). A's next calls must not
-// be admitted as closed: the circuit was open when it was lost. Before
-// 8813563, A's first call created (or read) the circuit's record, so A
-// knew a record existed and took its absence for a loss (one probe); now A
-// only ever saw no record, takes the lost record for none, and admits
-// every call as closed until B happens to call again.
+// TestLostRecordOfCircuitOpenedWhileHealthyHere: process A runs healthy
+// calls on a circuit with no record (it keeps a copy of none and writes
+// nothing). Process B (its own client and store) then fails the circuit
+// open: B's first failure creates the record, its third opens it. A makes
+// no call meanwhile. The server then loses the record (restarted without
+// persistence, flushed, the key evicted). A's next calls must not be
+// admitted as closed: the creation's invalidation, which dropped A's copy
+// of none, told A a record exists, so its absence is a loss (one probe).
 func TestLostRecordOfCircuitOpenedWhileHealthyHere(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
