@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/mapped"
 )
 
 // The change index lets a process reuse its decoded copy of a record with no
@@ -137,8 +138,8 @@ func tagOf(key [32]byte) uint64 {
 	return binary.LittleEndian.Uint64(key[:8]) | 1
 }
 
-func (m *mapping) word(off int) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(&m.data[off]))
+func (m *mapping) word(off int) *mapped.Word {
+	return (*mapped.Word)(unsafe.Pointer(&m.data[off]))
 }
 
 // load returns the word at off; ok is false when the mapping faulted, which

@@ -369,15 +369,21 @@ func TestManyCircuitsFewFDs(t *testing.T) {
 func recordPathOf(dir, name string) string { return filepath.Join(dir, circuit.Key(name)+".json") }
 
 func init() {
-	// hammer: closed calls in a loop; on the first error other than the
-	// operation's, print it, then make calls until one works, print "ok".
+	// hammer: closed calls in a loop, under p3 or the policy
+	// hammerPolicies names by the argument; on the first error other than
+	// the operation's, print it, then make calls until one works, print
+	// "ok".
 	helperScripts["hammer"] = func() error {
 		s, err := Open(os.Getenv(envDir))
 		if err != nil {
 			return err
 		}
+		p, ok := hammerPolicies[os.Getenv(envArg)]
+		if !ok {
+			p = p3
+		}
 		b := circuit.New(s)
-		c := b.Circuit(helperCircuit, p3)
+		c := b.Circuit(helperCircuit, p)
 		ctx := context.Background()
 		say("ready")
 		for {

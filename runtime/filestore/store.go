@@ -267,7 +267,9 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 			// has ended; a circuit that changes under every read fails
 			// closed.
 			if attempt < unsettledReads {
-				before = after
+				if c, before, ok = e.again(m, c, after); !ok {
+					return nil, errFaulted(m, e.s)
+				}
 				continue
 			}
 			return nil, errors.New("the record changed under each of its reads: none could be judged")
@@ -281,7 +283,9 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 			// writes a record of a fresh incarnation over the one the mark
 			// names. What was read is judged only on a read the counter
 			// vouches for: read again once the change has ended.
-			before = after
+			if c, before, ok = e.again(m, c, after); !ok {
+				return nil, errFaulted(m, e.s)
+			}
 			continue
 		}
 		return e.lost(ctx, rec, why, judge-1)
@@ -318,9 +322,31 @@ func waitStable(m *mapping, c counter, v uint64) uint64 {
 	return v
 }
 
+// again returns the counter, and its value, that a read of the record
+// which its counter c could not vouch for (after being c's value after the
+// read) is made again under: c, unless c is a spill counter and a writer has
+// since claimed a slot for the circuit, whose counter it then is (under c,
+// no read would ever be vouched for again). ok is false when the mapping
+// faulted.
+func (e *entry) again(m *mapping, c counter, after uint64) (counter, uint64, bool) {
+	if c.owned {
+		return c, after, true
+	}
+	now, ok := e.counterIn(m, false)
+	if !ok || now == c {
+		return c, after, ok
+	}
+	v, ok := m.load(now.off)
+	return now, v, ok
+}
+
 // unsettledReads is how many times loadFile reads a record that looks lost
-// while the circuit changes under the read, before it judges what it read.
-const unsettledReads = 3
+// while the circuit changes under the read, before it judges what it read
+// (or, for no file, fails closed). Several processes handling one loss at
+// once (each probing, claiming, reporting) change a circuit several times
+// in a row; each read costs tens of microseconds, and is made only while
+// the circuit changes.
+const unsettledReads = 8
 
 // stableWait bounds waitStable: far longer than a change takes (a write,
 // an fsync and a rename).

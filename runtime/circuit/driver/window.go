@@ -2,8 +2,9 @@ package driver
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/internal/mapped"
 )
 
 // The rate rule looks at a circuit's recent calls through a window: the
@@ -49,9 +50,9 @@ func Bucket(t time.Time, w time.Duration) int64 {
 // processes (the file store maps it from a file); its zero value is an
 // empty window.
 type WindowCells struct {
-	epoch atomic.Uint64
+	epoch mapped.Word
 	cells [WindowBuckets]struct {
-		calls, failures atomic.Uint64
+		calls, failures mapped.Word
 	}
 }
 
@@ -94,7 +95,7 @@ func (c *WindowCells) Add(e uint64, b int64, failure bool) {
 // call of epoch e: counted is false for a call of an earlier generation
 // settling late, which is not counted; fresh is true when this call changed
 // the epoch, and must empty the cells.
-func enter(epoch *atomic.Uint64, e uint64) (counted, fresh bool) {
+func enter(epoch *mapped.Word, e uint64) (counted, fresh bool) {
 	for h := epoch.Load(); h != e; h = epoch.Load() {
 		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
 			return false, false
@@ -108,7 +109,7 @@ func enter(epoch *atomic.Uint64, e uint64) (counted, fresh bool) {
 
 // add counts one in w for bucket b: it starts w afresh when w holds an
 // earlier bucket, and saturates rather than wrap.
-func add(w *atomic.Uint64, b int64) {
+func add(w *mapped.Word, b int64) {
 	tag := uint64(uint32(b)) << 32
 	for {
 		old := w.Load()
