@@ -209,6 +209,9 @@ func TestFlushAllDropsCopies(t *testing.T) {
 	if err := b.Clear(ctx, name); err != nil { // a closed record: a healthy call writes none
 		t.Fatal(err)
 	}
+	// No copy is kept before the invalidation connection is up (it took
+	// longer than 11 calls once in CI).
+	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
 	for i := 0; !s.Cached(name); i++ {
 		if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil || i > 10 {
 			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
