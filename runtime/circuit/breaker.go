@@ -62,19 +62,21 @@ const maxBounds = 1024
 type ref struct {
 	name   string
 	store  driver.BoundStore
-	policy atomic.Pointer[bound]      // the policy last validated for it
-	open   atomic.Pointer[rejection]  // the latest rejection, for reuse
-	win    atomic.Pointer[window]     // the window last used (window.go)
-	calls  atomic.Pointer[callWindow] // the count window last used (window.go)
-	batch  atomic.Pointer[batch]      // the batch last used (share.go)
-	more   atomic.Pointer[refMore]    // made on first use (ref.extra)
+	policy atomic.Pointer[bound]     // the policy last validated for it
+	open   atomic.Pointer[rejection] // the latest rejection, for reuse
+	win    atomic.Pointer[window]    // the window last used (window.go)
+	more   atomic.Pointer[refMore]   // made on first use (ref.extra)
 }
 
-// refMore is the part of a ref that only some circuits use.
+// refMore is the part of a ref that only some circuits use: a ref is kept
+// per circuit, and one of 100,000 circuits is what their calls at random
+// find in the cache, so it holds only what every rule of a local store uses.
 type refMore struct {
-	wins    sync.Map // window span → *driver.WindowCells, when the store keeps none
-	callSet sync.Map // window calls → *driver.CallCells, when the store keeps none
-	batches sync.Map // window span → *batch, for a driver.WindowSharer (share.go)
+	calls   atomic.Pointer[callWindow] // the count window last used (window.go)
+	batch   atomic.Pointer[batch]      // the batch last used (share.go)
+	wins    sync.Map                   // window span → *driver.WindowCells, when the store keeps none
+	callSet sync.Map                   // window calls → *driver.CallCells, when the store keeps none
+	batches sync.Map                   // window span → *batch, for a driver.WindowSharer (share.go)
 
 	reported atomic.Pointer[time.Duration] // when a StateError was last reported (Breaker.start); nil never
 }
@@ -296,8 +298,8 @@ func (b *Breaker) validated(p Policy) (*bound, error) {
 // run runs op through the circuit of r under p, which is immutable (a
 // bound's rules).
 func (b *Breaker) run(ctx context.Context, r *ref, p *machine.Policy, op func(context.Context) (Outcome, error)) error {
-	g, err := b.allow(ctx, r, p)
-	if err != nil {
+	var g admission
+	if err := b.allow(ctx, r, p, &g); err != nil {
 		if passes(p, err) {
 			_, opErr := op(ctx)
 			return opErr
@@ -309,7 +311,7 @@ func (b *Breaker) run(ctx context.Context, r *ref, p *machine.Policy, op func(co
 
 // call runs op, admitted with g, and settles it: apart from run, so that a
 // rejection does not set up what an admitted call needs.
-func (b *Breaker) call(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, op func(context.Context) (Outcome, error)) error {
+func (b *Breaker) call(ctx context.Context, r *ref, p *machine.Policy, g *admission, op func(context.Context) (Outcome, error)) error {
 	// The call is timed only when something reads the time: the slow-call
 	// rule, or a CallObserver.
 	timed := p.SlowCall > 0 || b.calls != nil
@@ -317,15 +319,27 @@ func (b *Breaker) call(ctx context.Context, r *ref, p *machine.Policy, g *machin
 	if timed {
 		start = b.start()
 	}
-	settled := false
-	defer func() {
-		if !settled { // op panicked: settle, then let the panic go on
-			_ = b.settle(ctx, r, p, g, machine.Ignored, b.took(timed, start))
-		}
-	}()
+	// A panic of op settles the call as Ignored, which changes nothing for
+	// a call admitted closed: only a probe's, or one the CallObservers
+	// hear of, is settled on the way out.
+	if g.Probe || b.calls != nil {
+		settled := false
+		defer func() {
+			if !settled { // op panicked: settle, then let the panic go on
+				_ = b.settle(ctx, r, p, g, machine.Ignored, b.took(timed, start))
+			}
+		}()
+		o, opErr := op(ctx)
+		settled = true
+		return b.settled(ctx, r, p, g, o, opErr, b.took(timed, start))
+	}
 	o, opErr := op(ctx)
-	settled = true
-	d := b.took(timed, start)
+	return b.settled(ctx, r, p, g, o, opErr, b.took(timed, start))
+}
+
+// settled settles the call admitted with g, whose op returned o and opErr
+// after d, and returns what the call returns.
+func (b *Breaker) settled(ctx context.Context, r *ref, p *machine.Policy, g *admission, o Outcome, opErr error, d time.Duration) error {
 	outcome := machine.Outcome(o)
 	if p.SlowCall > 0 {
 		outcome = p.Classify(outcome, d)
@@ -417,44 +431,61 @@ func (b *Breaker) replace(ctx context.Context, r *ref, prev, next *driver.Record
 	return false, b.stateError(r, "replace", err)
 }
 
-// allow admits a call, or says why not. name and policy are valid.
-func (b *Breaker) allow(ctx context.Context, r *ref, p *machine.Policy) (machine.Grant, error) {
+// admission is how allow admitted a call.
+type admission struct {
+	machine.Grant
+	// healthy is set when a Success of the call leaves the record that
+	// admitted it, rec (nil: none), unchanged: closed with no failures
+	// counted and no operator's hold. While the store still returns rec when
+	// the call settles, a Success changes nothing (machine.Unchanged).
+	healthy bool
+	rec     *driver.Record
+}
+
+// allow admits a call, setting *g, or says why not. name and policy are
+// valid.
+func (b *Breaker) allow(ctx context.Context, r *ref, p *machine.Policy, g *admission) error {
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil {
-			return machine.Grant{}, err
+			return err
 		}
 		rec, storeNow, err := b.load(ctx, r)
 		if err != nil {
-			return machine.Grant{}, err
+			return err
 		}
 		if rec == nil {
 			// machine.Admit's case of no record (a circuit that never
 			// failed), which needs no clock and writes nothing.
-			return machine.First, nil
+			g.Grant, g.healthy = machine.First, true
+			return nil
 		}
 		if rec.State == StateClosed {
 			// machine.Admit's closed case, which needs no clock: the hot path.
-			return machine.Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}, nil
+			g.Grant = machine.Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
+			g.healthy, g.rec = rec.Failures == 0 && !rec.Forced, rec
+			return nil
 		}
 		local := storeNow.IsZero() && b.clock == nil
 		if local {
 			if e := r.rejected(rec, b.epoch, p.ObserveOnly); e != nil {
-				return machine.Grant{}, b.rejection(ctx, e) // machine.Admit's rejection, as decided for this record
+				return b.rejection(ctx, e) // machine.Admit's rejection, as decided for this record
 			}
 		}
 		now := b.now(storeNow)
 		a := machine.Admit(rec, r.name, *p, now, newID)
 		if !a.Admitted {
-			return machine.Grant{}, b.rejection(ctx, r.reject(rec, a, now, b.epoch, local, p.ObserveOnly))
+			return b.rejection(ctx, r.reject(rec, a, now, b.epoch, local, p.ObserveOnly))
 		}
 		if a.Next == nil {
-			return a.Grant, nil
+			g.Grant = a.Grant
+			return nil
 		}
 		if ok, err := b.replace(ctx, r, rec, a.Next); err != nil || ok {
-			return a.Grant, err
+			g.Grant = a.Grant
+			return err
 		}
 	}
-	return machine.Grant{}, b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
+	return b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
 }
 
 // settle records a call's outcome, already classified (Policy.Classify);
@@ -469,16 +500,21 @@ func (b *Breaker) allow(ctx context.Context, r *ref, p *machine.Policy) (machine
 // cancellation and bounded by settleTimeout (settleWrite). The first load
 // writes nothing and runs on the caller's context while it lasts, so that a
 // call that changes nothing (a success on a healthy circuit) costs nothing
-// more.
-func (b *Breaker) settle(ctx context.Context, r *ref, p *machine.Policy, g *machine.Grant, o machine.Outcome, d time.Duration) error {
+// more: a Success of a call admitted by a record that it leaves unchanged
+// (admission.healthy) only checks that the record is still that one.
+func (b *Breaker) settle(ctx context.Context, r *ref, p *machine.Policy, a *admission, o machine.Outcome, d time.Duration) error {
 	for _, c := range b.calls {
 		c.ObserveOutcome(ctx, r.name, Outcome(o), d)
 	}
+	g := &a.Grant
 	if o == machine.Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
 	}
 	counted := false
 	rec, storeNow, err := b.load(ctx, r)
+	if err == nil && a.healthy && rec == a.rec && o == machine.Success && p.FailureRate == 0 {
+		return nil // the record that admitted it, which a Success leaves unchanged
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			return err
@@ -513,10 +549,7 @@ func (b *Breaker) settleStep(ctx context.Context, r *ref, p *machine.Policy, g *
 			}
 			w, err = b.countShared(ctx, r, p, rec, now, o, !*counted) // a flush detaches itself
 		default:
-			if now.IsZero() {
-				now = b.now(storeNow)
-			}
-			w, err = b.count(r, p, rec, now, o, !*counted)
+			w, err = b.count(r, p, rec, storeNow, &now, o, !*counted)
 		}
 		if err != nil {
 			return nil, err

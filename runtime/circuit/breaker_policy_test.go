@@ -171,6 +171,33 @@ func TestRateRuleInProcess(t *testing.T) {
 	})
 }
 
+// TestRateRuleBucketsByTheLocalClock: with the local clock, successes are
+// counted in the bucket that holds them without reading the clock, and the
+// bucket moves on when it ends: successes made over more than a window keep
+// filling its latest buckets, so that 25 failures after them are a low rate
+// (were they all counted in the first bucket, the failures alone would be
+// the window, and open it).
+func TestRateRuleBucketsByTheLocalClock(t *testing.T) {
+	b, s := localBreaker(t)
+	ctx := t.Context()
+	p := circuit.Policy{FailureRate: 0.5, MinCalls: 20, Window: time.Second, Cooldown: time.Minute, ProbeLease: time.Second}
+	n := 0
+	for end := time.Now().Add(1300 * time.Millisecond); time.Now().Before(end); n++ {
+		if err := b.Run(ctx, testName, p, succeed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boom := errors.New("boom")
+	for range 25 {
+		if err := b.Run(ctx, testName, p, failing(boom)); !errors.Is(err, boom) {
+			t.Fatalf("after %d successes over 1.3s: %v", n, err)
+		}
+	}
+	if r := s.rec(testName); r != nil && r.State != circuit.StateClosed {
+		t.Fatalf("25 failures after %d successes over 1.3s opened a 1s window: %s", n, fmtRecord(r))
+	}
+}
+
 func TestGrowingCooldown(t *testing.T) {
 	b, s, clock := newBreaker(t)
 	ctx := t.Context()

@@ -1125,37 +1125,99 @@ func TestCircuitAllow(t *testing.T) {
 	if _, err := bad.Allow(t.Context()); !errors.As(err, &ce) {
 		t.Errorf("Allow of an invalid circuit = %v, want a *ConfigError", err)
 	}
+	badPolicy := b.Circuit(testName, circuit.Policy{FailureThreshold: -1})
+	if _, err := badPolicy.Allow(t.Context()); !errors.As(err, &ce) {
+		t.Errorf("Allow under an invalid policy = %v, want a *ConfigError", err)
+	}
+	if bad.Name() != "not a name" || badPolicy.Name() != testName {
+		t.Errorf("Name() of the invalid circuits = %q, %q", bad.Name(), badPolicy.Name())
+	}
 }
 
 // TestLocalRejectionsTrackTheDeadline: on a store that leaves the clock to
-// the Breaker, the rejections it reuses keep telling the time left to the
-// deadline, rounded up to the millisecond (at least 1s): never more than
-// the time left when the call began, never less than the time left when it
-// returned, whichever millisecond the calls fall in.
+// the Breaker, the OpenError of a rejection tells the time left to the
+// deadline when RetryAfter is asked, rounded up to the millisecond (at least
+// 1s): never more than the time left before it is asked, never less than the
+// time left after. One OpenError kept for 20ms tells 20ms less.
 func TestLocalRejectionsTrackTheDeadline(t *testing.T) {
 	for _, cooldown := range []time.Duration{time.Second, time.Minute} {
 		t.Run(cooldown.String(), func(t *testing.T) {
-			s := newMemStore(t, newClock())
-			s.set(func(s *memStore) { s.noClock = true })
-			b := circuit.New(s)
 			p := circuit.Policy{FailureThreshold: 1, Cooldown: cooldown, ProbeLease: time.Second}
-			_ = b.Run(t.Context(), testName, p, failing(errors.New("boom")))
-			until := s.rec(testName).OpenUntil
-			seen := map[*circuit.OpenError]bool{}
-			for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+			b, until := openedLocally(t, p)
+			within := func(oe *circuit.OpenError) time.Duration {
+				t.Helper()
 				before := time.Now()
-				oe := wantOpenError(t, b.Run(t.Context(), testName, p, mustNotRun(t)), circuit.StateOpen)
+				ra := oe.RetryAfter()
 				after := time.Now()
-				seen[oe] = true
 				hi := max(time.Second, until.Sub(before).Truncate(time.Millisecond)+time.Millisecond)
 				lo := max(time.Second, until.Sub(after).Truncate(time.Millisecond))
-				if ra := oe.RetryAfter(); ra > hi || ra < lo {
+				if ra > hi || ra < lo {
 					t.Fatalf("RetryAfter = %v, want within [%v, %v]", ra, lo, hi)
 				}
+				return ra
 			}
-			if cooldown > time.Second && len(seen) < 2 {
-				t.Errorf("%d distinct OpenErrors over 30ms: the rejection never moved on to the next millisecond", len(seen))
+			var first *circuit.OpenError
+			for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+				oe := wantOpenError(t, b.Run(t.Context(), testName, p, mustNotRun(t)), circuit.StateOpen)
+				within(oe)
+				if first == nil {
+					first = oe
+				}
+			}
+			was := within(first)
+			time.Sleep(20 * time.Millisecond)
+			if now := within(first); cooldown > time.Second && now > was-20*time.Millisecond {
+				t.Errorf("RetryAfter of one OpenError 20ms apart: %v, then %v", was, now)
 			}
 		})
 	}
+}
+
+// TestLocalRejectionEndsAtTheDeadline: on a store that leaves the clock to
+// the Breaker, a rejection reused without reading the clock while the
+// deadline is far still ends at the deadline: no call is admitted before it,
+// and the first call after it is the probe.
+func TestLocalRejectionEndsAtTheDeadline(t *testing.T) {
+	for _, cooldown := range []time.Duration{time.Second, 1500 * time.Millisecond} {
+		t.Run(cooldown.String(), func(t *testing.T) {
+			p := circuit.Policy{FailureThreshold: 1, Cooldown: cooldown, ProbeLease: time.Minute}
+			b, until := openedLocally(t, p)
+			for {
+				before := time.Now()
+				ticket, err := b.Allow(t.Context(), testName, p)
+				if err == nil {
+					if before.Before(until) && time.Now().Before(until) {
+						t.Fatalf("admitted %v before the deadline", until.Sub(before))
+					}
+					if !ticket.Probe() {
+						t.Fatal("the first call admitted after the deadline is not the probe")
+					}
+					if late := before.Sub(until); late > 50*time.Millisecond {
+						t.Errorf("the first call admitted began %v after the deadline, rejected meanwhile", late)
+					}
+					_ = ticket.Done(circuit.Success)
+					return
+				}
+				wantOpenError(t, err, circuit.StateOpen)
+				if time.Since(until) > time.Second {
+					t.Fatal("still rejected a second after the deadline")
+				}
+			}
+		})
+	}
+}
+
+// localBreaker returns a Breaker over a store that leaves the clock to it.
+func localBreaker(t *testing.T) (*circuit.Breaker, *memStore) {
+	s := newMemStore(t, newClock())
+	s.set(func(s *memStore) { s.noClock = true })
+	return circuit.New(s), s
+}
+
+// openedLocally returns a localBreaker whose circuit testName a failure
+// opened under p (threshold 1), and the end of its cooldown.
+func openedLocally(t *testing.T, p circuit.Policy) (*circuit.Breaker, time.Time) {
+	b, s := localBreaker(t)
+	_ = b.Run(t.Context(), testName, p, failing(errors.New("boom")))
+	return b, s.rec(testName).OpenUntil
 }

@@ -18,8 +18,8 @@ const retryAfterCap = maxCooldown + maxProbeLease
 
 // OpenError is returned, without running the operation, by a call to a circuit
 // that is open, or half-open with another caller's probe in flight. Calls
-// rejected within the same millisecond may share one OpenError: treat it as
-// read-only. An observe-only circuit returns none: its CallObservers hear
+// rejected for the same record of the circuit may share one OpenError:
+// treat it as read-only. An observe-only circuit returns none: its CallObservers hear
 // the OpenError of each call it would have rejected, with ObserveOnly set.
 type OpenError struct {
 	// Name is the circuit's name.
@@ -37,17 +37,26 @@ type OpenError struct {
 	// ran outside the circuit's state.
 	ObserveOnly bool
 
-	retryAfter time.Duration
+	retryAfter time.Duration // as of the rejection, when due is zero
+	due        time.Time     // the deadline on the monotonic clock, or zero
 }
 
 // RetryAfter is how long to wait before calling again: until the recorded
-// deadline, rounded up to the millisecond, and at least one second.
-func (e *OpenError) RetryAfter() time.Duration { return max(time.Second, e.retryAfter) }
+// deadline, rounded up to the millisecond, and at least one second. On a
+// store whose processes share the local clock (the file store), it is the
+// time left when RetryAfter is called; on one with its own clock, or a
+// Breaker with an injected clock, the time left when the call was rejected.
+func (e *OpenError) RetryAfter() time.Duration {
+	if !e.due.IsZero() {
+		return retryAfter(time.Until(e.due))
+	}
+	return max(time.Second, e.retryAfter)
+}
 
 // RetryAfterSeconds is RetryAfter rounded up to whole seconds, at least 1, as
 // an HTTP Retry-After header wants it.
 func (e *OpenError) RetryAfterSeconds() int {
-	return max(1, int((e.retryAfter+time.Second-1)/time.Second))
+	return int((e.RetryAfter() + time.Second - 1) / time.Second)
 }
 
 // Error describes the rejection.

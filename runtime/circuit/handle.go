@@ -10,19 +10,18 @@ import (
 // store once: the prepared form of Breaker.Run for code that calls the same
 // circuit again and again, such as generated guarded clients.
 type Circuit struct {
-	b    *Breaker
-	name string
-	r    *ref
-	p    *machine.Policy // nil when err is set
-	err  error
+	b   *Breaker
+	r   *ref            // holds the name even when err is set
+	p   *machine.Policy // nil when err is set
+	err error
 }
 
 // Circuit returns the named circuit under policy p. An invalid name or
 // policy is reported, as a *ConfigError, by every call of the Circuit.
 func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 	if r := b.known(name); r != nil {
-		c := &Circuit{b: b, name: name}
-		c.r, c.p, c.err = b.bindRef(r, p)
+		c := &Circuit{b: b, r: r}
+		_, c.p, c.err = b.bindRef(r, p)
 		return c
 	}
 	// A circuit's first handle and its ref are one allocation, so that a
@@ -32,13 +31,15 @@ func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 		r ref
 	})
 	c := &both.c
-	c.b, c.name = b, name
+	c.b = b
 	r, err := b.refInto(name, &both.r)
 	if err != nil {
-		c.err = err
+		both.r.name = name // an invalid name, which no call uses: for Name
+		c.r, c.err = &both.r, err
 		return c
 	}
-	c.r, c.p, c.err = b.bindRef(r, p)
+	c.r = r
+	_, c.p, c.err = b.bindRef(r, p)
 	return c
 }
 
@@ -47,7 +48,7 @@ func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 func (c *Circuit) Breaker() *Breaker { return c.b }
 
 // Name returns the circuit's name.
-func (c *Circuit) Name() string { return c.name }
+func (c *Circuit) Name() string { return c.r.name }
 
 // Run runs op through the circuit, exactly as Breaker.Run does.
 func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, error)) error {

@@ -29,12 +29,13 @@ type batch struct {
 // batchFor returns the circuit's batch for windows of span w: the one last
 // used (a circuit has one policy, in practice), found without allocating.
 func (r *ref) batchFor(w time.Duration) *batch {
-	if bt := r.batch.Load(); bt != nil && bt.span == w {
+	more := r.extra()
+	if bt := more.batch.Load(); bt != nil && bt.span == w {
 		return bt
 	}
-	v, _ := r.extra().batches.LoadOrStore(w, &batch{span: w})
+	v, _ := more.batches.LoadOrStore(w, &batch{span: w})
 	bt := v.(*batch)
-	r.batch.Store(bt)
+	more.batch.Store(bt)
 	return bt
 }
 

@@ -16,7 +16,7 @@ type Ticket struct {
 	ctx    context.Context
 	ref    *ref
 	policy *machine.Policy
-	grant  machine.Grant
+	grant  admission
 	passed bool          // an observe-only circuit let the call pass unadmitted
 	start  time.Duration // when the call was admitted (Breaker.start), for Policy.SlowCall and the CallObservers
 	timed  bool          // whether start is set
@@ -39,8 +39,8 @@ func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, er
 // admit admits one call to the circuit of r under rules and returns its
 // Ticket.
 func (b *Breaker) admit(ctx context.Context, r *ref, rules *machine.Policy) (*Ticket, error) {
-	g, err := b.allow(ctx, r, rules)
-	if err != nil {
+	var g admission
+	if err := b.allow(ctx, r, rules, &g); err != nil {
 		if passes(rules, err) {
 			return &Ticket{b: b, ctx: ctx, ref: r, policy: rules, passed: true}, nil
 		}

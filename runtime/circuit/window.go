@@ -3,6 +3,7 @@ package circuit
 import (
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -15,16 +16,24 @@ type window struct {
 	cells *driver.WindowCells
 	rec   *driver.Record // the record whose epoch is epoch
 	epoch uint64
+	// current is the bucket that holds the time now, plus one (0: not
+	// known), while the Breaker reads the local clock: a timer clears it
+	// when the bucket ends. A success is counted in it without reading the
+	// clock; a timer that fires late counts a success of the next bucket,
+	// for that long, in the one before, still within the window.
+	current atomic.Int64
 }
 
 // count counts the call of outcome o (when add is set) in the window of the
-// circuit r under p at now, rec being its current record, and returns the
-// window's counts.
+// circuit r under p, rec being its current record, and returns the window's
+// counts. The call's time is *now, read with b.now(storeNow) and set there
+// when it is zero and the count needs it: a Failure, or a Success once a
+// bucket has ended.
 //
 // The cells may be a store's shared mapping: a fault in them (a file
 // truncated under the process) is a *StateError, not a crash, and the next
 // call asks the store for its cells again.
-func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (n driver.Counts, err error) {
+func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, storeNow time.Time, now *time.Time, o machine.Outcome, add bool) (n driver.Counts, err error) {
 	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
 	w := r.win.Load()
 	if w == nil || w.span != p.Window || w.rec != rec {
@@ -33,7 +42,19 @@ func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, now time.
 			return driver.Counts{}, err
 		}
 	}
-	bk := driver.Bucket(now, p.Window)
+	local := storeNow.IsZero() && b.clock == nil
+	var bk int64
+	if c := w.current.Load(); c != 0 && local && now.IsZero() && o != machine.Failure {
+		bk = c - 1
+	} else {
+		if now.IsZero() {
+			*now = b.now(storeNow)
+		}
+		bk = driver.Bucket(*now, p.Window)
+		if local && c != bk+1 {
+			w.keep(bk, *now)
+		}
+	}
 	if add {
 		w.cells.Add(w.epoch, bk, o == machine.Failure)
 	}
@@ -41,6 +62,18 @@ func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, now time.
 		return driver.Counts{}, nil // only a failure can open the circuit
 	}
 	return w.cells.Counts(w.epoch, bk), nil
+}
+
+// keep makes bk, the bucket that holds now, the window's current bucket
+// until it ends.
+func (w *window) keep(bk int64, now time.Time) {
+	width := int64(w.span / driver.WindowBuckets)
+	left := time.Duration((bk+1)*width - now.UnixNano())
+	old := w.current.Load()
+	if left <= 0 || old >= bk+1 || !w.current.CompareAndSwap(old, bk+1) {
+		return // the bucket ended, or a later one is current
+	}
+	time.AfterFunc(left, func() { w.current.CompareAndSwap(bk+1, 0) })
 }
 
 // cellFault, deferred by count and countCalls, restores the fault mode old
@@ -51,7 +84,9 @@ func (b *Breaker) cellFault(r *ref, old bool, n *driver.Counts, err *error) {
 	debug.SetPanicOnFault(old)
 	if f := recover(); f != nil {
 		r.win.Store(nil)
-		r.calls.Store(nil)
+		if m := r.more.Load(); m != nil {
+			m.calls.Store(nil)
+		}
 		*n, *err = driver.Counts{}, b.stateError(r, "window", fmt.Errorf("window counts: %v", f))
 	}
 }
@@ -70,7 +105,8 @@ type callWindow struct {
 // the store's when it is a driver.CallWindowStore, else the Breaker's own.
 func (b *Breaker) countCalls(r *ref, p *machine.Policy, rec *driver.Record, o machine.Outcome, add bool) (n driver.Counts, err error) {
 	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
-	w := r.calls.Load()
+	more := r.extra()
+	w := more.calls.Load()
 	if w == nil || w.n != p.WindowCalls || w.rec != rec {
 		var cells *driver.CallCells
 		switch {
@@ -83,11 +119,11 @@ func (b *Breaker) countCalls(r *ref, p *machine.Policy, rec *driver.Record, o ma
 			}
 			cells = c
 		default:
-			c, _ := r.extra().callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
+			c, _ := more.callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
 			cells = c.(*driver.CallCells)
 		}
 		w = &callWindow{n: p.WindowCalls, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}
-		r.calls.Store(w)
+		more.calls.Store(w)
 	}
 	if add {
 		w.cells.Add(w.epoch, w.n, o == machine.Failure)

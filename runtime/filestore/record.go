@@ -73,6 +73,9 @@ func decode(data []byte) (*driver.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Incarnation == driver.FirstIncarnation {
+		f.Incarnation = driver.FirstIncarnation // most records': one string, not one per record read
+	}
 	r := &driver.Record{
 		Name: f.Name, State: state, Failures: f.Failures, Generation: f.Generation,
 		Incarnation: f.Incarnation, Version: f.Version, OpenUntil: f.OpenUntil,

@@ -290,9 +290,13 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		}
 		return e.lost(ctx, rec, why, judge-1)
 	}
-	e.saw(rec, m)
+	var k *known
 	if settled && fresh {
-		k := &known{c: c, seq: before, rec: rec, trust: trust}
+		k = newKnown(c, before, rec, trust)
+		rec = k.rec
+	}
+	e.saw(rec, m)
+	if k != nil {
 		e.fast.Store(k)
 		e.share(k)
 		if e.failed.Load() { // a write failed meanwhile: no copy may outlive it
@@ -300,6 +304,22 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		}
 	}
 	return rec, nil
+}
+
+// newKnown returns the copy of rec (nil: none), read as of the value seq of
+// c under trust. A record read is copied into the copy's allocation, so
+// that a call finds both in adjacent memory: with many circuits called at
+// random, one cache miss fewer.
+func newKnown(c counter, seq uint64, rec *driver.Record, trust uint64) *known {
+	if rec == nil {
+		return &known{c: c, seq: seq, trust: trust}
+	}
+	both := &struct {
+		k known
+		r driver.Record
+	}{k: known{c: c, seq: seq, trust: trust}, r: *rec}
+	both.k.rec = &both.r
+	return &both.k
 }
 
 // waitStable waits, up to stableWait, for a change of the circuit in

@@ -17,18 +17,11 @@ import (
 // Last remembers the latest revision of one circuit's record that a
 // process saw. It is safe for concurrent use.
 type Last struct {
-	p atomic.Pointer[revision]
-}
-
-// revision is a record's revision, and when it was written.
-type revision struct {
-	incarnation string
-	version     uint64
-	updated     time.Time
+	p atomic.Pointer[driver.Record] // records are immutable: its revision, and when it was written
 }
 
 // Seen is what a Last held when a read began.
-type Seen struct{ r *revision }
+type Seen struct{ r *driver.Record }
 
 // Begin returns what l holds now, for a read that begins: the read's
 // record is judged against it (Older), not against what other reads see
@@ -46,10 +39,10 @@ func (l *Last) Saw(rec *driver.Record) {
 		return
 	}
 	cur := l.p.Load()
-	if cur != nil && cur.incarnation == rec.Incarnation && cur.version >= rec.Version {
+	if cur != nil && cur.Incarnation == rec.Incarnation && cur.Version >= rec.Version {
 		return
 	}
-	l.p.Store(&revision{rec.Incarnation, rec.Version, rec.UpdatedAt})
+	l.p.Store(rec) // the record a copy holds too, or soon garbage: no copy of its revision
 }
 
 // Older reports whether rec, read by a read that began when l held s, is
@@ -66,10 +59,10 @@ func Older(rec *driver.Record, s Seen) bool {
 	if rec == nil || s.r == nil {
 		return false
 	}
-	if s.r.incarnation == rec.Incarnation {
-		return rec.Version < s.r.version
+	if s.r.Incarnation == rec.Incarnation {
+		return rec.Version < s.r.Version
 	}
-	return rec.UpdatedAt.Before(s.r.updated)
+	return rec.UpdatedAt.Before(s.r.UpdatedAt)
 }
 
 // Unknown returns the record that stands for the named circuit when its
