@@ -399,8 +399,10 @@ func BenchmarkSnapshot(b *testing.B) {
 	ctx := context.Background()
 	ours := func(kind storeKind) func(b *testing.B) {
 		return func(b *testing.B) {
-			br, up, _ := guarded(kind.open(b))
-			_, err := up.Get(ctx, 1) // creates the record
+			br, up, down := guarded(kind.open(b))
+			_, err := down.Get(ctx, 1) // a failure creates the record
+			want(b, err, ErrDown)
+			_, err = up.Get(ctx, 1) // a success counts it down to 0
 			want(b, err, nil)
 			for b.Loop() {
 				snap, err := br.Snapshot(ctx, "bench-closed")
