@@ -88,9 +88,18 @@ func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Ti
 	}
 	j := &rejection{rec: rec, err: OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: retryAfter(left)}}
 	if local {
+		// left is by the clock now was read from. A reading of the local
+		// clock carries a monotonic one, which places the deadline
+		// exactly; a store's clock (the file store's boot clock) may read
+		// another time than the wall clock, so the deadline is left from a
+		// monotonic reading taken after now: no earlier than the store's.
+		mono := now.Sub(epoch)
+		if now == now.Round(0) { // no monotonic reading: Round(0) strips it
+			mono = time.Since(epoch)
+		}
 		j.local = true
-		j.deadline = now.Sub(epoch) + min(left, math.MaxInt64-now.Sub(epoch)) // the same reading as now
-		j.err.due = epoch.Add(j.deadline)                                     // monotonic: RetryAfter counts down
+		j.deadline = mono + min(left, math.MaxInt64-mono)
+		j.err.due = epoch.Add(j.deadline) // monotonic: RetryAfter counts down
 		if wait := left - nearTime(left); wait >= minTimer {
 			j.timer = time.AfterFunc(wait, func() { j.near.Store(true) })
 		} else {

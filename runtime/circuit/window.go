@@ -19,8 +19,10 @@ type window struct {
 	// current is the bucket that holds the time now, plus one (0: not
 	// known), while the Breaker reads the local clock: a timer clears it
 	// when the bucket ends. A success is counted in it without reading the
-	// clock; a timer that fires late counts a success of the next bucket,
-	// for that long, in the one before, still within the window.
+	// clock, once a call read the clock in it (driver.AddStarted); a timer
+	// that fires late counts a success of the next bucket, for that long,
+	// in the one before, or not at all once another process began a later
+	// bucket in its cell.
 	current atomic.Int64
 }
 
@@ -43,17 +45,24 @@ func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, storeNow 
 		}
 	}
 	local := storeNow.IsZero() && b.clock == nil
-	var bk int64
-	if c := w.current.Load(); c != 0 && local && now.IsZero() && o != machine.Failure {
-		bk = c - 1
-	} else {
-		if now.IsZero() {
-			*now = b.now(storeNow)
+	if local && o != machine.Failure && now.IsZero() {
+		if !add {
+			return driver.Counts{}, nil
 		}
-		bk = driver.Bucket(*now, p.Window)
-		if local && c != bk+1 {
-			w.keep(bk, *now)
+		// A success goes to the bucket kept current, without a clock,
+		// while that bucket has begun: a bucket kept too long (a timer
+		// late in a process stopped for longer than a bucket) may no
+		// longer be the one its cell holds, and is then read afresh.
+		if c := w.current.Load(); c != 0 && w.cells.AddStarted(w.epoch, c-1, false) {
+			return driver.Counts{}, nil
 		}
+	}
+	if now.IsZero() {
+		*now = b.now(storeNow)
+	}
+	bk := driver.Bucket(*now, p.Window)
+	if local && w.current.Load() != bk+1 {
+		w.keep(bk, *now)
 	}
 	if add {
 		w.cells.Add(w.epoch, bk, o == machine.Failure)
