@@ -45,17 +45,8 @@ func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, storeNow 
 		}
 	}
 	local := storeNow.IsZero() && b.clock == nil
-	if local && o != machine.Failure && now.IsZero() {
-		if !add {
-			return driver.Counts{}, nil
-		}
-		// A success goes to the bucket kept current, without a clock,
-		// while that bucket has begun: a bucket kept too long (a timer
-		// late in a process stopped for longer than a bucket) may no
-		// longer be the one its cell holds, and is then read afresh.
-		if c := w.current.Load(); c != 0 && w.cells.AddStarted(w.epoch, c-1, false) {
-			return driver.Counts{}, nil
-		}
+	if !add && o != machine.Failure {
+		return driver.Counts{}, nil
 	}
 	if now.IsZero() {
 		*now = b.now(storeNow)

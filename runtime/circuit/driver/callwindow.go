@@ -2,8 +2,7 @@ package driver
 
 import (
 	"math/bits"
-
-	"github.com/circuitgen/circuitgen/runtime/internal/mapped"
+	"sync/atomic"
 )
 
 // A count window is the other window of the rate rule: the last n completed
@@ -33,9 +32,9 @@ const callWords = (MaxWindowCalls + 63) / 64
 // accepted to keep Add free of locks; as for WindowCells, so may a call
 // counted at the moment the epoch changes.
 type CallCells struct {
-	epoch mapped.Word
-	calls mapped.Word
-	ring  [callWords]mapped.Word
+	epoch atomic.Uint64
+	calls atomic.Uint64
+	ring  [callWords]atomic.Uint64
 }
 
 // Add counts one completed call of epoch e in the window of the last n

@@ -2,9 +2,8 @@ package driver
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
-
-	"github.com/circuitgen/circuitgen/runtime/internal/mapped"
 )
 
 // The rate rule looks at a circuit's recent calls through a window: the
@@ -50,9 +49,9 @@ func Bucket(t time.Time, w time.Duration) int64 {
 // processes (the file store maps it from a file); its zero value is an
 // empty window.
 type WindowCells struct {
-	epoch mapped.Word
+	epoch atomic.Uint64
 	cells [WindowBuckets]struct {
-		calls, failures mapped.Word
+		calls, failures atomic.Uint64
 	}
 }
 
@@ -91,47 +90,11 @@ func (c *WindowCells) Add(e uint64, b int64, failure bool) {
 	}
 }
 
-// AddStarted is Add for a call that may come late: it counts the call of
-// epoch e in bucket b only if the window is of epoch e and b's cell
-// already holds bucket b (a call was counted in b before), and reports
-// whether it did. It never starts a bucket, so a caller that took b from a
-// reading of the clock it keeps, which may be stale, cannot empty a later
-// bucket's cell; when it reports false, the caller reads the clock and
-// calls Add.
-func (c *WindowCells) AddStarted(e uint64, b int64, failure bool) bool {
-	if c.epoch.Load() != e {
-		return false
-	}
-	cell := &c.cells[bucketSlot(b)]
-	if !addStarted(&cell.calls, b) {
-		return false
-	}
-	if failure {
-		add(&cell.failures, b)
-	}
-	return true
-}
-
-// addStarted counts one in w if w holds bucket b, and reports whether it
-// does; a count already at its limit stays there.
-func addStarted(w *mapped.Word, b int64) bool {
-	tag := uint64(uint32(b)) << 32
-	for {
-		old := w.Load()
-		if old&^countMask != tag {
-			return false
-		}
-		if old&countMask == countMask || w.CompareAndSwap(old, old+1) {
-			return true
-		}
-	}
-}
-
 // enter makes e the epoch of the cells whose epoch is held in epoch, for a
 // call of epoch e: counted is false for a call of an earlier generation
 // settling late, which is not counted; fresh is true when this call changed
 // the epoch, and must empty the cells.
-func enter(epoch *mapped.Word, e uint64) (counted, fresh bool) {
+func enter(epoch *atomic.Uint64, e uint64) (counted, fresh bool) {
 	for h := epoch.Load(); h != e; h = epoch.Load() {
 		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
 			return false, false
@@ -145,7 +108,7 @@ func enter(epoch *mapped.Word, e uint64) (counted, fresh bool) {
 
 // add counts one in w for bucket b: it starts w afresh when w holds an
 // earlier bucket, and saturates rather than wrap.
-func add(w *mapped.Word, b int64) {
+func add(w *atomic.Uint64, b int64) {
 	tag := uint64(uint32(b)) << 32
 	for {
 		old := w.Load()

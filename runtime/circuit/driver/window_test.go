@@ -47,32 +47,6 @@ func TestWindowCells(t *testing.T) {
 			t.Errorf("Counts = %+v, want %+v", got, want)
 		}
 	})
-	t.Run("AddStarted counts only in a bucket that began", func(t *testing.T) {
-		var c driver.WindowCells
-		if c.AddStarted(e1, 30, false) {
-			t.Error("AddStarted counted in an empty window")
-		}
-		c.Add(e1, 30, false)
-		c.Add(e1, 50, true) // the same cell, two windows on
-		for _, tt := range []struct {
-			name    string
-			e       uint64
-			b       int64
-			counted bool
-		}{
-			{"the bucket its cell holds", e1, 50, true},
-			{"a bucket two windows behind its cell's", e1, 30, false},
-			{"a bucket not begun", e1, 51, false},
-			{"another epoch", e2, 50, false},
-		} {
-			if got := c.AddStarted(tt.e, tt.b, true); got != tt.counted {
-				t.Errorf("%s: AddStarted = %v, want %v", tt.name, got, tt.counted)
-			}
-		}
-		if got, want := c.Counts(e1, 50), (driver.Counts{Calls: 2, Failures: 2}); got != want {
-			t.Errorf("Counts = %+v, want %+v", got, want)
-		}
-	})
 	t.Run("concurrent adds are all counted", func(t *testing.T) {
 		var c driver.WindowCells
 		var wg sync.WaitGroup

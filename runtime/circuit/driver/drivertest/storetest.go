@@ -30,6 +30,13 @@ type Config struct {
 	// value in a row), hence the hook; without it the corrupt-record
 	// subtests are not run.
 	Corrupt func(t *testing.T, s driver.Store, name string)
+
+	// RefuseWrites, when not nil, makes s refuse every write (Replace and
+	// Delete fail with an error other than ErrConflict) while it still
+	// reads, as a read-only database, a replica or a full disk does, until
+	// the returned function is called. The way is store-specific, hence the
+	// hook; without it the refused-write subtest is not run.
+	RefuseWrites func(t *testing.T, s driver.Store) (restore func())
 }
 
 // Run runs the conformance suite against the store that cfg describes, each
@@ -63,6 +70,11 @@ func Run(t *testing.T, cfg Config) {
 		)
 	} else {
 		t.Log("drivertest: Config.Corrupt is nil; corrupt-record checks not run")
+	}
+	if cfg.RefuseWrites != nil {
+		tests = append(tests, subtest{"RefusedWriteFailsClosed", testRefusedWrite})
+	} else {
+		t.Log("drivertest: Config.RefuseWrites is nil; the refused-write check not run")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, cfg) })
