@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -212,4 +213,17 @@ func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 func Key(name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return hex.EncodeToString(sum[:])
+}
+
+// quoteMax is how many bytes of a name Quote shows.
+const quoteMax = 200
+
+// Quote returns name quoted for a log line, an error or a page: whole when
+// it is at most 200 bytes, else its first 200 bytes and its length. Names
+// read from storage are not checked yet, and may be of any size.
+func Quote(name string) string {
+	if len(name) <= quoteMax {
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(name[:quoteMax]) + "… (" + strconv.Itoa(len(name)) + " bytes)"
 }
