@@ -62,10 +62,10 @@ func TestOpenAndClear(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Circuits) != 2 {
 				t.Fatalf("state -json: %v\n%s", err, r.stdout)
 			}
-			if c := rep.Circuits[0]; !c.Forced || c.State != "open" || c.OpenUntil.IsZero() {
+			if c := rep.Circuits[0]; !c.Forced || c.State.String() != "open" || c.OpenUntil.IsZero() {
 				t.Errorf("state -json of the forced circuit: %+v", c)
 			}
-			if c := rep.Circuits[1]; c.Forced || c.State != "open" {
+			if c := rep.Circuits[1]; c.Forced || c.State.String() != "open" {
 				t.Errorf("state -json of a circuit that opened by itself: %+v", c)
 			}
 
@@ -190,7 +190,7 @@ func TestCloseAndClear(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Circuits) != 1 {
 				t.Fatalf("state -json: %v\n%s", err, r.stdout)
 			}
-			if c := rep.Circuits[0]; !c.Forced || c.State != "closed" || c.OpenUntil.IsZero() || c.Failures != 0 {
+			if c := rep.Circuits[0]; !c.Forced || c.State.String() != "closed" || c.OpenUntil.IsZero() || c.Failures != 0 {
 				t.Errorf("state -json of the circuit held closed: %+v", c)
 			}
 

@@ -5,16 +5,16 @@ import "github.com/circuitgen/circuitgen/runtime/circuit"
 // stateLabel is how the table shows a readable circuit's state: the state
 // by the store's clock (circuit.Snapshot), with what a person needs beside
 // it; "never seen" for a circuit the store has no record of.
-func stateLabel(c circuit.Status) string {
+func stateLabel(c circuit.Snapshot) string {
 	switch {
-	case !c.Recorded:
+	case !c.Exists:
 		return "never seen"
 	case c.Forced:
-		return c.State + " (forced)"
-	case c.State == circuit.StateHalfOpen.String() && c.Probing:
-		return c.State + " (probe in flight)"
-	case c.State == circuit.StateHalfOpen.String():
-		return c.State + " (ready to probe)"
+		return c.State.String() + " (forced)"
+	case c.State == circuit.StateHalfOpen && c.Probing:
+		return c.State.String() + " (probe in flight)"
+	case c.State == circuit.StateHalfOpen:
+		return c.State.String() + " (ready to probe)"
 	}
-	return c.State
+	return c.State.String()
 }

@@ -309,7 +309,7 @@ func TestStateAndClear(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, c := range rep.Circuits {
-				got[c.Name] = c.State
+				got[c.Name] = c.State.String()
 			}
 			if got["billing-api"] != "closed" || got["payments"] != "open" || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], record) {
 				t.Errorf("state -json: %+v", rep)

@@ -19,7 +19,7 @@ type stateReport struct {
 	Store string `json:"store"`
 	// Circuits are the circuits read, sorted by name; Error holds the
 	// whole error, for operators.
-	Circuits []circuit.Status `json:"circuits"`
+	Circuits []circuit.Snapshot `json:"circuits"`
 	// Errors are the records that could not be read, each naming its record.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -41,22 +41,22 @@ func readReport(ctx context.Context, st opened, b *circuit.Breaker, names []stri
 // readStates reads the named circuits with b.Snapshot, which never changes
 // them. A circuit that cannot be read is reported with state "error" and
 // its error; the others are read all the same.
-func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]circuit.Status, []error) {
+func readStates(ctx context.Context, b *circuit.Breaker, names []string) ([]circuit.Snapshot, []error) {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	states := make([]circuit.Status, 0, len(names))
+	states := make([]circuit.Snapshot, 0, len(names))
 	var errs []error
 	for _, name := range names {
 		snap, err := b.Snapshot(ctx, name)
 		if err != nil {
-			st := circuit.StatusOfError(name, err)
+			st := snap
 			st.Error = err.Error()
 			states = append(states, st)
 			errs = append(errs, err)
 			continue
 		}
-		states = append(states, circuit.StatusOf(snap))
+		states = append(states, snap)
 	}
 	return states, errs
 }
@@ -77,12 +77,12 @@ func writeTable(w io.Writer, rep stateReport, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CIRCUIT\tSTATE\tFAILURES\tGENERATION\tOPEN UNTIL\tLEASE UNTIL\tUPDATED")
 	for _, c := range rep.Circuits {
-		if c.State == circuit.StatusUnreadable {
+		if c.Error != "" {
 			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t-\t-\n", printable(c.Name))
 			continue
 		}
 		gen := "-"
-		if c.Recorded {
+		if c.Exists {
 			gen = fmt.Sprint(c.Generation)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.Name), stateLabel(c), c.Failures, gen,

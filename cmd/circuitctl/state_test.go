@@ -69,7 +69,7 @@ func TestStateReadsTime(t *testing.T) {
 				t.Fatalf("state -json: %v\n%s", err, r.stdout)
 			}
 			for _, c := range rep.Circuits {
-				if c.State != "half_open" || c.Probing != (c.Name == "email") || c.Forced {
+				if c.State.String() != "half_open" || c.Probing != (c.Name == "email") || c.Forced {
 					t.Errorf("state -json: %+v, want half_open, probing only for email, none forced", c)
 				}
 			}

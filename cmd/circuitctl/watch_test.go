@@ -135,16 +135,16 @@ func TestWatchJSON(t *testing.T) {
 			return ok(rep)
 		})
 	}
-	byName := func(rep stateReport, name string) circuit.Status {
+	byName := func(rep stateReport, name string) circuit.Snapshot {
 		for _, c := range rep.Circuits {
 			if c.Name == name {
 				return c
 			}
 		}
-		return circuit.Status{}
+		return circuit.Snapshot{}
 	}
 	read("the first report", func(rep stateReport) bool {
-		return byName(rep, "payments").State == "open" && len(rep.Errors) == 1
+		return byName(rep, "payments").State.String() == "open" && len(rep.Errors) == 1
 	})
 	if err := b.ForceOpen(context.Background(), "billing-api", time.Hour); err != nil {
 		t.Fatal(err)

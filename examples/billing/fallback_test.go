@@ -15,7 +15,7 @@ import (
 )
 
 // rejections, a CallObserver, must hear rejections.
-var _ circuit.CallObserver = (*rejections)(nil)
+var _ circuit.Observer = (*rejections)(nil)
 
 // rejections is a CallObserver that records the rejections it hears.
 type rejections struct {

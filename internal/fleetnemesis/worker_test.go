@@ -125,7 +125,7 @@ func (observer) ObserveOutcome(context.Context, string, circuit.Outcome, time.Du
 // The observer must hear transitions with the call's context: an observer
 // that is not a CallObserver would mark no probe and no closing, and the
 // checker would take every probe after a loss for a lost opening.
-var _ circuit.CallObserver = observer{}
+var _ circuit.Observer = observer{}
 
 // openStore opens the worker's cached store.
 func openStore(ctx context.Context, bound time.Duration) (circuit.Store, func(), error) {

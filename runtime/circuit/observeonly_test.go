@@ -223,7 +223,7 @@ func TestObserveOnlyStateErrors(t *testing.T) {
 // rejections is a CallObserver that hears only rejections.
 type rejections func(*circuit.OpenError)
 
-var _ circuit.CallObserver = rejections(nil)
+var _ circuit.Observer = rejections(nil)
 
 func (f rejections) ObserveTransition(circuit.Transition)                                   {}
 func (f rejections) ObserveTransitionContext(context.Context, circuit.Transition)           {}

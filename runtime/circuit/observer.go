@@ -23,39 +23,47 @@ type Transition struct {
 	At time.Time
 }
 
-// Observer hears every state transition a Breaker commits, after it is
-// stored and outside every lock, in the goroutine that made it. Transitions
-// made by other processes are heard by their own Breakers.
-type Observer interface {
-	ObserveTransition(Transition)
+// Event is something a Breaker learned besides a transition, which an
+// operator should hear about: a circuit's state could not be read or
+// written (Err is a *StateError, the calls are being refused), or the store
+// reported a problem of its own: its dataset was lost or replaced (Err wraps
+// driver.ErrLost), or a server setting weakens its guarantees (Err wraps
+// driver.ErrUnsafe).
+type Event struct {
+	// Name is the circuit concerned; empty for the whole store.
+	Name string
+	// Err says what happened.
+	Err error
+	// At is when the Breaker learned it, by the local wall clock.
+	At time.Time
 }
 
-// CallObserver is an Observer that also hears about calls, in the caller's
-// goroutine and with its context (to reach its trace span, for example):
-// each call a circuit rejects, and each admitted call's outcome. A Breaker
-// tells a CallObserver of a transition through ObserveTransitionContext, with
-// the context of the call that made it, in place of ObserveTransition.
+// Observer hears every state transition a Breaker commits, after it is
+// stored and outside every lock, in the goroutine that made it; transitions
+// made by other processes are heard by their own Breakers. New looks once
+// for these further methods, each optional, and calls those it finds:
 //
-// New checks each observer for this interface once; a Breaker with no
-// CallObserver does no work for it on any call, and times a call only for
-// Policy.SlowCall.
-type CallObserver interface {
-	Observer
-	// ObserveTransitionContext hears a committed transition, as
-	// ObserveTransition does, with the context of the call that made it.
-	ObserveTransitionContext(ctx context.Context, t Transition)
-	// ObserveRejection hears a call that e rejected: the operation did not
-	// run. When e.ObserveOnly is set, an observe-only circuit would have
-	// rejected it: the operation ran outside the circuit's state, and its
-	// outcome is not heard.
-	ObserveRejection(ctx context.Context, e *OpenError)
-	// ObserveOutcome hears the outcome of an admitted call to the named
-	// circuit, before it is settled; a panic is heard as Ignored. d is how
-	// long the call took: the operation's run for Run, from Allow to Done
-	// for a Ticket; on WithClock's clock when one is given, else on the
-	// monotonic clock. The outcome is after Policy.SlowCall's rule: a slow
-	// Success is heard as Failure.
-	ObserveOutcome(ctx context.Context, name string, o Outcome, d time.Duration)
+//	// ObserveTransitionContext hears a transition in place of
+//	// ObserveTransition, with the context of the call that made it (to
+//	// reach its trace span, for example).
+//	ObserveTransitionContext(ctx context.Context, t Transition)
+//	// ObserveEvent hears Events: of a circuit's StateErrors the first, then
+//	// at most one a minute while they go on; of the store's reports, each.
+//	ObserveEvent(e Event)
+//	// ObserveOutcome hears the outcome of each admitted call, before it is
+//	// settled, in the caller's goroutine; a panic is heard as Ignored, a
+//	// slow Success (Policy.SlowCall) as Failure. d is how long the call
+//	// took: the operation's run for Run, from Allow to Done for a Ticket.
+//	ObserveOutcome(ctx context.Context, name string, o Outcome, d time.Duration)
+//	// ObserveRejection hears each call e rejected: the operation did not
+//	// run. With e.ObserveOnly set, an observe-only circuit would have
+//	// rejected it, and the operation ran outside the circuit's state.
+//	ObserveRejection(ctx context.Context, e *OpenError)
+//
+// A Breaker with no observer of outcomes or rejections does no work for
+// them on any call, and times a call only for Policy.SlowCall.
+type Observer interface {
+	ObserveTransition(Transition)
 }
 
 // ObserverFunc adapts a function to an Observer.
@@ -64,11 +72,113 @@ type ObserverFunc func(Transition)
 // ObserveTransition calls f(t).
 func (f ObserverFunc) ObserveTransition(t Transition) { f(t) }
 
-// SlogObserver returns an EventObserver that logs to l: each transition, at
+// The optional methods of an Observer.
+type (
+	transitionContextObserver interface {
+		ObserveTransitionContext(context.Context, Transition)
+	}
+	eventObserver   interface{ ObserveEvent(Event) }
+	outcomeObserver interface {
+		ObserveOutcome(context.Context, string, Outcome, time.Duration)
+	}
+	rejectionObserver interface {
+		ObserveRejection(context.Context, *OpenError)
+	}
+)
+
+// observers are a Breaker's observers, sorted by the methods they have.
+type observers struct {
+	transitions []Observer
+	contexts    []transitionContextObserver
+	events      []eventObserver
+	outcomes    []outcomeObserver
+	rejections  []rejectionObserver
+	calls       bool // some hear outcomes or rejections: every call tells them
+}
+
+// add sorts o into its lists.
+func (obs *observers) add(o Observer) {
+	if c, ok := o.(transitionContextObserver); ok {
+		obs.contexts = append(obs.contexts, c)
+	} else {
+		obs.transitions = append(obs.transitions, o)
+	}
+	if e, ok := o.(eventObserver); ok {
+		obs.events = append(obs.events, e)
+	}
+	if c, ok := o.(outcomeObserver); ok {
+		obs.outcomes = append(obs.outcomes, c)
+	}
+	if r, ok := o.(rejectionObserver); ok {
+		obs.rejections = append(obs.rejections, r)
+	}
+	obs.calls = len(obs.outcomes)+len(obs.rejections) > 0
+}
+
+// transition tells the observers of a committed change from prev (nil:
+// none) to next, when it changes the state.
+func (obs *observers) transition(ctx context.Context, prev, next *driver.Record) {
+	from := StateClosed
+	if prev != nil {
+		from = prev.State
+	}
+	if from == next.State || len(obs.transitions)+len(obs.contexts) == 0 {
+		return
+	}
+	t := Transition{Name: next.Name, From: from, To: next.State, Generation: next.Generation, Failures: next.Failures, At: next.UpdatedAt}
+	for _, o := range obs.transitions {
+		o.ObserveTransition(t)
+	}
+	for _, o := range obs.contexts {
+		o.ObserveTransitionContext(ctx, t)
+	}
+}
+
+func (obs *observers) event(e Event) {
+	for _, o := range obs.events {
+		o.ObserveEvent(e)
+	}
+}
+
+func (obs *observers) outcome(ctx context.Context, name string, o Outcome, d time.Duration) {
+	for _, c := range obs.outcomes {
+		c.ObserveOutcome(ctx, name, o, d)
+	}
+}
+
+func (obs *observers) rejected(ctx context.Context, e *OpenError) {
+	for _, r := range obs.rejections {
+		r.ObserveRejection(ctx, e)
+	}
+}
+
+// stateErrorEvery bounds how often a circuit's StateErrors are reported.
+const stateErrorEvery = time.Minute
+
+// stateError returns the StateError of the circuit's operation op failing
+// with err, and reports it to the observers of events unless one was
+// reported within stateErrorEvery.
+func (c *Circuit) stateError(op string, err error) *StateError {
+	se := &StateError{Name: c.name, Op: op, Err: err}
+	if len(c.b.obs.events) == 0 {
+		return se
+	}
+	now := int64(c.b.since())
+	reported := &c.extra().reported
+	last := reported.Load()
+	if last != 0 && now-last < int64(stateErrorEvery) || !reported.CompareAndSwap(last, now) {
+		return se
+	}
+	e := *se // callers may still mark the returned one as Ran
+	c.b.obs.event(Event{Name: c.name, Err: &e, At: time.Now()})
+	return se
+}
+
+// SlogObserver returns an Observer that logs to l: each transition, at
 // Warn when a circuit opens and at Info otherwise; each Event, at Error when
 // calls are refused (a StateError) or the store lost its state, and at Warn
 // for an unsafe store setting.
-func SlogObserver(l *slog.Logger) EventObserver { return slogObserver{l} }
+func SlogObserver(l *slog.Logger) Observer { return slogObserver{l} }
 
 type slogObserver struct{ l *slog.Logger }
 

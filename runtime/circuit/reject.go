@@ -9,44 +9,35 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// Rejecting a call must cost no more than the call an in-memory breaker
-// would make, so the Breaker remembers its latest rejection of each circuit:
-// the record it was decided for, and when that record's deadline falls on
-// the process's monotonic clock. While the store still returns that same
-// record (records are immutable: a change is a new one) and the deadline
-// has not come, the rejection stands without deciding again, and its
-// OpenError is shared by the calls it rejects: RetryAfter is worked out
-// when it is asked.
+// A rejection costs an in-memory breaker a few nanoseconds; a reading of the
+// clock costs more than that (30 ns for the monotonic clock, 55 ns for the
+// wall clock on the machine BENCHMARKS.md describes). So the Breaker keeps
+// each circuit's latest rejection: the record it was decided for, its
+// OpenError, shared by every call that record rejects, and a timer set for
+// its deadline. While the store still returns that record and the timer has
+// not fired, the machine's decision is told the deadline has not come
+// (machine.Clock.NotYet) and reads no clock. A timer never fires early; one
+// that fires late, in a process stopped or starved past the deadline,
+// delays the next probe by as much, and never admits a call early.
 //
-// Far from the deadline it stands without reading the clock either: a
-// timer marks the rejection near (nearTime before the deadline), and only a
-// near rejection reads the monotonic clock to see whether the deadline has
-// come. A timer never fires early; one that fires late, in a process that
-// was stopped or starved for longer than nearTime, keeps rejecting past the
-// deadline until it fires. That can delay a probe, never admit a call early.
-//
-// This holds only for stores whose processes share the local clock (Load
-// returns the zero Time, as the file store's does): the process's monotonic
-// clock advances with it. With a store's own time, or an injected clock,
-// every rejection is decided afresh.
-
-// nearTime is how long before its deadline a rejection reads the clock on
-// every call: at most half the time it was decided for, at most a second.
-func nearTime(left time.Duration) time.Duration { return min(left/2, time.Second) }
-
-// minTimer is the shortest time to a near rejection worth a timer: a
-// rejection decided closer to its deadline is near from the start.
-const minTimer = 10 * time.Millisecond
+// Only a decision by the local clock uses a timer: a store's own time, or
+// an injected clock, says nothing of the local timers.
 
 // rejection is a circuit's latest rejection.
 type rejection struct {
-	rec   *driver.Record // the record it was decided for
-	local bool           // deadline, near and timer are set
-	// deadline is when rec's deadline falls, since the Breaker's epoch.
-	deadline time.Duration
-	near     atomic.Bool // the deadline is within nearTime
-	timer    *time.Timer // sets near; nil when it was near from the start
-	err      OpenError
+	rec    *driver.Record // the record it was decided for
+	until  time.Time      // its deadline
+	passed atomic.Bool    // the deadline has come; always set without a timer
+	timer  *time.Timer
+	err    OpenError
+}
+
+// tell tells clk, the clock of a decision on the rejection's record, that
+// the deadline has not come, while the timer says so.
+func (rj *rejection) tell(clk *machine.Clock) {
+	if !rj.passed.Load() {
+		clk.NotYet(rj.until)
+	}
 }
 
 // retryAfter is how long a call rejected with left to go should wait:
@@ -59,55 +50,34 @@ func retryAfter(left time.Duration) time.Duration {
 	return max(left, time.Second)
 }
 
-// rejected returns the OpenError that still stands for rec, observe-only
-// or not as observe says, or nil when the call must be decided afresh. It
-// allocates nothing, and reads the monotonic clock only when the
-// rejection's deadline is near.
-func (r *ref) rejected(rec *driver.Record, epoch time.Time, observe bool) *OpenError {
-	j := r.open.Load()
-	if j == nil || j.rec != rec || !j.local || j.err.ObserveOnly != observe {
-		return nil
+// rejection returns the OpenError of the machine's rejection a of v's
+// record: rj's when rj (the latest rejection, or nil) was decided for the
+// same record and deadline, else a new one, which becomes the latest.
+func (c *Circuit) rejection(v *view, rj *rejection, a *machine.Admission, observe bool) *OpenError {
+	if rj != nil && rj.rec == v.rec && rj.until.Equal(a.Until) && rj.err.ObserveOnly == observe {
+		return &rj.err
 	}
-	if j.near.Load() && time.Since(epoch) >= j.deadline {
-		return nil
-	}
-	return &j.err
-}
-
-// reject returns the OpenError for a call to r rejected at now by the state
-// machine's decision a for record rec, marked observe-only when observe is
-// set, and remembers it when local is set.
-func (r *ref) reject(rec *driver.Record, a machine.Admission, now, epoch time.Time, local, observe bool) *OpenError {
+	now := v.clk.Now() // read by the decision already
 	left := a.Until.Sub(now)
-	if local {
-		if j := r.open.Load(); j != nil && j.rec == rec && j.local && j.err.ObserveOnly == observe {
-			return &j.err
+	rj = &rejection{rec: v.rec, until: a.Until, err: OpenError{
+		Name: c.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: retryAfter(left),
+	}}
+	if v.local && left > 0 {
+		// The deadline on the monotonic clock: exactly, from now's
+		// monotonic reading when it has one (the local clock's); else from
+		// a reading taken after now (the file store's boot clock has none),
+		// never earlier than the store's.
+		at := now
+		if now == now.Round(0) {
+			at = time.Now()
 		}
-	} else if j := r.open.Load(); j != nil && j.rec == rec && !j.local && j.err.retryAfter == retryAfter(left) && j.err.ObserveOnly == observe {
-		return &j.err
+		rj.err.due = at.Add(min(left, math.MaxInt64/2))
+		rj.timer = time.AfterFunc(left, func() { rj.passed.Store(true) })
+	} else {
+		rj.passed.Store(true)
 	}
-	j := &rejection{rec: rec, err: OpenError{Name: r.name, State: a.State, Until: a.Until, Forced: a.Forced, ObserveOnly: observe, retryAfter: retryAfter(left)}}
-	if local {
-		// left is by the clock now was read from. A reading of the local
-		// clock carries a monotonic one, which places the deadline
-		// exactly; a store's clock (the file store's boot clock) may read
-		// another time than the wall clock, so the deadline is left from a
-		// monotonic reading taken after now: no earlier than the store's.
-		mono := now.Sub(epoch)
-		if now == now.Round(0) { // no monotonic reading: Round(0) strips it
-			mono = time.Since(epoch)
-		}
-		j.local = true
-		j.deadline = mono + min(left, math.MaxInt64-mono)
-		j.err.due = epoch.Add(j.deadline) // monotonic: RetryAfter counts down
-		if wait := left - nearTime(left); wait >= minTimer {
-			j.timer = time.AfterFunc(wait, func() { j.near.Store(true) })
-		} else {
-			j.near.Store(true)
-		}
-	}
-	if old := r.open.Swap(j); old != nil && old.timer != nil {
+	if old := c.rej.Swap(rj); old != nil && old.timer != nil {
 		old.timer.Stop()
 	}
-	return &j.err
+	return &rj.err
 }

@@ -28,14 +28,14 @@ type batch struct {
 
 // batchFor returns the circuit's batch for windows of span w: the one last
 // used (a circuit has one policy, in practice), found without allocating.
-func (r *ref) batchFor(w time.Duration) *batch {
-	more := r.extra()
-	if bt := more.batch.Load(); bt != nil && bt.span == w {
+func (c *Circuit) batchFor(w time.Duration) *batch {
+	m := c.extra()
+	if bt := m.batch.Load(); bt != nil && bt.span == w {
 		return bt
 	}
-	v, _ := more.batches.LoadOrStore(w, &batch{span: w})
+	v, _ := m.batches.LoadOrStore(w, &batch{span: w})
 	bt := v.(*batch)
-	more.batch.Store(bt)
+	m.batch.Store(bt)
 	return bt
 }
 
@@ -49,8 +49,8 @@ func flushEvery(w time.Duration) time.Duration { return min(driver.FlushEvery, w
 // A flush is a write: it runs detached from the caller's cancellation
 // (bounded by settleTimeout), and when it fails its counts go back to the
 // batch, to be sent by the next flush.
-func (b *Breaker) countShared(ctx context.Context, r *ref, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
-	bt := r.batchFor(p.Window)
+func (c *Circuit) countShared(ctx context.Context, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
+	bt := c.batchFor(p.Window)
 	e, bk := driver.WindowEpoch(rec), driver.Bucket(now, p.Window)
 
 	bt.mu.Lock()
@@ -87,7 +87,7 @@ func (b *Breaker) countShared(ctx context.Context, r *ref, p *machine.Policy, re
 	}
 	if flush != nil {
 		fctx, cancel := detach(ctx)
-		remote, err := b.sharer.ShareWindow(fctx, r.name, p.Window, e, bk, flush)
+		remote, err := c.b.sharer.ShareWindow(fctx, c.name, p.Window, e, bk, flush)
 		cancel()
 		bt.mu.Lock()
 		mine := bt.epoch == e && bt.flight == flight
@@ -102,7 +102,7 @@ func (b *Breaker) countShared(ctx context.Context, r *ref, p *machine.Policy, re
 				bt.lastFlush = last
 			}
 			bt.mu.Unlock()
-			return driver.Counts{}, b.stateError(r, "window", err)
+			return driver.Counts{}, c.stateError("window", err)
 		}
 		if mine {
 			bt.remote, bt.remoteAt = remote, bk

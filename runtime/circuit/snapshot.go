@@ -2,15 +2,18 @@ package circuit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// Snapshot is a circuit's state as read, without changing it.
+// Snapshot is a circuit's state as read, without changing it. Its JSON form
+// is what operators read (httpguard's status handler, circuitctl state):
+// the state as "closed", "open", "half_open", or "error" when Error is set,
+// times in UTC, unset times and false flags left out.
 type Snapshot struct {
 	// Name is the circuit's name.
 	Name string
@@ -31,7 +34,8 @@ type Snapshot struct {
 	// OpenUntil is the end of the cooldown, or of an operator's hold when
 	// the record is forced; LeaseUntil the end of the current probe's lease;
 	// as recorded (either may be past); zero when not set.
-	OpenUntil, LeaseUntil time.Time
+	OpenUntil  time.Time
+	LeaseUntil time.Time
 	// UpdatedAt is when the record last changed; zero when there is none.
 	UpdatedAt time.Time
 	// Exists reports whether the store holds a record: false for a
@@ -48,42 +52,113 @@ type Snapshot struct {
 	// Reopens is the number of times a probe reopened the circuit since it
 	// last closed; each doubles the cooldown (Policy.MaxCooldown).
 	Reopens int
+	// Error is set, with Name, on the Snapshot that Breaker.Snapshot
+	// returns with an error: what went wrong, without the store's internals
+	// (paths, keys, addresses): "invalid circuit name", "corrupt record" or
+	// "state unreadable".
+	Error string
+}
+
+// snapshotJSON is the JSON form of a Snapshot: its fields in order, the
+// state as text.
+type snapshotJSON struct {
+	Name       string    `json:"name"`
+	State      string    `json:"state"`
+	Probing    bool      `json:"probing,omitempty"`
+	Failures   int       `json:"failures"`
+	Generation uint64    `json:"generation"`
+	OpenUntil  time.Time `json:"open_until,omitzero"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+	Forced     bool      `json:"forced,omitempty"`
+	Successes  int       `json:"successes,omitempty"`
+	Reopens    int       `json:"reopens,omitempty"`
+	Exists     bool      `json:"recorded"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// MarshalJSON returns the Snapshot's JSON form.
+func (s Snapshot) MarshalJSON() ([]byte, error) {
+	state := s.State.String()
+	if s.Error != "" {
+		state = "error"
+	}
+	return json.Marshal(snapshotJSON{s.Name, state, s.Probing, s.Failures, s.Generation, utc(s.OpenUntil), utc(s.LeaseUntil),
+		utc(s.UpdatedAt), s.Forced, s.Successes, s.Reopens, s.Exists, s.Error})
+}
+
+// UnmarshalJSON reads the Snapshot's JSON form.
+func (s *Snapshot) UnmarshalJSON(data []byte) error {
+	var v snapshotJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*s = Snapshot{Name: v.Name, Probing: v.Probing, Failures: v.Failures, Generation: v.Generation, OpenUntil: v.OpenUntil,
+		LeaseUntil: v.LeaseUntil, UpdatedAt: v.UpdatedAt, Exists: v.Exists, Forced: v.Forced, Successes: v.Successes,
+		Reopens: v.Reopens, Error: v.Error}
+	if v.State == "error" {
+		return nil
+	}
+	st, err := driver.ParseState(v.State)
+	s.State = st
+	return err
 }
 
 // Snapshot reads the named circuit's state, by the time of the store's
 // clock (or WithClock's) as a call's decision would. It never claims a
 // probe and never writes; a closed circuit's Snapshot reads no clock,
-// unless an operator held it closed (has the hold ended?).
+// unless an operator held it closed (has the hold ended?). On an error it
+// also returns a Snapshot holding Name and Error.
 func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
-	r, err := b.named(name)
+	c, err := b.named(name)
 	if err != nil {
-		return Snapshot{}, err
+		return Snapshot{Name: name, Error: Unreadable(err)}, err
 	}
-	rec, storeNow, err := r.store.Load(ctx)
-	if err != nil {
-		return Snapshot{}, b.stateError(r, "load", err)
+	var v view
+	if err := c.load(ctx, &v); err != nil {
+		return Snapshot{Name: name, Error: Unreadable(err)}, err
 	}
+	rec := v.rec
 	if rec == nil {
 		return Snapshot{Name: name, State: StateClosed}, nil
 	}
 	snap := Snapshot{
 		Name: name, State: rec.State, Failures: rec.Failures, Generation: rec.Generation,
-		OpenUntil: rec.OpenUntil, LeaseUntil: rec.LeaseUntil, UpdatedAt: rec.UpdatedAt, Exists: true,
+		OpenUntil: utc(rec.OpenUntil), LeaseUntil: utc(rec.LeaseUntil), UpdatedAt: utc(rec.UpdatedAt), Exists: true,
 		Forced: rec.Forced, Successes: rec.Successes, Reopens: rec.Reopens,
 	}
 	switch rec.State {
 	case StateClosed:
-		if rec.Forced && !machine.Held(rec, b.now(storeNow)) {
+		if rec.Forced && !v.clk.Before(rec.OpenUntil) {
 			snap.Forced = false
 		}
 	case StateOpen:
-		if !b.now(storeNow).Before(rec.OpenUntil) {
+		if !v.clk.Before(rec.OpenUntil) {
 			snap.State, snap.Forced = StateHalfOpen, false
 		}
 	case StateHalfOpen:
-		snap.Probing = b.now(storeNow).Before(rec.LeaseUntil)
+		snap.Probing = v.clk.Before(rec.LeaseUntil)
 	}
 	return snap, nil
+}
+
+// Unreadable names what went wrong reading a circuit's record, without the
+// store's internals.
+func Unreadable(err error) string {
+	if _, ok := errors.AsType[*ConfigError](err); ok {
+		return "invalid circuit name"
+	}
+	if errors.Is(err, driver.ErrCorrupt) {
+		return "corrupt record"
+	}
+	return "state unreadable"
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }
 
 // Clear starts the named circuit afresh, closed with no failures and an
@@ -94,27 +169,60 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 // circuit cleared back to none would count them; a circuit with no record
 // gets one too. A corrupt record is removed first.
 func (b *Breaker) Clear(ctx context.Context, name string) error {
-	r, err := b.named(name)
+	c, err := b.named(name)
 	if err != nil {
 		return err
 	}
-	for range maxConflicts {
-		if err := ctx.Err(); err != nil {
-			return err
+	switch _, _, err := c.store.Load(ctx); {
+	case errors.Is(err, driver.ErrCorrupt):
+		if err := c.store.Delete(ctx); err != nil {
+			return c.stateError("delete", err)
 		}
-		rec, storeNow, err := r.store.Load(ctx)
-		if errors.Is(err, driver.ErrCorrupt) {
-			if err := r.store.Delete(ctx); err != nil {
-				return b.stateError(r, "delete", err)
-			}
-			rec, storeNow, err = nil, time.Time{}, nil
-		} else if err != nil {
-			return b.stateError(r, "load", err)
-		}
-		next := machine.Cleared(rec, r.name, b.now(storeNow), newID)
-		if ok, err := b.replace(ctx, r, rec, next); err != nil || ok {
-			return err
-		}
+	case err != nil:
+		return c.stateError("load", err)
 	}
-	return b.stateError(r, "replace", fmt.Errorf("gave up after %d concurrent changes", maxConflicts))
+	err = c.update(ctx, false, func(v view) (*driver.Record, error) {
+		return machine.Cleared(v.rec, name, v.clk.Now(), newID), nil
+	})
+	if err == nil {
+		c.owed.Store(nil) // nothing admitted before can settle now
+	}
+	return err
+}
+
+// ForceOpen holds the named circuit open for d, 1s..24h, in every process
+// sharing the store: calls are rejected with an *OpenError whose Forced is
+// set, a half-open probe in flight loses its claim, and no call admitted
+// before changes the circuit. It replaces a ForceClosed hold. Clear ends it
+// early; when d ends, the next call claims a half-open probe, as after any
+// cooldown. A corrupt record must be cleared first.
+func (b *Breaker) ForceOpen(ctx context.Context, name string, d time.Duration) error {
+	return b.force(ctx, "ForceOpen", name, d, machine.ForceOpen)
+}
+
+// ForceClosed holds the named circuit closed for d, 1s..24h, in every
+// process sharing the store: every call is admitted (no *OpenError), no
+// outcome counts or opens the circuit, a half-open probe in flight loses
+// its claim, and no call admitted before changes the circuit. It replaces
+// a ForceOpen hold. Clear ends it early; when d ends, the circuit is
+// plainly closed with no failures counted and a fresh window. A corrupt
+// record must be cleared first.
+func (b *Breaker) ForceClosed(ctx context.Context, name string, d time.Duration) error {
+	return b.force(ctx, "ForceClosed", name, d, machine.ForceClosed)
+}
+
+// force stores the record that hold (machine.ForceOpen or ForceClosed)
+// makes of the named circuit's for d; op names the method for errors.
+func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
+	hold func(*driver.Record, string, time.Time, time.Duration, func() string) *driver.Record) error {
+	c, err := b.named(name)
+	if err != nil {
+		return err
+	}
+	if d < minCooldown || d > maxCooldown {
+		return &ConfigError{Field: op + " duration", Value: d.String(), Reason: "must be within 1s..24h"}
+	}
+	return c.update(ctx, false, func(v view) (*driver.Record, error) {
+		return hold(v.rec, name, v.clk.Now(), d, newID), nil
+	})
 }

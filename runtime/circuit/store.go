@@ -1,11 +1,6 @@
 package circuit
 
-import (
-	"context"
-	"time"
-
-	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
-)
+import "github.com/circuitgen/circuitgen/runtime/circuit/driver"
 
 // Store keeps the circuits of a Breaker durably, shared by every Breaker that
 // uses it: runtime/filestore for the processes of one server,
@@ -17,19 +12,3 @@ type Store = driver.Store
 // stores key its record: a name never reaches a file name or a key chosen
 // by a user. Operators find a circuit's file or key with it.
 func Key(name string) string { return driver.Key(name) }
-
-// named binds a circuit of a Store that is not a Binder.
-type named struct {
-	store Store
-	name  string
-}
-
-func (n *named) Load(ctx context.Context) (*driver.Record, time.Time, error) {
-	return n.store.Load(ctx, n.name)
-}
-
-func (n *named) Replace(ctx context.Context, prev, next *driver.Record) error {
-	return n.store.Replace(ctx, n.name, prev, next)
-}
-
-func (n *named) Delete(ctx context.Context) error { return n.store.Delete(ctx, n.name) }

@@ -12,43 +12,28 @@ import (
 // the operation in a closure: Allow admits, the caller runs the operation,
 // and Done settles it exactly once.
 type Ticket struct {
-	b      *Breaker
+	c      *Circuit
 	ctx    context.Context
-	ref    *ref
-	policy *machine.Policy
-	grant  admission
+	p      *machine.Policy
+	grant  machine.Grant
 	passed bool          // an observe-only circuit let the call pass unadmitted
-	start  time.Duration // when the call was admitted (Breaker.start), for Policy.SlowCall and the CallObservers
-	timed  bool          // whether start is set
+	start  time.Duration // when the call was admitted (Breaker.since), when timed
+	timed  bool          // Policy.SlowCall or an observer of outcomes needs the time
 	done   atomic.Bool   // set by the first Done; Done may race with itself
 }
 
-// Allow admits one call to the named circuit under policy p, or returns the
-// same errors as Run does before the operation. Every Ticket must be settled
-// with Done; an unsettled probe holds its claim until its lease expires. An
-// observe-only circuit returns a Ticket for a call it would reject: the
-// call runs outside the circuit's state, and its Done changes nothing.
-func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
-	r, rules, err := b.bind(name, p)
-	if err != nil {
-		return nil, err
-	}
-	return b.admit(ctx, r, rules)
-}
-
-// admit admits one call to the circuit of r under rules and returns its
-// Ticket.
-func (b *Breaker) admit(ctx context.Context, r *ref, rules *machine.Policy) (*Ticket, error) {
-	var g admission
-	if err := b.allow(ctx, r, rules, &g); err != nil {
-		if passes(rules, err) {
-			return &Ticket{b: b, ctx: ctx, ref: r, policy: rules, passed: true}, nil
+// ticket admits one call to the circuit under p and returns its Ticket.
+func (c *Circuit) ticket(ctx context.Context, p *machine.Policy) (*Ticket, error) {
+	t := &Ticket{c: c, ctx: ctx, p: p}
+	if err := c.allow(ctx, p, nil, &t.grant); err != nil {
+		if !passes(p, err) {
+			return nil, err
 		}
-		return nil, err
+		t.passed = true
+		return t, nil
 	}
-	t := &Ticket{b: b, ctx: ctx, ref: r, policy: rules, grant: g, timed: rules.SlowCall > 0 || b.calls != nil}
-	if t.timed {
-		t.start = b.start()
+	if t.timed = p.SlowCall > 0 || c.b.obs.calls; t.timed {
+		t.start = c.b.since()
 	}
 	return t, nil
 }
@@ -64,12 +49,11 @@ func (t *Ticket) Done(o Outcome) error {
 	if !t.done.CompareAndSwap(false, true) || t.passed {
 		return nil
 	}
-	d := t.b.took(t.timed, t.start)
-	outcome := machine.Outcome(o)
-	if t.policy.SlowCall > 0 {
-		outcome = t.policy.Classify(outcome, d)
+	var d time.Duration
+	if t.timed {
+		d = t.c.b.since() - t.start
 	}
-	if err := t.b.settle(t.ctx, t.ref, t.policy, &t.grant, outcome, d); err != nil && !t.policy.ObserveOnly {
+	if err := t.c.settle(t.ctx, t.p, &t.grant, t.p.Classify(machine.Outcome(o), d), d); err != nil && !t.p.ObserveOnly {
 		return ranError(err, nil)
 	}
 	return nil

@@ -1,8 +1,8 @@
 package circuit
 
 import (
-	"fmt"
-	"runtime/debug"
+	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,51 +10,61 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// window is the driver.WindowCells a circuit last used, and their span.
+// more is the part of a Circuit that only some circuits use, made on first
+// use: the rate rule's windows and the pacing of reports.
+type more struct {
+	win      atomic.Pointer[window]     // the time window last used
+	calls    atomic.Pointer[callWindow] // the count window last used
+	batch    atomic.Pointer[batch]      // the shared batch last used (share.go)
+	wins     sync.Map                   // window span → *driver.WindowCells, when the store keeps none
+	callSet  sync.Map                   // window calls → *driver.CallCells, when the store keeps none
+	batches  sync.Map                   // window span → *batch, for a driver.WindowSharer
+	reported atomic.Int64               // when a StateError was last reported (Breaker.since), 0 never
+}
+
+// extra returns c's more, making it on first use.
+func (c *Circuit) extra() *more {
+	if m := c.more.Load(); m != nil {
+		return m
+	}
+	c.more.CompareAndSwap(nil, new(more))
+	return c.more.Load()
+}
+
+// window is the cells of a circuit's time window, and the epoch of the
+// record they last counted for.
 type window struct {
 	span  time.Duration
 	cells *driver.WindowCells
-	rec   *driver.Record // the record whose epoch is epoch
+	rec   *driver.Record
 	epoch uint64
-	// current is the bucket that holds the time now, plus one (0: not
-	// known), while the Breaker reads the local clock: a timer clears it
-	// when the bucket ends. A success is counted in it without reading the
-	// clock, once a call read the clock in it (driver.AddStarted); a timer
-	// that fires late counts a success of the next bucket, for that long,
-	// in the one before, or not at all once another process began a later
-	// bucket in its cell.
-	current atomic.Int64
 }
 
-// count counts the call of outcome o (when add is set) in the window of the
-// circuit r under p, rec being its current record, and returns the window's
-// counts. The call's time is *now, read with b.now(storeNow) and set there
-// when it is zero and the count needs it: a Failure, or a Success once a
-// bucket has ended.
-//
-// The cells may be a store's shared mapping: a fault in them (a file
-// truncated under the process) is a *StateError, not a crash, and the next
-// call asks the store for its cells again.
-func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, storeNow time.Time, now *time.Time, o machine.Outcome, add bool) (n driver.Counts, err error) {
-	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
-	w := r.win.Load()
-	if w == nil || w.span != p.Window || w.rec != rec {
-		var err error
-		if w, err = b.window(r, p.Window, rec); err != nil {
-			return driver.Counts{}, err
-		}
+// callWindow is the cells of a circuit's count window, and the epoch of the
+// record they last counted for.
+type callWindow struct {
+	n     int
+	cells *driver.CallCells
+	rec   *driver.Record
+	epoch uint64
+}
+
+// count counts the call of outcome o (when add is set) in the rate rule's
+// window of the circuit under p, v.rec being its current record, and
+// returns the window's counts, which only a Failure needs. A time window
+// reads the decision's clock, a count window none.
+func (c *Circuit) count(ctx context.Context, p *machine.Policy, v *view, o machine.Outcome, add bool) (driver.Counts, error) {
+	switch {
+	case p.WindowCalls > 0:
+		return c.countCalls(p, v.rec, o, add)
+	case c.b.sharer != nil:
+		return c.countShared(ctx, p, v.rec, v.clk.Now(), o, add)
 	}
-	local := storeNow.IsZero() && b.clock == nil
-	if !add && o != machine.Failure {
-		return driver.Counts{}, nil
+	w, err := c.window(p.Window, v.rec)
+	if err != nil {
+		return driver.Counts{}, err
 	}
-	if now.IsZero() {
-		*now = b.now(storeNow)
-	}
-	bk := driver.Bucket(*now, p.Window)
-	if local && w.current.Load() != bk+1 {
-		w.keep(bk, *now)
-	}
+	bk := driver.Bucket(v.clk.Now(), p.Window)
 	if add {
 		w.cells.Add(w.epoch, bk, o == machine.Failure)
 	}
@@ -64,93 +74,59 @@ func (b *Breaker) count(r *ref, p *machine.Policy, rec *driver.Record, storeNow 
 	return w.cells.Counts(w.epoch, bk), nil
 }
 
-// keep makes bk, the bucket that holds now, the window's current bucket
-// until it ends.
-func (w *window) keep(bk int64, now time.Time) {
-	width := int64(w.span / driver.WindowBuckets)
-	left := time.Duration((bk+1)*width - now.UnixNano())
-	old := w.current.Load()
-	if left <= 0 || old >= bk+1 || !w.current.CompareAndSwap(old, bk+1) {
-		return // the bucket ended, or a later one is current
+// window returns the cells of the circuit's window of span for record rec:
+// the store's when it keeps them, else the Breaker's own.
+func (c *Circuit) window(span time.Duration, rec *driver.Record) (*window, error) {
+	m := c.extra()
+	w := m.win.Load()
+	if w != nil && w.span == span && w.rec == rec {
+		return w, nil
 	}
-	time.AfterFunc(left, func() { w.current.CompareAndSwap(bk+1, 0) })
-}
-
-// cellFault, deferred by count and countCalls, restores the fault mode old
-// and turns a fault in the window cells (a store's shared mapping) into a
-// *StateError in *n and *err; the next call asks the store for its cells
-// again.
-func (b *Breaker) cellFault(r *ref, old bool, n *driver.Counts, err *error) {
-	debug.SetPanicOnFault(old)
-	if f := recover(); f != nil {
-		r.win.Store(nil)
-		if m := r.more.Load(); m != nil {
-			m.calls.Store(nil)
+	var cells *driver.WindowCells
+	switch {
+	case w != nil && w.span == span:
+		cells = w.cells
+	case c.b.windows != nil:
+		var err error
+		if cells, err = c.b.windows.WindowCells(c.name, span); err != nil {
+			return nil, c.stateError("window", err)
 		}
-		*n, *err = driver.Counts{}, b.stateError(r, "window", fmt.Errorf("window counts: %v", f))
+	default:
+		v, _ := m.wins.LoadOrStore(span, new(driver.WindowCells))
+		cells = v.(*driver.WindowCells)
 	}
+	w = &window{span: span, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}
+	m.win.Store(w)
+	return w, nil
 }
 
-// callWindow is the driver.CallCells a circuit last used, and their size.
-type callWindow struct {
-	n     int
-	cells *driver.CallCells
-	rec   *driver.Record // the record whose epoch is epoch
-	epoch uint64
-}
-
-// countCalls counts the call of outcome o (when add is set) in the window
-// of the last p.WindowCalls calls of the circuit r, rec being its current
-// record, and returns the window's counts. It reads no clock. The cells are
-// the store's when it is a driver.CallWindowStore, else the Breaker's own.
-func (b *Breaker) countCalls(r *ref, p *machine.Policy, rec *driver.Record, o machine.Outcome, add bool) (n driver.Counts, err error) {
-	defer b.cellFault(r, debug.SetPanicOnFault(true), &n, &err)
-	more := r.extra()
-	w := more.calls.Load()
+// countCalls is count for a window of the last p.WindowCalls calls: the
+// store's cells when it is a driver.CallWindowStore, else the Breaker's own.
+func (c *Circuit) countCalls(p *machine.Policy, rec *driver.Record, o machine.Outcome, add bool) (driver.Counts, error) {
+	m := c.extra()
+	w := m.calls.Load()
 	if w == nil || w.n != p.WindowCalls || w.rec != rec {
 		var cells *driver.CallCells
 		switch {
 		case w != nil && w.n == p.WindowCalls:
 			cells = w.cells
-		case b.callWins != nil:
-			c, err := b.callWins.CallCells(r.name, p.WindowCalls)
-			if err != nil {
-				return driver.Counts{}, b.stateError(r, "window", err)
+		case c.b.callWins != nil:
+			var err error
+			if cells, err = c.b.callWins.CallCells(c.name, p.WindowCalls); err != nil {
+				return driver.Counts{}, c.stateError("window", err)
 			}
-			cells = c
 		default:
-			c, _ := more.callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
-			cells = c.(*driver.CallCells)
+			v, _ := m.callSet.LoadOrStore(p.WindowCalls, new(driver.CallCells))
+			cells = v.(*driver.CallCells)
 		}
 		w = &callWindow{n: p.WindowCalls, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}
-		more.calls.Store(w)
+		m.calls.Store(w)
 	}
 	if add {
 		w.cells.Add(w.epoch, w.n, o == machine.Failure)
 	}
 	if o != machine.Failure {
-		return driver.Counts{}, nil // only a failure can open the circuit
+		return driver.Counts{}, nil
 	}
 	return w.cells.Counts(w.epoch, w.n), nil
-}
-
-// window finds the cells of r's window of span for record rec: the store's
-// when it keeps them, else the Breaker's own.
-func (b *Breaker) window(r *ref, span time.Duration, rec *driver.Record) (*window, error) {
-	var cells *driver.WindowCells
-	if w := r.win.Load(); w != nil && w.span == span {
-		cells = w.cells
-	} else if b.windows != nil {
-		c, err := b.windows.WindowCells(r.name, span)
-		if err != nil {
-			return nil, b.stateError(r, "window", err)
-		}
-		cells = c
-	} else {
-		c, _ := r.extra().wins.LoadOrStore(span, new(driver.WindowCells))
-		cells = c.(*driver.WindowCells)
-	}
-	w := &window{span: span, cells: cells, rec: rec, epoch: driver.WindowEpoch(rec)}
-	r.win.Store(w)
-	return w, nil
 }

@@ -332,7 +332,9 @@ func linStep(state, input, output any) (bool, any) {
 	switch in.kind {
 	case "allow":
 		fresh := func() string { return fmt.Sprintf("%032x", fnv64(in.op)) }
-		a := machine.Admit(st.rec, in.circuit, machine.Policy(linPolicy), in.now, fresh)
+		p := machine.Policy(linPolicy)
+		var a machine.Admission
+		machine.Admit(st.rec, &p, machine.At(in.now), fresh, &a)
 		if !out.unknown {
 			if a.Admitted != out.admitted {
 				return false, nil
@@ -358,7 +360,8 @@ func linStep(state, input, output any) (bool, any) {
 			return false, nil
 		}
 		next := st.withGrants(func(g map[string]machine.Grant) { delete(g, in.ticket) })
-		if rec := machine.Settle(st.rec, in.circuit, g, machine.Outcome(in.outcome), machine.Policy(linPolicy), in.now); rec != nil {
+		p := machine.Policy(linPolicy)
+		if rec := machine.Settle(st.rec, in.circuit, &g, machine.Outcome(in.outcome), &p, machine.At(in.now), driver.Counts{}); rec != nil {
 			next.rec = rec
 		}
 		return true, next

@@ -58,7 +58,7 @@ type AdminResponse struct {
 	// Action is the action done.
 	Action string `json:"action"`
 	// Circuit is the circuit's status read after the action.
-	Circuit circuit.Status `json:"circuit"`
+	Circuit circuit.Snapshot `json:"circuit"`
 }
 
 // AdminHandler returns an http.Handler through which operators change
@@ -214,11 +214,7 @@ func (h *adminHandler) do(w http.ResponseWriter, r *http.Request, req AdminReque
 		return
 	}
 	h.logger.LogAttrs(ctx, level, msg, attrs...)
-	after, err := h.b.Snapshot(ctx, name)
-	st := circuit.StatusOf(after)
-	if err != nil {
-		st = circuit.StatusOfError(name, err)
-	}
+	st, _ := h.b.Snapshot(ctx, name) // an error is in st.Error
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Cache-Control", "no-store")

@@ -113,7 +113,7 @@ func TestAdminHandlerActs(t *testing.T) {
 	if err := json.Unmarshal(body, &ans); err != nil {
 		t.Fatal(err)
 	}
-	if c := ans.Circuit; ans.Action != "open" || c.Name != "billing-api" || c.State != "open" || !c.Forced || c.Failures != 1 ||
+	if c := ans.Circuit; ans.Action != "open" || c.Name != "billing-api" || c.State.String() != "open" || !c.Forced || c.Failures != 1 ||
 		c.OpenUntil.Sub(time.Now()) < 85*time.Second || c.OpenUntil.Sub(time.Now()) > 90*time.Second {
 		t.Errorf("open answered %+v", ans)
 	}
@@ -133,7 +133,7 @@ func TestAdminHandlerActs(t *testing.T) {
 	resp, body = adminCall{body: `{"action":"close","circuit":"billing-api","for":"1h"}`}.send(t, srv)
 	ans = httpguard.AdminResponse{}
 	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Action != "close" ||
-		ans.Circuit.State != "closed" || !ans.Circuit.Forced {
+		ans.Circuit.State.String() != "closed" || !ans.Circuit.Forced {
 		t.Fatalf("close: %d %s", resp.StatusCode, body)
 	}
 	ran := 0
@@ -153,7 +153,7 @@ func TestAdminHandlerActs(t *testing.T) {
 	// Clear it: a closed record of a fresh incarnation, no hold, no failures.
 	resp, body = adminCall{body: `{"action":"clear","circuit":"billing-api"}`}.send(t, srv)
 	ans = httpguard.AdminResponse{}
-	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Action != "clear" || ans.Circuit.State != "closed" || ans.Circuit.Failures != 0 || ans.Circuit.Forced {
+	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Action != "clear" || ans.Circuit.State.String() != "closed" || ans.Circuit.Failures != 0 || ans.Circuit.Forced {
 		t.Errorf("clear: %d %s", resp.StatusCode, body)
 	}
 	if snap, _ := f.b.Snapshot(context.Background(), "billing-api"); snap.Forced || snap.Failures != 0 || snap.State != circuit.StateClosed {
@@ -198,7 +198,7 @@ func TestAdminHandlerNeverSeen(t *testing.T) {
 	// Asked to create it, open does.
 	resp, body := adminCall{body: `{"action":"open","circuit":"nosuch:circuit","for":"90s","new":true}`}.send(t, srv)
 	var ans httpguard.AdminResponse
-	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || !ans.Circuit.Recorded || !ans.Circuit.Forced {
+	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || !ans.Circuit.Exists || !ans.Circuit.Forced {
 		t.Errorf("open with new: %d %s", resp.StatusCode, body)
 	}
 }

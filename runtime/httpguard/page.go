@@ -49,23 +49,23 @@ const (
 )
 
 var stateLabels = map[string]string{
-	"closed": "Closed", "open": "Open", "half_open": "Half-open", circuit.StatusUnreadable: "Error",
+	"closed": "Closed", "open": "Open", "half_open": "Half-open", stateError: "Error",
 	kindForced: "Forced open", kindHeld: "Forced closed", kindNeverSeen: "Never seen",
 }
 
 // kind is what a row shows c as: its state, forced open or closed, or never
 // seen: no record, and not one of the circuits the page's Breaker runs
 // calls through (used), which reads closed.
-func kind(c circuit.Status, used bool) string {
+func kind(c circuit.Snapshot, used bool) string {
 	switch {
-	case c.Forced && c.State == "closed":
+	case c.Forced && stateOf(c) == "closed":
 		return kindHeld
 	case c.Forced:
 		return kindForced
-	case !c.Recorded && c.State == "closed" && !used:
+	case !c.Exists && stateOf(c) == "closed" && !used:
 		return kindNeverSeen
 	}
-	return c.State
+	return stateOf(c)
 }
 
 // newPage lays out rep as of now; used are the circuits the Breaker runs
@@ -79,7 +79,7 @@ func newPage(rep StatusReport, now time.Time, used []string) page {
 		label := stateLabels[kind]
 		counts[kind]++
 		r := row{
-			Name: c.Name, State: c.State, Label: label, Class: "state-" + strings.ReplaceAll(kind, "_", "-"),
+			Name: c.Name, State: stateOf(c), Label: label, Class: "state-" + strings.ReplaceAll(kind, "_", "-"),
 			Failures: c.Failures, Generation: c.Generation,
 			OpenUntil: cell(c.OpenUntil, now), LeaseUntil: cell(c.LeaseUntil, now), Updated: cell(c.UpdatedAt, now),
 			Note: note(c),
@@ -87,7 +87,7 @@ func newPage(rep StatusReport, now time.Time, used []string) page {
 		p.Rows = append(p.Rows, r)
 	}
 	var parts []string
-	for _, s := range []string{kindForced, "open", "half_open", circuit.StatusUnreadable, kindHeld, "closed", kindNeverSeen} {
+	for _, s := range []string{kindForced, "open", "half_open", stateError, kindHeld, "closed", kindNeverSeen} {
 		if n := counts[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(stateLabels[s])))
 		}
@@ -101,7 +101,7 @@ func newPage(rep StatusReport, now time.Time, used []string) page {
 		p.Summary += fmt.Sprintf("; %d %s could not be read", k, plural(k, "record"))
 	}
 	p.Title = "Circuits"
-	if k := counts[kindForced] + counts["open"] + counts["half_open"] + counts[circuit.StatusUnreadable] + len(rep.Unreadable); k > 0 {
+	if k := counts[kindForced] + counts["open"] + counts["half_open"] + counts[stateError] + len(rep.Unreadable); k > 0 {
 		p.Title = fmt.Sprintf("Circuits (%d not closed)", k)
 	}
 	return p
@@ -110,19 +110,19 @@ func newPage(rep StatusReport, now time.Time, used []string) page {
 // note explains a state a person could misread. The state is read by the
 // store's clock (circuit.Snapshot): an open circuit whose cooldown is over
 // is already half-open.
-func note(c circuit.Status) string {
+func note(c circuit.Snapshot) string {
 	switch {
 	case c.Error != "":
 		return c.Error
-	case !c.Recorded:
+	case !c.Exists:
 		return "no record in the store"
-	case c.Forced && c.State == "closed":
+	case c.Forced && stateOf(c) == "closed":
 		return "held closed by an operator: every call runs, no failure counts; circuitctl clear ends it"
 	case c.Forced:
 		return "held open by an operator; circuitctl clear ends it"
-	case c.State == "half_open" && c.Probing:
+	case stateOf(c) == "half_open" && c.Probing:
 		return "probe in flight"
-	case c.State == "half_open":
+	case stateOf(c) == "half_open":
 		return "ready to probe: the next call is the probe"
 	}
 	return ""
@@ -145,4 +145,16 @@ func relative(t, now time.Time) string {
 		return "in " + d.String()
 	}
 	return (-d).String() + " ago"
+}
+
+// stateError is the state a row shows for a circuit whose record could not
+// be read, as Snapshot's JSON form says it.
+const stateError = "error"
+
+// stateOf is the state of c as its JSON form gives it.
+func stateOf(c circuit.Snapshot) string {
+	if c.Error != "" {
+		return stateError
+	}
+	return c.State.String()
 }

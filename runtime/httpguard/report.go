@@ -13,7 +13,7 @@ type StatusReport struct {
 	// GeneratedAt is when the report was made, by this server's clock.
 	GeneratedAt time.Time `json:"generated_at"`
 	// Circuits are the circuits reported, sorted by name.
-	Circuits []circuit.Status `json:"circuits"`
+	Circuits []circuit.Snapshot `json:"circuits"`
 	// Unreadable lists the records the store's listing could not read,
 	// one entry per record, each saying what is wrong ("corrupt record",
 	// "state unreadable") without the store's internals; circuitctl state
@@ -30,14 +30,10 @@ func report(ctx context.Context, b *circuit.Breaker, names []string, now time.Ti
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	rep := StatusReport{GeneratedAt: now.UTC(), Circuits: make([]circuit.Status, 0, len(names))}
+	rep := StatusReport{GeneratedAt: now.UTC(), Circuits: make([]circuit.Snapshot, 0, len(names))}
 	for _, name := range names {
-		snap, err := b.Snapshot(ctx, name)
-		if err != nil {
-			rep.Circuits = append(rep.Circuits, circuit.StatusOfError(name, err))
-			continue
-		}
-		rep.Circuits = append(rep.Circuits, circuit.StatusOf(snap))
+		snap, _ := b.Snapshot(ctx, name) // an error is in snap.Error
+		rep.Circuits = append(rep.Circuits, snap)
 	}
 	return rep
 }

@@ -79,7 +79,7 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bad, partial := recordErrors(err)
 	if err != nil && !partial {
 		h.logger.LogAttrs(r.Context(), slog.LevelError, "circuit status: cannot list circuits", slog.String("error", err.Error()))
-		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []circuit.Status{}, Error: "the circuits in the store could not be listed"}
+		rep = StatusReport{GeneratedAt: now.UTC(), Circuits: []circuit.Snapshot{}, Error: "the circuits in the store could not be listed"}
 		status = http.StatusInternalServerError
 	} else {
 		if h.own {

@@ -1,7 +1,7 @@
 // Package otelcircuit instruments circuits with OpenTelemetry, in a module
 // of its own so that the runtime stays free of its dependencies.
 //
-// Observer is a circuit.CallObserver: give it to circuit.New and it counts
+// Observer is a circuit.Observer: give it to circuit.New and it counts
 // the Breaker's calls, rejections and transitions, times its calls, and adds
 // an event to the caller's active span when a call is rejected or makes a
 // transition. RegisterState reports each circuit's state, by the store's

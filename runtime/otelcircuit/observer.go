@@ -63,7 +63,7 @@ type Observer struct {
 	circuits    sync.Map // circuit name → *counts
 }
 
-var _ circuit.CallObserver = (*Observer)(nil)
+var _ circuit.Observer = (*Observer)(nil)
 
 // counts are a circuit's call and rejection counts, and the attributes of
 // its durations.

@@ -1,7 +1,7 @@
 // Package prommetrics exports circuits to Prometheus, in a module of its own
 // so that the runtime stays free of its dependencies.
 //
-// Observer is a circuit.CallObserver: give it to circuit.New and register it,
+// Observer is a circuit.Observer: give it to circuit.New and register it,
 // and it counts and times the calls, rejections and transitions a Breaker
 // makes (circuitgen_circuit_calls_total, circuitgen_circuit_call_duration_seconds,
 // circuitgen_circuit_rejections_total, circuitgen_circuit_transitions_total).

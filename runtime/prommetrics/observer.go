@@ -17,7 +17,7 @@ import (
 //	circuitgen_circuit_observed_rejections_total{circuit,state,forced}
 //	circuitgen_circuit_transitions_total{circuit,from,to}
 //
-// It is a circuit.CallObserver to pass to circuit.WithObserver and a
+// It is a circuit.Observer to pass to circuit.WithObserver and a
 // prometheus.Collector to register. Each process counts its own calls; sum
 // them across processes in queries. It is safe for concurrent use.
 //
@@ -34,7 +34,7 @@ type Observer struct {
 }
 
 var (
-	_ circuit.CallObserver = (*Observer)(nil)
+	_ circuit.Observer     = (*Observer)(nil)
 	_ prometheus.Collector = (*Observer)(nil)
 )
 

@@ -65,7 +65,7 @@ func TestForceClosed(t *testing.T) {
 		rec := machine.ForceClosed(halfOpenRec(3, tokA, now), testName, now, d, fresh)
 		g := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
 		for _, at := range []time.Time{now, now.Add(d)} {
-			if got := machine.Settle(rec, testName, g, machine.Failure, pol, at); got != nil {
+			if got := machine.Settle(rec, testName, &g, machine.Failure, &pol, machine.At(at), driver.Counts{}); got != nil {
 				t.Errorf("Settle at %s = %s, want nil", fmtTime(at), fmtRecord(got))
 			}
 		}
@@ -76,7 +76,7 @@ func TestAdmitHeld(t *testing.T) {
 	until := t0.Add(time.Hour)
 	for _, now := range []time.Time{t0, until.Add(-1), until, until.Add(24 * time.Hour)} {
 		fresh, n := freshIDs()
-		got := machine.Admit(heldRec(until), testName, pol, now, fresh)
+		got := admit(heldRec(until), &pol, machine.At(now), fresh)
 		want := machine.Admission{Admitted: true, Grant: machine.Grant{Incarnation: incA, Generation: 3}}
 		if !reflect.DeepEqual(got, want) || *n != 0 {
 			t.Errorf("Admit at %s = %+v (%d ids), want %+v: admitted, nothing written", fmtTime(now), got, *n, want)
@@ -132,7 +132,7 @@ func TestSettleHeld(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := machine.SettleWindow(heldRec(until), testName, tt.g, tt.o, tt.p, tt.now, tt.w)
+			got := machine.Settle(heldRec(until), testName, &tt.g, tt.o, &tt.p, machine.At(tt.now), tt.w)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SettleWindow(%s) at %s =\n  %s\nwant\n  %s", tt.o, fmtTime(tt.now), fmtRecord(got), fmtRecord(tt.want))
 			}

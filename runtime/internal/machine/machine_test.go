@@ -225,7 +225,7 @@ func TestAdmit(t *testing.T) {
 				before = *tt.rec
 			}
 			fresh, calls := freshIDs() // always freshID
-			got := machine.Admit(tt.rec, testName, tt.p, tt.now, fresh)
+			got := admit(tt.rec, &tt.p, machine.At(tt.now), fresh)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Admit =\n  %s\nwant\n  %s", fmtAdmission(got), fmtAdmission(tt.want))
 			}
@@ -253,8 +253,8 @@ func TestAdmitUsesFreshForEveryClaim(t *testing.T) {
 	rec := halfOpenRec(3, tokA, t0.Add(10*time.Second))
 	fresh, calls := freshIDs("11111111111111111111111111111111", "22222222222222222222222222222222")
 	now := t0.Add(10 * time.Second)
-	a1 := machine.Admit(rec, testName, pol, now, fresh)
-	a2 := machine.Admit(a1.Next, testName, pol, a1.Next.LeaseUntil, fresh)
+	a1 := admit(rec, &pol, machine.At(now), fresh)
+	a2 := admit(a1.Next, &pol, machine.At(a1.Next.LeaseUntil), fresh)
 	if *calls != 2 || a1.Grant.Token == a2.Grant.Token || a1.Grant.Token == tokA {
 		t.Fatalf("claims took tokens %q then %q (fresh called %d times); want two distinct fresh tokens",
 			a1.Grant.Token, a2.Grant.Token, *calls)
@@ -554,13 +554,13 @@ func TestSettle(t *testing.T) {
 			if tt.rec != nil {
 				before = *tt.rec
 			}
-			got := machine.Settle(tt.rec, testName, tt.g, tt.o, tt.p, now)
+			got := machine.Settle(tt.rec, testName, &tt.g, tt.o, &tt.p, machine.At(now), driver.Counts{})
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Settle(%s) =\n  %s\nwant\n  %s", tt.o, fmtRecord(got), fmtRecord(tt.want))
 			}
 			// Whether anything changes does not depend on the time.
-			for _, other := range []time.Time{{}, t0, now.Add(48 * time.Hour)} {
-				if changed := machine.Settle(tt.rec, testName, tt.g, tt.o, tt.p, other) != nil; changed != (tt.want != nil) {
+			for _, other := range []time.Time{t0, now.Add(48 * time.Hour)} {
+				if changed := machine.Settle(tt.rec, testName, &tt.g, tt.o, &tt.p, machine.At(other), driver.Counts{}) != nil; changed != (tt.want != nil) {
 					t.Errorf("at %s Settle changes the record: %v; at now: %v", fmtTime(other), changed, tt.want != nil)
 				}
 			}
@@ -588,7 +588,7 @@ func TestMachineEpisode(t *testing.T) {
 	var rec *driver.Record
 	admit := func() machine.Admission {
 		t.Helper()
-		a := machine.Admit(rec, testName, pol, now, fresh)
+		a := admit(rec, &pol, machine.At(now), fresh)
 		if a.Next != nil {
 			rec = a.Next
 		}
@@ -596,7 +596,7 @@ func TestMachineEpisode(t *testing.T) {
 	}
 	settle := func(g machine.Grant, o machine.Outcome) {
 		t.Helper()
-		if next := machine.Settle(rec, testName, g, o, pol, now); next != nil {
+		if next := machine.Settle(rec, testName, &g, o, &pol, machine.At(now), driver.Counts{}); next != nil {
 			rec = next
 		}
 	}
@@ -750,45 +750,46 @@ func fmtTime(t time.Time) string {
 // t0 is the fixed start of every test clock.
 var t0 = time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
 
-// TestUnchanged: Unchanged holds for the healthy call only, and wherever it
-// holds, SettleWindow changes nothing under any policy, time and window.
-func TestUnchanged(t *testing.T) {
-	closed := machine.Grant{Incarnation: incA, Generation: 3}
-	probe := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
+// TestClean: Clean holds for exactly the records of the healthy call's
+// shortcut: wherever it holds, Admit admits with GrantOf(rec) reading no
+// clock, and a Success of that grant changes nothing under any policy, time
+// and window, reading no clock; wherever it does not, a Success either reads
+// the clock or changes the record.
+func TestClean(t *testing.T) {
 	rate := machine.Policy{FailureRate: 0.5, MinCalls: 1, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
 	for _, c := range []struct {
 		name string
 		rec  *driver.Record
-		g    machine.Grant
-		o    machine.Outcome
 		want bool
 	}{
-		{"healthy call", closedRec(0), closed, machine.Success, true},
-		{"success after failures", closedRec(2), closed, machine.Success, false},
-		{"failure", closedRec(0), closed, machine.Failure, false},
-		{"ignored", closedRec(0), closed, machine.Ignored, false},
-		{"forced closed", with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = t0.Add(time.Hour) }), closed, machine.Success, false},
-		{"another generation", closedRec(0), machine.Grant{Incarnation: incA, Generation: 2}, machine.Success, false},
-		{"another incarnation", closedRec(0), machine.Grant{Incarnation: incB, Generation: 3}, machine.Success, false},
-		{"probe", halfOpenRec(0, tokA, t0.Add(time.Second)), probe, machine.Success, false},
-		{"open", openRec(0, t0.Add(time.Hour)), closed, machine.Success, false},
-		{"no record", nil, machine.First, machine.Success, true},
-		{"no record, admitted on a record since cleared", nil, closed, machine.Success, true},
-		{"no record, failure", nil, machine.First, machine.Failure, false},
-		{"no record, ignored", nil, machine.First, machine.Ignored, false},
+		{"closed, no failures", closedRec(0), true},
+		{"no record", nil, true},
+		{"closed, failures counted", closedRec(2), false},
+		{"forced closed", with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = t0.Add(time.Hour) }), false},
+		{"half-open", halfOpenRec(0, tokA, t0.Add(time.Second)), false},
+		{"open", openRec(0, t0.Add(time.Hour)), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := machine.Unchanged(c.rec, &c.g, c.o); got != c.want {
-				t.Fatalf("Unchanged = %v, want %v", got, c.want)
-			}
-			if !c.want {
-				return
+			if got := machine.Clean(c.rec); got != c.want {
+				t.Fatalf("Clean = %v, want %v", got, c.want)
 			}
 			for _, p := range []machine.Policy{pol, rate} {
-				for _, now := range []time.Time{{}, t0, t0.Add(2 * time.Hour)} {
+				for _, now := range []time.Time{t0, t0.Add(2 * time.Hour)} {
 					for _, w := range []driver.Counts{{}, {Calls: 10, Failures: 10}} {
-						if next := machine.SettleWindow(c.rec, testName, c.g, c.o, p, now, w); next != nil {
-							t.Errorf("SettleWindow(%+v, %v, %+v) = %+v, want nil", p, now, w, next)
+						read := false
+						clk := machine.Reading(func() time.Time { read = true; return now })
+						g := machine.GrantOf(c.rec)
+						if c.want {
+							if a := admit(c.rec, &p, &clk, func() string { return freshID }); !a.Admitted || a.Next != nil || a.Grant != g || read {
+								t.Errorf("Admit = %+v (clock read: %v), want admitted with %+v, no clock", a, read, g)
+							}
+						}
+						next := machine.Settle(c.rec, testName, &g, machine.Success, &p, &clk, w)
+						if c.want && (next != nil || read) {
+							t.Errorf("Settle(Success, %+v, %v, %+v) = %+v (clock read: %v), want nil, no clock", p, now, w, next, read)
+						}
+						if !c.want && next == nil && !read && c.rec.State == driver.StateClosed {
+							t.Errorf("Settle(Success) on an unclean closed record changed nothing without a clock")
 						}
 					}
 				}
@@ -797,28 +798,33 @@ func TestUnchanged(t *testing.T) {
 	}
 }
 
-// TestCurrent: the rate rule counts a closed-admitted call of the record
-// that admitted it, and a call admitted on no record while there is none.
-func TestCurrent(t *testing.T) {
+// TestCounted: the rate rule counts a closed-admitted call of the record
+// that admitted it, and a call admitted on no record while there is none,
+// but not while an operator holds the circuit closed.
+func TestCounted(t *testing.T) {
 	closed := machine.Grant{Incarnation: incA, Generation: 3}
+	held := with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = t0.Add(time.Hour) })
 	for _, c := range []struct {
 		name string
 		rec  *driver.Record
 		g    machine.Grant
+		now  time.Time
 		want bool
 	}{
-		{"closed", closedRec(1), closed, true},
-		{"no record", nil, machine.First, true},
-		{"no record, admitted on a record since cleared", nil, closed, false},
-		{"first record, admitted on none", with(closedRec(0), func(r *driver.Record) { r.Incarnation = driver.FirstIncarnation; r.Generation = 1 }), machine.First, true},
-		{"cleared record, admitted on none", machine.Cleared(nil, testName, t0, func() string { return incB }), machine.First, false},
-		{"another generation", closedRec(0), machine.Grant{Incarnation: incA, Generation: 2}, false},
-		{"open", openRec(0, t0.Add(time.Hour)), closed, false},
-		{"probe", halfOpenRec(0, tokA, t0.Add(time.Second)), machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}, false},
+		{"closed", closedRec(1), closed, t0, true},
+		{"no record", nil, machine.First, t0, true},
+		{"no record, admitted on a record since cleared", nil, closed, t0, false},
+		{"first record, admitted on none", with(closedRec(0), func(r *driver.Record) { r.Incarnation = driver.FirstIncarnation; r.Generation = 1 }), machine.First, t0, true},
+		{"cleared record, admitted on none", machine.Cleared(nil, testName, t0, func() string { return incB }), machine.First, t0, false},
+		{"another generation", closedRec(0), machine.Grant{Incarnation: incA, Generation: 2}, t0, false},
+		{"open", openRec(0, t0.Add(time.Hour)), closed, t0, false},
+		{"probe", halfOpenRec(0, tokA, t0.Add(time.Second)), machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}, t0, false},
+		{"held closed", held, closed, t0, false},
+		{"hold ended", held, closed, t0.Add(time.Hour), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := machine.Current(c.rec, &c.g); got != c.want {
-				t.Fatalf("Current = %v, want %v", got, c.want)
+			if got := machine.Counted(c.rec, &c.g, machine.At(c.now)); got != c.want {
+				t.Fatalf("Counted = %v, want %v", got, c.want)
 			}
 		})
 	}
@@ -837,11 +843,18 @@ func TestCleared(t *testing.T) {
 	if driver.WindowEpoch(rec) == driver.WindowEpoch(nil) {
 		t.Fatal("Cleared record shares the window epoch of no record")
 	}
-	first := machine.Settle(nil, testName, machine.First, machine.Failure, pol, t0)
+	first := machine.Settle(nil, testName, &machine.First, machine.Failure, &pol, machine.At(t0), driver.Counts{})
 	if driver.WindowEpoch(first) != driver.WindowEpoch(nil) {
 		t.Fatal("the first record's window epoch is not that of no record")
 	}
 	if err := first.Check(); err != nil {
 		t.Fatalf("first record fails Check: %v", err)
 	}
+}
+
+// admit returns machine.Admit's decision.
+func admit(rec *driver.Record, p *machine.Policy, clk *machine.Clock, fresh func() string) machine.Admission {
+	var a machine.Admission
+	machine.Admit(rec, p, clk, fresh, &a)
+	return a
 }

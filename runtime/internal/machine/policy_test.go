@@ -125,11 +125,11 @@ func TestSettleRateAndProbeRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := machine.SettleWindow(tt.rec, testName, tt.g, tt.o, tt.p, now, tt.w)
+			got := machine.Settle(tt.rec, testName, &tt.g, tt.o, &tt.p, machine.At(now), tt.w)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SettleWindow(%s) =\n  %s\nwant\n  %s", tt.o, fmtRecord(got), fmtRecord(tt.want))
 			}
-			if changed := machine.SettleWindow(tt.rec, testName, tt.g, tt.o, tt.p, time.Time{}, tt.w) != nil; changed != (tt.want != nil) {
+			if changed := machine.Settle(tt.rec, testName, &tt.g, tt.o, &tt.p, machine.At(t0.Add(7*time.Hour)), tt.w) != nil; changed != (tt.want != nil) {
 				t.Errorf("whether SettleWindow changes the record depends on the time")
 			}
 			if got != nil {
@@ -147,21 +147,21 @@ func TestAdmitProbeRuns(t *testing.T) {
 	idle := with(halfOpenRec(3, "", time.Time{}), func(r *driver.Record) { r.Successes = 2; r.Reopens = 1 })
 	fresh, _ := freshIDs(tokB)
 	t.Run("forced open: rejected, and the rejection says forced", func(t *testing.T) {
-		got := machine.Admit(forced, testName, ratePol, t0, fresh)
+		got := admit(forced, &ratePol, machine.At(t0), fresh)
 		want := machine.Admission{State: driver.StateOpen, Until: until, Forced: true}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Admit = %+v, want %+v", got, want)
 		}
 	})
 	t.Run("forced open, at its end: claims a probe, no longer forced", func(t *testing.T) {
-		got := machine.Admit(forced, testName, ratePol, until, fresh)
+		got := admit(forced, &ratePol, machine.At(until), fresh)
 		if !got.Admitted || !got.Grant.Probe || got.Next.Forced || got.Next.State != driver.StateHalfOpen {
 			t.Errorf("Admit = %+v, next %s", got, fmtRecord(got.Next))
 		}
 	})
 	t.Run("idle half-open: the next caller claims the next probe, the run kept", func(t *testing.T) {
 		fresh, _ := freshIDs(tokB)
-		got := machine.Admit(idle, testName, ratePol, t0, fresh)
+		got := admit(idle, &ratePol, machine.At(t0), fresh)
 		want := with(idle, func(r *driver.Record) {
 			r.Version++
 			r.UpdatedAt = t0
@@ -213,7 +213,7 @@ func TestForceOpen(t *testing.T) {
 		fresh, _ := freshIDs()
 		rec := machine.ForceOpen(halfOpenRec(3, tokA, now), testName, now, d, fresh)
 		g := machine.Grant{Incarnation: incA, Generation: 3, Probe: true, Token: tokA}
-		if got := machine.Settle(rec, testName, g, machine.Success, ratePol, now); got != nil {
+		if got := machine.Settle(rec, testName, &g, machine.Success, &ratePol, machine.At(now), driver.Counts{}); got != nil {
 			t.Errorf("Settle = %s, want nil", fmtRecord(got))
 		}
 	})

@@ -208,7 +208,7 @@ func helperWorker(t *testing.T, s driver.Store) error {
 // rejection it heard; a helper makes one call at a time.
 type heardRejection struct{ e *circuit.OpenError }
 
-var _ circuit.CallObserver = (*heardRejection)(nil)
+var _ circuit.Observer = (*heardRejection)(nil)
 
 func (h *heardRejection) ObserveTransition(circuit.Transition)                                   {}
 func (h *heardRejection) ObserveTransitionContext(context.Context, circuit.Transition)           {}
@@ -355,7 +355,7 @@ func openPast(t *testing.T, s driver.Store) *driver.Record {
 		}
 		g = machine.Grant{Incarnation: cur.Incarnation, Generation: cur.Generation}
 	}
-	next := machine.Settle(cur, circuitName, g, machine.Failure, p, now.Add(-p.Cooldown-time.Second))
+	next := machine.Settle(cur, circuitName, &g, machine.Failure, &p, machine.At(now.Add(-p.Cooldown-time.Second)), driver.Counts{})
 	if next == nil || next.State != circuit.StateOpen {
 		t.Fatalf("a failure did not open %+v: %+v", cur, next)
 	}

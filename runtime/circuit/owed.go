@@ -1,0 +1,96 @@
+package circuit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
+)
+
+// A store that cannot write must never keep a circuit closed: a read-only
+// database, a replica, a full disk reads a record that no failure changes,
+// and would admit every call. So when the write of a settlement fails, the
+// circuit owes the store that settlement, and refuses every call with a
+// *StateError before running it until the settlement is written: the next
+// call writes it again (one at a time; after a try that failed, not again
+// for owedRetry), and is admitted once a write succeeds or the settlement
+// has gone stale. It is written as of the time it was first decided: a
+// failure that would have opened the circuit an hour ago, while the store
+// refused, leaves a cooldown that has ended. A refused write may have
+// landed (a rename made before a directory sync failed): a record that is
+// the one tried is the settlement written.
+
+// owedRetry is how long a circuit that owes a settlement waits after a try
+// to write it that failed.
+const owedRetry = 250 * time.Millisecond
+
+// owed is a settlement the store refused.
+type owed struct {
+	p   *machine.Policy
+	g   machine.Grant
+	o   machine.Outcome
+	a   attempt // the refused write; its clock read
+	err error   // what the store said
+
+	mu   sync.Mutex    // held by the call trying to write it
+	next time.Duration // Breaker.epoch's monotonic time of the next try, under mu
+}
+
+// owe makes the circuit owe the settlement of outcome o of the call of g,
+// whose write failed with err, unless err is not a refused write.
+func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt, err error) {
+	se, ok := err.(*StateError)
+	if !ok || se.Op == "load" {
+		return // a store that cannot be read refuses every call anyway
+	}
+	if se.Op == "window" && o != machine.Failure {
+		return // the counts go back to the batch; only a failure could change the record
+	}
+	a.clk.Now() // the time it is written as of
+	c.owed.Store(&owed{p: p, g: *g, o: o, a: *a, err: se.Err})
+}
+
+// repay writes the settlement ow the circuit owes when it is time to try,
+// and then lets calls through; until the write succeeds it returns the
+// StateError that refuses the call.
+func (c *Circuit) repay(ctx context.Context, ow *owed) error {
+	refused := func() error {
+		return &StateError{Name: c.name, Op: "replace", Err: fmt.Errorf("a settlement could not be written, and no call is admitted until it is: %w", ow.err)}
+	}
+	if !ow.mu.TryLock() {
+		return refused()
+	}
+	defer ow.mu.Unlock()
+	if c.owed.Load() != ow {
+		return nil // written meanwhile
+	}
+	if time.Since(c.b.epoch) < ow.next {
+		return refused()
+	}
+	if c.landed(ctx, ow.a.tried) {
+		c.owed.CompareAndSwap(ow, nil)
+		return nil
+	}
+	if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
+		ow.next = time.Since(c.b.epoch) + owedRetry
+		return refused()
+	}
+	c.owed.CompareAndSwap(ow, nil)
+	return nil
+}
+
+// landed reports whether the store holds tried, the record of a write it
+// refused: the same incarnation, version and time of change.
+func (c *Circuit) landed(ctx context.Context, tried *driver.Record) bool {
+	if tried == nil {
+		return false
+	}
+	var v view
+	if c.load(ctx, &v) != nil || v.rec == nil {
+		return false
+	}
+	return v.rec.Incarnation == tried.Incarnation && v.rec.Version == tried.Version && v.rec.UpdatedAt.Equal(tried.UpdatedAt)
+}
