@@ -216,7 +216,7 @@ func (c *Circuit) allow(ctx context.Context, p *machine.Policy, k *kept, g *mach
 	var a machine.Admission
 	rejected := c.admit(&v, p, &a)
 	if rejected == nil && a.Next != nil {
-		err := c.update(ctx, false, func(v view) (*driver.Record, error) {
+		err := c.update(ctx, false, &v, func(v view) (*driver.Record, error) {
 			rejected = c.admit(&v, p, &a)
 			return a.Next, nil
 		})
@@ -278,7 +278,7 @@ type attempt struct {
 // cancellation (update).
 func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt) error {
 	given := a.clk.Read()
-	return c.update(ctx, true, func(v view) (*driver.Record, error) {
+	return c.update(ctx, true, nil, func(v view) (*driver.Record, error) {
 		if given {
 			v.clk = a.clk
 		}
@@ -305,12 +305,13 @@ type view struct {
 
 // update loads the circuit's record, asks decide for the record to store in
 // its place (nil: nothing to store) and stores it, deciding again on the
-// record a concurrent writer stored instead. It is the one loop of the
+// record a concurrent writer stored instead. A view first, when given, is
+// the record just loaded: the first decision is made on it, without a load. It is the one loop of the
 // Breaker's I/O: every rule is decided by decide, through the machine.
 // With settling, it runs every write, and every load after the first,
 // detached from ctx's cancellation: the operation ran, and its outcome is
 // recorded even when the caller's context ends meanwhile.
-func (c *Circuit) update(ctx context.Context, settling bool, decide func(view) (*driver.Record, error)) error {
+func (c *Circuit) update(ctx context.Context, settling bool, first *view, decide func(view) (*driver.Record, error)) error {
 	var cancel context.CancelFunc // set once detached
 	defer func() {
 		if cancel != nil {
@@ -327,7 +328,12 @@ func (c *Circuit) update(ctx context.Context, settling bool, decide func(view) (
 			return err
 		}
 		var v view
-		err := c.load(ctx, &v)
+		var err error
+		if first != nil {
+			v, first = *first, nil
+		} else {
+			err = c.load(ctx, &v)
+		}
 		if err != nil && settling && cancel == nil && ctx.Err() != nil {
 			detachOnce() // the caller's context ended: load again, detached
 			err = c.load(ctx, &v)

@@ -181,7 +181,7 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 	case err != nil:
 		return c.stateError("load", err)
 	}
-	err = c.update(ctx, false, func(v view) (*driver.Record, error) {
+	err = c.update(ctx, false, nil, func(v view) (*driver.Record, error) {
 		return machine.Cleared(v.rec, name, v.clk.Now(), newID), nil
 	})
 	if err == nil {
@@ -222,7 +222,7 @@ func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
 	if d < minCooldown || d > maxCooldown {
 		return &ConfigError{Field: op + " duration", Value: d.String(), Reason: "must be within 1s..24h"}
 	}
-	return c.update(ctx, false, func(v view) (*driver.Record, error) {
+	return c.update(ctx, false, nil, func(v view) (*driver.Record, error) {
 		return hold(v.rec, name, v.clk.Now(), d, newID), nil
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,6 +250,18 @@ func TestConformance(t *testing.T) {
 		},
 		Corrupt: func(t *testing.T, s circuit.Store, name string) {
 			corruptThroughWriter(t, s.(*Store).Dir(), name, func(valid []byte) []byte { return valid[:len(valid)/2] })
+		},
+		// A read-only file system: every creation of a temporary record
+		// fails with EROFS, as the kernel's would (TestRealFaultEROFS
+		// remounts a directory read-only where the test may mount).
+		RefuseWrites: func(t *testing.T, _ circuit.Store) func() {
+			faultHook = func(op string) error {
+				if op == "create" || op == "lock" {
+					return syscall.EROFS
+				}
+				return nil
+			}
+			return func() { faultHook = nil }
 		},
 	})
 }
