@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
-	"github.com/circuitgen/circuitgen/templates"
+	"github.com/circuitgen/circuitgen/generator/internal/templates"
 )
 
 // TestREADMEOptions checks that the README's option table is the one the

@@ -14,7 +14,7 @@ import (
 	"github.com/circuitgen/circuitgen/generator/internal/load"
 	"github.com/circuitgen/circuitgen/generator/internal/model"
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
-	"github.com/circuitgen/circuitgen/templates"
+	"github.com/circuitgen/circuitgen/generator/internal/templates"
 )
 
 // scaffold is what the scaffold templates (templates.Manifest,

@@ -10,7 +10,7 @@ import (
 )
 
 // OptionDoc documents one option of the schema, for the README's table
-// and the init scaffold (templates/).
+// and the init scaffold (generator/internal/templates).
 type OptionDoc struct {
 	// Name is the option's key; Value describes its value.
 	Name, Value string
