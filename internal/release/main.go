@@ -8,7 +8,12 @@
 //	go run ./internal/release tags vX.Y.Z
 //	go run ./internal/release proxy -o DIR [-rev REV] vX.Y.Z
 //
-// set rewrites every module's requirements on its siblings to vX.Y.Z. check
+// It works on the repository holding the working directory (the nearest
+// go.work above it). The scripts run it as GOWORK=off go run -C
+// internal/release . ARGS, which builds it whatever state go.work is in.
+//
+// set rewrites every module's requirements on its siblings to vX.Y.Z, and
+// go.work's replace lines for the published modules at vX.Y.Z. check
 // fails when a published module is not fit to tag. tags prints the tags to
 // push, one a line, in the order to push them: the root module first, then
 // the generator, the stores and the observers, then the commands. proxy
@@ -28,7 +33,9 @@
 // modules and the dev-only ones keep a replace => ../.. line (a relative
 // path) for each sibling they require, so that GOWORK=off go mod tidy and go
 // test of one of them use the checkout before its siblings' version is
-// published; a user's build ignores those lines. The dev-only modules
+// published; a user's build ignores those lines. go.work replaces each
+// published module at the version with its directory (see rewriteWork). The
+// dev-only modules
 // (bench, examples, testdata, internal/fleetnemesis and this one) are never
 // tagged.
 package main
@@ -56,15 +63,15 @@ const usageText = `usage:
   release proxy -o DIR [-rev REV] vX.Y.Z  a file-based GOPROXY of the published modules
 `
 
-// run runs the subcommand args names in the repository's root (the working
-// directory) and returns the exit status: 0 on success, 1 on a failure, 2 on
+// run runs the subcommand args names in the repository's root (see
+// findRoot) and returns the exit status: 0 on success, 1 on a failure, 2 on
 // a usage error.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
 		return 2
 	}
-	root, err := os.Getwd()
+	root, err := findRoot()
 	if err != nil {
 		fmt.Fprintln(stderr, "release:", err)
 		return 1
@@ -96,6 +103,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = set(root, mods, version, stdout)
 	case "check":
 		problems := check(mods, version)
+		if v := version; v != "" || len(problems) == 0 {
+			if v == "" {
+				v = requiredVersion(mods)
+			}
+			work, err := os.ReadFile(filepath.Join(root, "go.work"))
+			if err != nil {
+				fmt.Fprintln(stderr, "release:", err)
+				return 1
+			}
+			problems = append(problems, checkWork("go.work", work, mods, v)...)
+		}
 		for _, p := range problems {
 			fmt.Fprintln(stderr, p)
 		}
@@ -123,9 +141,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// findRoot returns the repository's root: the working directory or the
+// nearest directory above it that holds go.work.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("no go.work in the working directory or above it")
+		}
+		dir = up
+	}
+}
+
 // set rewrites the go.mod of every module in mods to require its siblings at
-// version, printing the files it changed.
+// version, and go.work to replace the published modules at version with
+// their directories, printing the files it changed.
 func set(root string, mods []*Module, version string, stdout io.Writer) error {
+	file := filepath.Join(root, "go.work")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	out, err := rewriteWork(file, data, mods, version)
+	if err != nil {
+		return err
+	}
+	if string(out) != string(data) {
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "rewrote go.work")
+	}
 	for _, m := range mods {
 		file := filepath.Join(root, m.Dir, "go.mod")
 		out, err := rewrite(file, m.data, m, mods, version)

@@ -202,3 +202,38 @@ func TestAddVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestRewriteWork(t *testing.T) {
+	mods := testModules(t, repo, repoPublished...)
+	tests := []struct {
+		name, work string
+	}{
+		{"none yet", "go 1.26.0\n\nuse (\n\t.\n\t./cmd/gen\n)\n"},
+		{"another version", "go 1.26.0\n\nuse (\n\t.\n\t./cmd/gen\n)\n\nreplace example.com/c v0.0.9 => .\n\nreplace example.com/other => ../other\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if problems := checkWork("go.work", []byte(tt.work), mods, "v0.1.0"); len(problems) != len(repoPublished) {
+				t.Errorf("checkWork before rewriteWork = %d problems, want %d", len(problems), len(repoPublished))
+			}
+			got, err := rewriteWork("go.work", []byte(tt.work), mods, "v0.1.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"replace example.com/c v0.1.0 => .\n", "replace example.com/c/storeurl v0.1.0 => ./storeurl\n", "replace example.com/c/cmd/ctl v0.1.0 => ./cmd/ctl\n"} {
+				if !strings.Contains(string(got), want) {
+					t.Errorf("rewriteWork lacks %q:\n%s", want, got)
+				}
+			}
+			if strings.Contains(string(got), "v0.0.9") {
+				t.Errorf("rewriteWork kept the replace line of another version:\n%s", got)
+			}
+			if strings.Contains(tt.work, "other") && !strings.Contains(string(got), "example.com/other => ../other") {
+				t.Errorf("rewriteWork dropped the replace line of a module not the repository's:\n%s", got)
+			}
+			if problems := checkWork("go.work", got, mods, "v0.1.0"); len(problems) != 0 {
+				t.Errorf("checkWork after rewriteWork: %v", problems)
+			}
+		})
+	}
+}
