@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross api test demo bench fuzz soak nemesis nemesis-fleet fleet
+.PHONY: all generate check cross api test rehearse demo bench fuzz soak nemesis nemesis-fleet fleet
 
 all: check test
 
@@ -35,6 +35,14 @@ cross:
 # when they are installed (bash .ci/run installs them).
 test: check
 	bash .ci/test
+
+# A release rehearsal of HEAD (not of uncommitted changes): every module
+# tagged REHEARSE_VERSION (v0.1.0) in a scratch clone and served from a
+# file-based module proxy, then the README's install commands, generate,
+# build, vet and test in fresh modules outside the repository. make test
+# runs it too.
+rehearse:
+	bash .ci/rehearse
 
 # The billing demo: a guarded client, a failing provider, several processes
 # sharing one circuit.
