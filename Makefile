@@ -9,15 +9,17 @@ all: check test
 generate:
 	$(GO) generate $$(bash .ci/packages)
 
-# Fails on unformatted files, vet findings, untidy modules, stale generated
-# files, packages that do not build or vet on another platform, and an
-# exported API that is not what api/ records.
+# Fails on unformatted files, vet findings, untidy modules, a release shape
+# internal/release check refuses (a zero pseudo-version, a replace line in a
+# command module), stale generated files, packages that do not build or vet
+# on another platform, and an exported API that is not what api/ records.
 check: cross
 	@files=$$(git ls-files '*.go' | grep -v '^testdata/golden/stale/'); \
 	out=$$(gofmt -l $$files) || exit 1; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $$(bash .ci/packages)
 	bash .ci/tidy
+	GOWORK=off $(GO) run -C internal/release . check
 	bash .ci/stale
 	GO=$(GO) bash .ci/api
 
