@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross api test demo bench fuzz soak nemesis nemesis-fleet fleet
+.PHONY: all generate check cross api test rehearse demo bench fuzz soak nemesis nemesis-fleet fleet
 
 all: check test
 
@@ -9,15 +9,17 @@ all: check test
 generate:
 	$(GO) generate $$(bash .ci/packages)
 
-# Fails on unformatted files, vet findings, untidy modules, stale generated
-# files, packages that do not build or vet on another platform, and an
-# exported API that is not what api/ records.
+# Fails on unformatted files, vet findings, untidy modules, a release shape
+# internal/release check refuses (a zero pseudo-version, a replace line in a
+# command module), stale generated files, packages that do not build or vet
+# on another platform, and an exported API that is not what api/ records.
 check: cross
 	@files=$$(git ls-files '*.go' | grep -v '^testdata/golden/stale/'); \
 	out=$$(gofmt -l $$files) || exit 1; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $$(bash .ci/packages)
 	bash .ci/tidy
+	GOWORK=off $(GO) run -C internal/release . check
 	bash .ci/stale
 	GO=$(GO) bash .ci/api
 
@@ -35,6 +37,14 @@ cross:
 # when they are installed (bash .ci/run installs them).
 test: check
 	bash .ci/test
+
+# A release rehearsal of HEAD (not of uncommitted changes): every module
+# tagged REHEARSE_VERSION (v0.1.0) in a scratch clone and served from a
+# file-based module proxy, then the README's install commands, generate,
+# build, vet and test in fresh modules outside the repository. make test
+# runs it too.
+rehearse:
+	bash .ci/rehearse
 
 # The billing demo: a guarded client, a failing provider, several processes
 # sharing one circuit.

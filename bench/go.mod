@@ -5,8 +5,8 @@ go 1.26.0
 tool github.com/circuitgen/circuitgen/cmd/circuitgen
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/redisstore v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
+	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/gofrs/flock v0.13.2
 	github.com/redis/go-redis/v9 v9.23.0
@@ -36,10 +36,10 @@ require (
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/circuitgen/circuitgen/cmd/circuitgen v0.0.0-00010101000000-000000000000 // indirect
-	github.com/circuitgen/circuitgen/generator v0.0.0-00010101000000-000000000000 // indirect
-	github.com/circuitgen/circuitgen/runtime/otelcircuit v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/prommetrics v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen/cmd/circuitgen v0.1.0 // indirect
+	github.com/circuitgen/circuitgen/generator v0.1.0 // indirect
+	github.com/circuitgen/circuitgen/runtime/otelcircuit v0.1.0
+	github.com/circuitgen/circuitgen/runtime/prommetrics v0.1.0
 	github.com/dave/jennifer v1.7.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.61.0 // indirect

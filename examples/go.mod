@@ -5,15 +5,15 @@ go 1.26.0
 tool github.com/circuitgen/circuitgen/cmd/circuitgen
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	google.golang.org/grpc v1.85.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/circuitgen/circuitgen/cmd/circuitgen v0.0.0-00010101000000-000000000000 // indirect
-	github.com/circuitgen/circuitgen/generator v0.0.0-00010101000000-000000000000 // indirect
+	github.com/circuitgen/circuitgen/cmd/circuitgen v0.1.0 // indirect
+	github.com/circuitgen/circuitgen/generator v0.1.0 // indirect
 	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/gofrs/flock v0.13.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

@@ -3,7 +3,7 @@ module github.com/circuitgen/circuitgen/generator
 go 1.26.0
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
 	github.com/dave/jennifer v1.7.1
 	golang.org/x/tools v0.52.0
 	gopkg.in/yaml.v3 v3.0.1

@@ -10,7 +10,7 @@ tool (
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
@@ -30,8 +30,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/s3shared v1.20.12 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
-	github.com/circuitgen/circuitgen/cmd/circuitgen v0.0.0-00010101000000-000000000000 // indirect
-	github.com/circuitgen/circuitgen/generator v0.0.0-00010101000000-000000000000 // indirect
+	github.com/circuitgen/circuitgen/cmd/circuitgen v0.1.0 // indirect
+	github.com/circuitgen/circuitgen/generator v0.1.0 // indirect
 	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/gofrs/flock v0.13.2 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect

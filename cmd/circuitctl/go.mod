@@ -3,10 +3,10 @@ module github.com/circuitgen/circuitgen/cmd/circuitctl
 go 1.26.0
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/redisstore v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/sqlstore v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/storeurl v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
+	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
+	github.com/circuitgen/circuitgen/runtime/sqlstore v0.1.0
+	github.com/circuitgen/circuitgen/runtime/storeurl v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/term v0.47.0
@@ -31,11 +31,4 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-)
-
-replace (
-	github.com/circuitgen/circuitgen => ../..
-	github.com/circuitgen/circuitgen/runtime/redisstore => ../../runtime/redisstore
-	github.com/circuitgen/circuitgen/runtime/sqlstore => ../../runtime/sqlstore
-	github.com/circuitgen/circuitgen/runtime/storeurl => ../../runtime/storeurl
 )

@@ -9,9 +9,9 @@ replace (
 )
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/redisstore v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/sqlstore v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
+	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
+	github.com/circuitgen/circuitgen/runtime/sqlstore v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/sys v0.49.0

@@ -3,7 +3,7 @@ module github.com/circuitgen/circuitgen/runtime/otelcircuit
 go 1.26.0
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

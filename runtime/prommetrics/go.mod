@@ -3,7 +3,7 @@ module github.com/circuitgen/circuitgen/runtime/prommetrics
 go 1.26.0
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 )
 

@@ -3,7 +3,7 @@ module github.com/circuitgen/circuitgen/runtime/sqlstore
 go 1.26.0
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	modernc.org/sqlite v1.62.0
 )

@@ -3,9 +3,9 @@ module github.com/circuitgen/circuitgen/runtime/storeurl
 go 1.26.0
 
 require (
-	github.com/circuitgen/circuitgen v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/redisstore v0.0.0-00010101000000-000000000000
-	github.com/circuitgen/circuitgen/runtime/sqlstore v0.0.0-00010101000000-000000000000
+	github.com/circuitgen/circuitgen v0.1.0
+	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
+	github.com/circuitgen/circuitgen/runtime/sqlstore v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 	modernc.org/sqlite v1.62.0
