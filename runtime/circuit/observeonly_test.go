@@ -43,7 +43,7 @@ func sameRecord(a, b *driver.Record) bool {
 // they store is the same (failures count, the circuit opens, one probe is
 // claimed after the cooldown and closes it); every call the first rejects,
 // the second runs, outside its state, returning the operation's own result,
-// and its CallObservers hear the rejection marked observe-only.
+// and its Observers of calls hear the rejection marked observe-only.
 func TestObserveOnlyDecidesAsUsual(t *testing.T) {
 	for _, mode := range observeOnly {
 		t.Run(mode.name, func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestObserveOnlyDecidesAsUsual(t *testing.T) {
 				"10: billing-api failure in 0s",
 			}
 			if !slices.Equal(log.events, want) {
-				t.Errorf("the CallObserver heard:\n%q\nwant:\n%q", log.events, want)
+				t.Errorf("the Observer heard:\n%q\nwant:\n%q", log.events, want)
 			}
 			// The rejecting circuit's observers hear the same, call 9 (made
 			// through the observe-only circuit alone) aside.
@@ -183,7 +183,7 @@ func TestObserveOnlyRejectionsMarked(t *testing.T) {
 
 // TestObserveOnlyStateErrors: an observe-only circuit does not refuse calls
 // when its state cannot be read, nor replace the operation's result when it
-// cannot be written; EventObservers hear the StateError.
+// cannot be written; Observers (ObserveEvent) hear the StateError.
 func TestObserveOnlyStateErrors(t *testing.T) {
 	for _, mode := range observeOnly {
 		t.Run(mode.name, func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestObserveOnlyStateErrors(t *testing.T) {
 	}
 }
 
-// rejections is a CallObserver that hears only rejections.
+// rejections is an Observer of calls that hears only rejections.
 type rejections func(*circuit.OpenError)
 
 var _ circuit.Observer = rejections(nil)

@@ -14,7 +14,7 @@ import (
 // callKey marks the caller's context, to check that observers get it.
 type callKey struct{}
 
-// callLog is a CallObserver that writes down what it hears, with the mark
+// callLog is an Observer of calls that writes down what it hears, with the mark
 // of the context it heard it with.
 type callLog struct{ events []string }
 
@@ -92,7 +92,7 @@ func TestCallObserver(t *testing.T) {
 		"9: billing-api ignored in 0s",
 	}
 	if !slices.Equal(log.events, want) {
-		t.Errorf("the CallObserver heard:\n%q\nwant:\n%q", log.events, want)
+		t.Errorf("the Observer heard:\n%q\nwant:\n%q", log.events, want)
 	}
 	if w := []string{"closed→open", "open→half_open", "half_open→closed"}; !slices.Equal(plain, w) {
 		t.Errorf("the plain observer heard %q, want %q", plain, w)

@@ -21,7 +21,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
-// lostCounter is an EventObserver that counts the store's reports of a
+// lostCounter is an Observer (with ObserveEvent) that counts the store's reports of a
 // lost record (driver.ErrLost).
 type lostCounter struct {
 	n    atomic.Int64

@@ -17,7 +17,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
-// events is an EventObserver that keeps the store's reports.
+// events is an Observer (with ObserveEvent) that keeps the store's reports.
 type events struct {
 	mu   sync.Mutex
 	errs []error

@@ -14,7 +14,7 @@ import (
 
 // TestUnsafeSettingsReported opens stores on servers with each setting
 // the guarantees cannot stand (no append-only file; a policy that evicts
-// any key) and with the recommended ones: a Breaker's EventObservers hear
+// any key) and with the recommended ones: a Breaker's Observers (ObserveEvent) hear
 // one event wrapping driver.ErrUnsafe per unsafe setting, naming it, and
 // none on a safe server.
 func TestUnsafeSettingsReported(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
-// reports is an EventObserver that keeps the store's reports.
+// reports is an Observer (with ObserveEvent) that keeps the store's reports.
 type reports struct {
 	mu   sync.Mutex
 	errs []error
