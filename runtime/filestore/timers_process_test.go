@@ -136,7 +136,7 @@ func TestStoppedAcrossTheDeadline(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(until.Add(-s.Now().Sub(time.Now()))) + 1500*time.Millisecond)
+	time.Sleep(time.Until(until.Add(-time.Until(s.Now()))) + 1500*time.Millisecond)
 	resumed := s.Now()
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -267,7 +267,7 @@ func stoppedCounterAttempt(t *testing.T) string {
 		t.Fatal(err)
 	}
 	later := stopped + 2*driver.WindowBuckets // the same cell, two windows on
-	time.Sleep(time.Until(time.Unix(0, later*int64(width)).Add(time.Now().Sub(s.Now()))) + 10*time.Millisecond)
+	time.Sleep(time.Until(time.Unix(0, later*int64(width)).Add(time.Since(s.Now()))) + 10*time.Millisecond)
 	if b := driver.Bucket(s.Now(), stoppedPolicy.Window); b != later {
 		t.Fatalf("woke in bucket %d, want %d", b, later)
 	}

@@ -114,7 +114,7 @@ func TestAdminHandlerActs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := ans.Circuit; ans.Action != "open" || c.Name != "billing-api" || c.State.String() != "open" || !c.Forced || c.Failures != 1 ||
-		c.OpenUntil.Sub(time.Now()) < 85*time.Second || c.OpenUntil.Sub(time.Now()) > 90*time.Second {
+		time.Until(c.OpenUntil) < 85*time.Second || time.Until(c.OpenUntil) > 90*time.Second {
 		t.Errorf("open answered %+v", ans)
 	}
 	err := f.b.Run(context.Background(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {

@@ -197,7 +197,7 @@ func TestWriteError(t *testing.T) {
 				if err != nil || at.Location() != time.UTC || !p.OpenUntil.Equal(at) {
 					t.Errorf("open_until = %q (%v), want RFC 3339 UTC", s, err)
 				}
-				if n, _ := strconv.Atoi(ra); tt.retryMin > 1 && at.Sub(time.Now()) > time.Duration(n+1)*time.Second {
+				if n, _ := strconv.Atoi(ra); tt.retryMin > 1 && time.Until(at) > time.Duration(n+1)*time.Second {
 					t.Errorf("open_until %v is later than Retry-After %ds", at, n)
 				}
 			} else if _, ok := raw["open_until"]; ok {

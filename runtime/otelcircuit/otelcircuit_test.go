@@ -72,7 +72,7 @@ func collect(t *testing.T, reader sdkmetric.Reader) ([]string, error) {
 	line := func(m metricdata.Metrics, attrs attribute.Set, value string) {
 		var kvs []string
 		for _, kv := range attrs.ToSlice() {
-			kvs = append(kvs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+			kvs = append(kvs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.String()))
 		}
 		lines = append(lines, fmt.Sprintf("%s[%s]{%s} %s", m.Name, m.Unit, strings.Join(kvs, ","), value))
 	}
@@ -198,7 +198,7 @@ func TestObserver(t *testing.T) {
 		for _, e := range s.Events() {
 			var attrs []string
 			for _, kv := range e.Attributes {
-				attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+				attrs = append(attrs, fmt.Sprintf("%s=%s", kv.Key, kv.Value.String()))
 			}
 			events = append(events, s.Name()+": "+e.Name+" "+strings.Join(attrs, " "))
 		}

@@ -3,7 +3,6 @@
 package redisstore_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -198,23 +197,6 @@ func (cl *testCluster) agreed(t *testing.T, slot int64, master string) bool {
 		}
 	}
 	return strings.Contains(cl.info(t, master), "role:master")
-}
-
-// waitNewMaster waits until the live nodes agree that a node other than old
-// serves slot, and returns it.
-func (cl *testCluster) waitNewMaster(t *testing.T, slot int64, old string, within time.Duration) string {
-	t.Helper()
-	var now string
-	poll(t, within, fmt.Sprintf("a new master for slot %d", slot), func() bool {
-		for _, addr := range cl.addrs {
-			if !cl.dead[addr] && addr != old {
-				now, _ = cl.owner(t, addr, slot)
-				break
-			}
-		}
-		return now != "" && now != old && cl.agreed(t, slot, now)
-	})
-	return now
 }
 
 // kill kills the node at addr with SIGKILL and reaps it.

@@ -50,15 +50,14 @@ type Phase struct {
 }
 
 type story struct {
-	w      io.Writer
-	cfg    Config
-	srv    *billingserver.Server
-	b      *circuit.Breaker
-	api    billing.BillingAPI
-	cache  *billing.ReceiptCache
-	sum    Summary
-	nstep  int
-	prefix string
+	w     io.Writer
+	cfg   Config
+	srv   *billingserver.Server
+	b     *circuit.Breaker
+	api   billing.BillingAPI
+	cache *billing.ReceiptCache
+	sum   Summary
+	nstep int
 	// first is the first charge's receipt, looked up again later.
 	first string
 }

@@ -10,8 +10,6 @@ package storeprocess
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -516,15 +514,6 @@ func (h *helper) kill() {
 	if !errors.As(err, &ee) || ee.Exited() {
 		h.t.Fatalf("helper process %d: Wait = %v, want death by a signal%s", h.pid(), err, h.output())
 	}
-}
-
-func randomID(t *testing.T) string {
-	t.Helper()
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b[:])
 }
 
 func mustReplace(t *testing.T, s driver.Store, prev, next *driver.Record) {
