@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross api test rehearse demo bench fuzz soak nemesis nemesis-fleet fleet
+.PHONY: all generate check cross api test test-next rehearse demo bench fuzz soak nemesis nemesis-fleet fleet
 
 all: check test
 
@@ -9,19 +9,21 @@ all: check test
 generate:
 	$(GO) generate $$(bash .ci/packages)
 
-# Fails on unformatted files, vet findings, untidy modules, a release shape
-# internal/release check refuses (a zero pseudo-version, a replace line in a
-# command module), stale generated files, packages that do not build or vet
-# on another platform, and an exported API that is not what api/ records.
+# Fails on unformatted files, vet and staticcheck findings, untidy modules,
+# a release shape internal/release check refuses (a zero pseudo-version, a
+# replace line in a command module), stale generated files, packages that
+# do not build or vet on another platform, and an exported API that is not
+# what api/ records. Each phase prints its name and wall time (.ci/phase).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 check: cross
-	@files=$$(git ls-files '*.go' | grep -v '^testdata/golden/stale/'); \
-	out=$$(gofmt -l $$files) || exit 1; \
-	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet $$(bash .ci/packages)
-	bash .ci/tidy
-	GOWORK=off $(GO) run -C internal/release . check
-	bash .ci/stale
-	GO=$(GO) bash .ci/api
+	@bash .ci/phase gofmt bash -c 'out=$$(gofmt -l $$(git ls-files "*.go" | grep -v "^testdata/golden/stale/")) || exit 1; \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
+	@bash .ci/phase vet $(GO) vet $$(bash .ci/packages)
+	@bash .ci/phase staticcheck $(GO) run $(STATICCHECK) $$(bash .ci/packages)
+	@bash .ci/phase tidy bash .ci/tidy
+	@GOWORK=off bash .ci/phase release-check $(GO) run -C internal/release . check
+	@bash .ci/phase stale bash .ci/stale
+	@GO=$(GO) bash .ci/phase api bash .ci/api
 
 # Rewrites api/, the record of every runtime package's and the generator's
 # exported API, after a change made on purpose; review its diff.
@@ -31,12 +33,18 @@ api:
 # Vets every package, test files included, for darwin and windows (which
 # type-checks it against its dependencies compiled for them).
 cross:
-	GO=$(GO) bash .ci/cross
+	@GO=$(GO) bash .ci/phase cross bash .ci/cross
 
 # The full test suite, with private redis-server and PostgreSQL instances
 # when they are installed (bash .ci/run installs them).
 test: check
 	bash .ci/test
+
+# The tests once more on the next Go release, fetched from the module proxy,
+# without the race detector (CI runs it after make test).
+GO_NEXT ?= go1.27.3
+test-next:
+	GOTOOLCHAIN=$(GO_NEXT) bash .ci/test -tests-only
 
 # A release rehearsal of HEAD (not of uncommitted changes): every module
 # tagged REHEARSE_VERSION (v0.1.0) in a scratch clone and served from a

@@ -3,6 +3,7 @@
 package redisstore_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -119,23 +120,57 @@ func (cl *testCluster) settled(t *testing.T, addr string) bool {
 	if err != nil || !strings.Contains(info, "cluster_state:ok") {
 		return false
 	}
-	slots, err := cl.client[addr].ClusterSlots(ctx).Result()
+	shards, err := cl.shards(ctx, addr)
 	if err != nil {
 		return false
 	}
 	masters := map[string]bool{}
-	for _, s := range slots {
-		if len(s.Nodes) < 2 {
+	for _, s := range shards {
+		if s.master == "" || len(s.replicas) == 0 {
 			return false
 		}
-		masters[s.Nodes[0].Addr] = true
-		for _, r := range s.Nodes[1:] {
-			if !strings.Contains(cl.info(t, r.Addr), "master_link_status:up") {
+		masters[s.master] = true
+		for _, r := range s.replicas {
+			if !strings.Contains(cl.info(t, r), "master_link_status:up") {
 				return false
 			}
 		}
 	}
 	return len(masters) == 3
+}
+
+// A shard is a set of slot ranges, the master serving them and the
+// replicas that are not marked failed, as CLUSTER SHARDS reports them.
+type shard struct {
+	slots    []redis.SlotRange
+	master   string
+	replicas []string
+}
+
+// shards returns the shards that serve slots, as the node at addr sees them.
+func (cl *testCluster) shards(ctx context.Context, addr string) ([]shard, error) {
+	got, err := cl.client[addr].ClusterShards(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []shard
+	for _, g := range got {
+		if len(g.Slots) == 0 {
+			continue
+		}
+		s := shard{slots: g.Slots}
+		for _, n := range g.Nodes {
+			a := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+			switch {
+			case n.Role == "master":
+				s.master = a
+			case n.Health != "failed":
+				s.replicas = append(s.replicas, a)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // info returns the node's INFO replication, or "" when it does not answer.
@@ -170,16 +205,15 @@ func (cl *testCluster) slot(t *testing.T, key string) int64 {
 // owner returns the master and the replicas of slot as the live node at
 // addr sees them.
 func (cl *testCluster) owner(t *testing.T, addr string, slot int64) (master string, replicas []string) {
-	slots, err := cl.client[addr].ClusterSlots(t.Context()).Result()
+	shards, err := cl.shards(t.Context(), addr)
 	if err != nil {
 		return "", nil
 	}
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			for _, n := range s.Nodes[1:] {
-				replicas = append(replicas, n.Addr)
+	for _, s := range shards {
+		for _, r := range s.slots {
+			if r.Start <= slot && slot <= r.End {
+				return s.master, s.replicas
 			}
-			return s.Nodes[0].Addr, replicas
 		}
 	}
 	return "", nil
