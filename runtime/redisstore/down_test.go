@@ -3,7 +3,11 @@
 package redisstore_test
 
 import (
+	"context"
+	"errors"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
+	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
 // throwawayRedis starts a redis-server of its own on a unix socket, for a
@@ -60,4 +65,48 @@ func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 	}
 
 	drivertest.Outage(t, b, name, t.Context, func() { stop(server) })
+}
+
+// TestReplicaFailsClosed opens the store on a replica (what an application
+// is left on when a failover did not move it), with and without copies.
+// Reads work and writes fail with READONLY: the failure whose settlement
+// is refused fails with a StateError after it ran, and every call after it
+// fails closed without running.
+func TestReplicaFailsClosed(t *testing.T) {
+	port := strconv.Itoa(freePorts(t, 1)[0])
+	testenv.StartRedis(t, "--port", port, "--bind", "127.0.0.1")
+	_, sock := testenv.StartRedis(t, "--replicaof", "127.0.0.1", port)
+	replica := unixClient(t, sock)
+	testenv.WaitFor(t, 10*time.Second, "the replica is in sync", func() bool {
+		info, _ := replica.Info(t.Context(), "replication").Result()
+		return strings.Contains(info, "master_link_status:up")
+	})
+	for _, cached := range []bool{false, true} {
+		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
+			var s circuit.Store
+			if cached {
+				s = newCached(t, replica, testPrefix(t, replica))
+			} else {
+				s = open(t, replica, redisstore.WithPrefix(testPrefix(t, replica)))
+			}
+			b := circuit.New(s)
+			ran := 0
+			for i := range 10 {
+				err := b.Run(t.Context(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
+					ran++
+					return circuit.Failure, errors.New("billing down")
+				})
+				var se *circuit.StateError
+				if !errors.As(err, &se) || se.Ran != (i == 0) {
+					t.Fatalf("call %d on a replica = %v, want a StateError (Ran only on the first)", i+1, err)
+				}
+				if i == 0 {
+					t.Logf("refused settlement: %v", err)
+				}
+			}
+			if ran != 1 {
+				t.Fatalf("%d of 10 calls ran on a replica, want 1", ran)
+			}
+		})
+	}
 }

@@ -31,6 +31,7 @@ func TestCachedConformance(t *testing.T) {
 			}
 			testenv.WaitFor(t, time.Second, "the copy is dropped", func() bool { return !s.(*sqlstore.Store).Cached(name) })
 		},
+		RefuseWrites: refuseWrites(sqlstore.Postgres, dbs),
 	})
 }
 

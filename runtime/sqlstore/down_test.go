@@ -112,3 +112,45 @@ func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
 		t.Fatalf("Snapshot after a success = %+v, %v; want the count reset in the same generation", snap, err)
 	}
 }
+
+// TestReadOnlyDatabase opens the store on a session whose transactions
+// are read-only (default_transaction_read_only=on, what a hot standby or a
+// database made read-only answers), with and without copies. The failure
+// whose settlement is refused fails with a StateError after it ran; every
+// call after it fails closed without running: a
+// store that cannot write never keeps a circuit closed.
+func TestReadOnlyDatabase(t *testing.T) {
+	for _, copies := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Direct", true: "Copies"}[copies], func(t *testing.T) {
+			dsn := createPostgres(t)
+			db := openPostgres(t, dsn+" options='-c default_transaction_read_only=on'", nil)
+			var opts []sqlstore.Option
+			if copies {
+				opts = append(opts, sqlstore.WithCopies(testStall))
+			}
+			s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			b := circuit.New(s)
+			ran := 0
+			for i := range 10 {
+				err := b.Run(t.Context(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
+					ran++
+					return circuit.Failure, errors.New("billing down")
+				})
+				var se *circuit.StateError
+				if !errors.As(err, &se) || se.Ran != (i == 0) {
+					t.Fatalf("call %d on a read-only database = %v, want a StateError (Ran only on the first)", i+1, err)
+				}
+				if i == 0 {
+					t.Logf("refused settlement: %v", err)
+				}
+			}
+			if ran != 1 {
+				t.Fatalf("%d of 10 calls ran on a read-only database, want 1", ran)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
@@ -128,4 +130,42 @@ func (b backend) openStore(t testing.TB, dsn string) (*sqlstore.Store, *sql.DB) 
 	t.Cleanup(func() { _ = s.Close() })
 	testenv.WaitFor(t, 5*time.Second, "the listening connection is up", s.Live)
 	return s, db
+}
+
+// refuseWrites makes the database of s refuse every write to the tables
+// of circuits, as a read-only database or a hot standby does, until the
+// returned function is called: a statement trigger that raises SQLSTATE
+// 25006 (read_only_sql_transaction) on PostgreSQL, RAISE(ABORT) triggers on
+// SQLite. Reads go on. It is drivertest's RefuseWrites hook; dbs maps each
+// store to its database.
+func refuseWrites(d sqlstore.Dialect, dbs map[circuit.Store]*sql.DB) func(t *testing.T, s circuit.Store) func() {
+	return func(t *testing.T, s circuit.Store) func() {
+		t.Helper()
+		db := dbs[s]
+		var on, off []string
+		if d == sqlstore.Postgres {
+			on = []string{`CREATE FUNCTION circuitgen_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = '25006'; END $$`}
+			for _, table := range []string{"circuits", "circuit_windows"} {
+				on = append(on, "CREATE TRIGGER circuitgen_test_refuse BEFORE INSERT OR UPDATE OR DELETE ON "+table+
+					" FOR EACH STATEMENT EXECUTE FUNCTION circuitgen_test_refuse()")
+			}
+			off = []string{"DROP FUNCTION circuitgen_test_refuse() CASCADE"}
+		} else {
+			for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
+				name := "circuitgen_test_refuse_" + strings.ToLower(op)
+				on = append(on, "CREATE TRIGGER "+name+" BEFORE "+op+" ON circuits BEGIN SELECT RAISE(ABORT, 'attempt to write a readonly database'); END")
+				off = append(off, "DROP TRIGGER "+name)
+			}
+		}
+		exec := func(stmts []string) {
+			for _, q := range stmts {
+				if _, err := db.ExecContext(context.Background(), q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+		}
+		exec(on)
+		return func() { exec(off) }
+	}
 }

@@ -35,6 +35,7 @@ func TestConformance(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
+				RefuseWrites: refuseWrites(b.dialect, dbs),
 			})
 		})
 	}
