@@ -16,6 +16,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
@@ -71,7 +72,8 @@ func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 // is left on when a failover did not move it), with and without copies.
 // Reads work and writes fail with READONLY: the failure whose settlement
 // is refused fails with a StateError after it ran, and every call after it
-// fails closed without running.
+// fails closed without running. No loss is reported: the refused write
+// changed nothing.
 func TestReplicaFailsClosed(t *testing.T) {
 	port := strconv.Itoa(freePorts(t, 1)[0])
 	testenv.StartRedis(t, "--port", port, "--bind", "127.0.0.1")
@@ -89,7 +91,8 @@ func TestReplicaFailsClosed(t *testing.T) {
 			} else {
 				s = open(t, replica, redisstore.WithPrefix(testPrefix(t, replica)))
 			}
-			b := circuit.New(s)
+			ev := &events{}
+			b := circuit.New(s, circuit.WithObserver(ev))
 			ran := 0
 			for i := range 10 {
 				err := b.Run(t.Context(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
@@ -106,6 +109,9 @@ func TestReplicaFailsClosed(t *testing.T) {
 			}
 			if ran != 1 {
 				t.Fatalf("%d of 10 calls ran on a replica, want 1", ran)
+			}
+			if ev.has(driver.ErrLost) {
+				t.Fatalf("a loss reported on a replica that refused every write: %v", ev.errs)
 			}
 		})
 	}

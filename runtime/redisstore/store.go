@@ -303,7 +303,7 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 // decides again on the record and the time the server gives.
 func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	if b.entry != nil && b.s.cache.IsCopy(prev) {
-		b.entry.Invalidate()
+		b.entry.Drop()
 		return driver.ErrConflict
 	}
 	return b.replace(ctx, prev, next, writeID())
@@ -312,7 +312,7 @@ func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 // replace is Store.Replace with the write id given.
 func (b *bound) replace(ctx context.Context, prev, next *driver.Record, id string) error {
 	if b.entry != nil {
-		defer b.entry.Invalidate() // this process sees its own write at once
+		defer b.entry.Drop() // this process sees its own write at once
 	}
 	err := b.s.replace(ctx, b.key, b.name, prev, next, id)
 	if err == nil {
@@ -358,7 +358,7 @@ func (s *Store) Delete(ctx context.Context, name string) error { return s.bind(n
 // Delete is Store.Delete for the bound circuit.
 func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
-		defer b.entry.Invalidate()
+		defer b.entry.Drop()
 	}
 	if err := b.s.run(ctx, deleteScript, b.key, tombstoneTTL).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete %s: %w", b.key, err)

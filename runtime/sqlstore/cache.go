@@ -467,10 +467,10 @@ func (s *Store) Now() time.Time {
 func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 	if b.entry != nil {
 		if b.s.cache.IsCopy(prev) {
-			b.entry.Invalidate()
+			b.entry.Drop()
 			return driver.ErrConflict
 		}
-		defer b.entry.Invalidate() // this process sees its own write at once
+		defer b.entry.Drop() // this process sees its own write at once
 	}
 	err := b.s.Replace(ctx, b.name, prev, next)
 	if err == nil {
@@ -485,7 +485,7 @@ func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 // Delete is Store.Delete.
 func (b *bound) Delete(ctx context.Context) error {
 	if b.entry != nil {
-		defer b.entry.Invalidate()
+		defer b.entry.Drop()
 	}
 	err := b.s.Delete(ctx, b.name)
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
@@ -118,7 +119,8 @@ func testServerStopped(t *testing.T, stop func(*pgServer, *testing.T)) {
 // database made read-only answers), with and without copies. The failure
 // whose settlement is refused fails with a StateError after it ran; every
 // call after it fails closed without running: a
-// store that cannot write never keeps a circuit closed.
+// store that cannot write never keeps a circuit closed. No loss is
+// reported: the refused write changed nothing.
 func TestReadOnlyDatabase(t *testing.T) {
 	for _, copies := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Direct", true: "Copies"}[copies], func(t *testing.T) {
@@ -133,7 +135,8 @@ func TestReadOnlyDatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = s.Close() })
-			b := circuit.New(s)
+			rep := &reports{}
+			b := circuit.New(s, circuit.WithObserver(rep))
 			ran := 0
 			for i := range 10 {
 				err := b.Run(t.Context(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
@@ -150,6 +153,9 @@ func TestReadOnlyDatabase(t *testing.T) {
 			}
 			if ran != 1 {
 				t.Fatalf("%d of 10 calls ran on a read-only database, want 1", ran)
+			}
+			if n := rep.count(driver.ErrLost); n != 0 {
+				t.Fatalf("%d losses reported on a database that refused every write, want 0", n)
 			}
 		})
 	}

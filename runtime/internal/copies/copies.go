@@ -177,6 +177,16 @@ func (e *Entry) Invalidate() {
 	e.mu.Unlock()
 }
 
+// Drop is Invalidate for a write of this process: it infers no creation
+// from a copy of no record, since the process knows what it wrote (a
+// refused write created nothing).
+func (e *Entry) Drop() {
+	e.mu.Lock()
+	e.epoch++
+	e.copy.Store(nil)
+	e.mu.Unlock()
+}
+
 // Created reports whether the server invalidated a copy of no record since
 // the last read that found the key (Found): a record was written for a
 // circuit this process only ever found none of.

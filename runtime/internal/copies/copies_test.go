@@ -121,3 +121,26 @@ func TestCreated(t *testing.T) {
 		})
 	}
 }
+
+// TestDropInfersNothing: the process's own write drops its copy of none
+// without taking it for a creation, since the write may have been refused;
+// reads in flight cannot install a copy after it.
+func TestDropInfersNothing(t *testing.T) {
+	c := New()
+	c.Up()
+	c.Heard(c.Clock(), time.Minute)
+	e := c.Entry("billing-api")
+	c.Install(e, c.Begin(e), nil)
+	r := c.Begin(e)
+	e.Drop()
+	if e.Created() {
+		t.Fatal("Created after Drop of a copy of none")
+	}
+	if _, ok := e.Copy(); ok {
+		t.Fatal("a copy after Drop")
+	}
+	c.Install(e, r, nil)
+	if _, ok := e.Copy(); ok {
+		t.Fatal("a read begun before Drop installed its copy")
+	}
+}
