@@ -105,7 +105,7 @@ func (s *Store) startCopies(ctx context.Context, bound time.Duration) error {
 	tctx, cancel := context.WithCancel(context.Background())
 	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
 	s.beat = randomHex(8)
-	l := &listener{c: s.cache, cfg: cfg, bound: bound, id: s.beat, report: s.reportSession}
+	l := &listener{c: s.cache, db: s.db, cfg: cfg, bound: bound, id: s.beat, report: s.reportSession}
 	go l.loop(tctx, s.done)
 	return nil
 }
@@ -221,6 +221,7 @@ func (s *Store) checkTrigger(ctx context.Context) error {
 // listener keeps a cached store's listening connection.
 type listener struct {
 	c      *copies.Cache
+	db     *sql.DB // writes the heartbeats: a session other than the listening one
 	cfg    *pgx.ConnConfig
 	bound  time.Duration
 	id     string      // the store's heartbeat row is beatPrefix + id
@@ -253,8 +254,13 @@ RETURNING (` + triggerQuery + `)`
 const staleBeats = `DELETE FROM circuits WHERE starts_with(name, '` + beatPrefix + `') AND updated_at < now() - interval '1 hour'`
 
 // session connects, LISTENs, and then every quarter of the bound writes
-// the store's heartbeat row through the trigger, whose notification comes
-// back on the same connection after every notification committed before it.
+// the store's heartbeat row through the trigger, on a connection of the
+// store's pool: its notification reaches the listening connection after
+// every notification committed before it, and only when that connection
+// holds a session of its own. Behind a pooler in transaction mode it does
+// not (a LISTEN lasts one transaction there, and other sessions'
+// notifications go to whichever client holds the server connection): no
+// heartbeat comes back, and the store serves no copies.
 // Copies are good until the send time of the last heartbeat that came back
 // plus the bound: the cache goes live with the first, and the session ends
 // (every copy dropped) when none has come back for the bound, when a
@@ -297,7 +303,7 @@ func (l *listener) session(ctx context.Context) error {
 		if now >= nextBeat {
 			sent := now
 			if err := bounded(func(ctx context.Context) error {
-				return conn.QueryRow(ctx, beatStmt, beatPrefix+l.id, nonce+" "+strconv.FormatInt(sent, 10)).Scan(&states)
+				return l.db.QueryRowContext(ctx, beatStmt, beatPrefix+l.id, nonce+" "+strconv.FormatInt(sent, 10)).Scan(&states)
 			}); err != nil {
 				l.c.Down()
 				return fmt.Errorf("sqlstore: write the heartbeat: %w", err)
@@ -311,7 +317,7 @@ func (l *listener) session(ctx context.Context) error {
 		}
 		if since := max(vouched, started); now-since > int64(bound) {
 			l.c.Down()
-			return fmt.Errorf("%w within %v: copies dropped (a slow link, or a trigger that does not fire)", errNoBeat, bound)
+			return fmt.Errorf("%w within %v: copies dropped (a slow link, a trigger that does not fire, or a pooler in transaction mode between the store and the database)", errNoBeat, bound)
 		}
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(nextBeat-now))
 		note, err := conn.WaitForNotification(wctx)
