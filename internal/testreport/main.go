@@ -65,6 +65,8 @@ func report(r io.Reader, w io.Writer) (failed bool, skips []skip, counts map[str
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "build-output": // a compiler's message (go test -json since Go 1.24)
+			fmt.Fprint(w, e.Output)
 		case "output":
 			if e.Test == "" {
 				fmt.Fprint(w, e.Output) // a package's result, or its own output

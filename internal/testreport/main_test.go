@@ -19,6 +19,8 @@ func TestReport(t *testing.T) {
 		`{"Action":"output","Package":"p","Output":"FAIL\tp\t0.1s\n"}`,
 		`{"Action":"fail","Package":"p"}`,
 		`# q [build failed]`,
+		`{"ImportPath":"r [r.test]","Action":"build-output","Output":"r/r_test.go:4:2: undefined: x\n"}`,
+		`{"ImportPath":"r [r.test]","Action":"build-fail"}`,
 	}, "\n")
 	var out strings.Builder
 	failed, skips, counts, err := report(strings.NewReader(in), &out)
@@ -35,7 +37,7 @@ func TestReport(t *testing.T) {
 		t.Errorf("skips = %+v, want TestB with its reason", skips)
 	}
 	got := out.String()
-	for _, want := range []string{"got 1, want 2", "FAIL\tp\t0.1s", "# q [build failed]"} {
+	for _, want := range []string{"got 1, want 2", "FAIL\tp\t0.1s", "# q [build failed]", "r/r_test.go:4:2: undefined: x"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
