@@ -127,6 +127,20 @@ func newRedisFleet(t *testing.T) target {
 	tg.faults = proxyFaults()
 	tg.faults["restart"] = restart(false)
 	tg.faults["restart-lossy"] = restart(true)
+	// The server refuses every write while it serves reads, as a replica
+	// or a master without its replicas does (NOREPLICAS).
+	tg.faults["read-only"] = func(t *testing.T, f *fleet) {
+		set := func(n string) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := direct.ConfigSet(ctx, "min-replicas-to-write", n).Err(); err != nil {
+				t.Errorf("CONFIG SET min-replicas-to-write %s: %v", n, err)
+			}
+		}
+		set("1")
+		time.Sleep(spell(2))
+		set("0")
+	}
 	tg.faults["flushall"] = func(t *testing.T, f *fleet) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -190,6 +204,28 @@ func newPostgresFleet(t *testing.T) target {
 	tg.faults = proxyFaults()
 	tg.faults["trigger-drop"] = trigger("DROP TRIGGER circuitgen_notify ON circuits")
 	tg.faults["trigger-disable"] = trigger("ALTER TABLE circuits DISABLE TRIGGER circuitgen_notify")
+	// The database refuses every write while it serves reads, as a hot
+	// standby or a database made read-only does (SQLSTATE 25006).
+	tg.faults["read-only"] = func(t *testing.T, f *fleet) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, stmt := range []string{
+			`CREATE FUNCTION circuitgen_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = '25006'; END $$`,
+			`CREATE TRIGGER circuitgen_refuse BEFORE INSERT OR UPDATE OR DELETE ON circuits
+FOR EACH STATEMENT EXECUTE FUNCTION circuitgen_refuse()`,
+		} {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+		time.Sleep(spell(2))
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP FUNCTION circuitgen_refuse() CASCADE"); err != nil {
+			t.Errorf("drop the refusing trigger: %v", err)
+		}
+	}
 	// Every row gone at once, as an operator's TRUNCATE does: no row
 	// trigger fires, and no Clear was made.
 	tg.faults["truncate"] = func(t *testing.T, f *fleet) {
