@@ -5,8 +5,7 @@
 // fault proxy (internal/faultproxy) while the nemesis delays, holds, pauses
 // and resets their connections, restarts and flushes the server, drops and
 // disables the notify trigger, makes the server refuse writes, and freezes
-// workers; meanwhile another
-// process opens circuits directly on the server. The checker reports every
+// workers; meanwhile another process opens circuits directly on the server. The checker reports every
 // call admitted later than the stall bound after an opening, and every open
 // circuit a lost dataset let through without a probe.
 //
