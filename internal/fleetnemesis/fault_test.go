@@ -152,21 +152,26 @@ func newRedisFleet(t *testing.T) target {
 // newPostgresFleet makes a schema of the run's own on the test server,
 // migrated, and its faults besides the network's: the notify trigger
 // dropped, and disabled, while the workers listen, then made again by
-// Migrate; and the circuits table truncated.
-func newPostgresFleet(t *testing.T) target {
+// Migrate; the circuits table truncated; writes refused. With pooler (a
+// pgbouncer pool mode) the run has a database of its own instead, and the
+// workers reach it through a pgbouncer of the run's own, behind the proxy.
+func newPostgresFleet(t *testing.T, pooler string) target {
 	base := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := "circuitgen_fleet_" + randomHex(4)
 	admin := stdlib.OpenDB(*cfg)
 	t.Cleanup(func() { _ = admin.Close() })
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+	name := "circuitgen_fleet_" + randomHex(4)
+	create, drop, dsn := "CREATE SCHEMA "+name, "DROP SCHEMA "+name+" CASCADE", base+" search_path="+name
+	if pooler != "" {
+		create, drop, dsn = "CREATE DATABASE "+name, "DROP DATABASE "+name+" WITH (FORCE)", base+" dbname="+name
+	}
+	if _, err := admin.ExecContext(t.Context(), create); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	dsn := base + " search_path=" + schema
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), drop) })
 	dcfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -185,9 +190,18 @@ func newPostgresFleet(t *testing.T) target {
 	if strings.HasPrefix(cfg.Host, "/") {
 		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
 	}
+	workers := dsn
+	if pooler != "" {
+		workers = testenv.StartPgbouncer(t, pooler, testenv.PostgresTarget{Host: cfg.Host, Port: cfg.Port, Database: name, User: cfg.User})
+		pcfg, err := pgx.ParseConfig(workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		network, addr = "tcp", fmt.Sprintf("%s:%d", pcfg.Host, pcfg.Port)
+	}
 	tg.proxy = newProxy(t, network, addr)
 	host, port, _ := strings.Cut(tg.proxy.Addr(), ":")
-	tg.addr = dsn + " host=" + host + " port=" + port
+	tg.addr = workers + " host=" + host + " port=" + port
 	trigger := func(stmt string) func(*testing.T, *fleet) {
 		return func(t *testing.T, f *fleet) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -69,7 +69,8 @@ func kinds(t *testing.T, all []string) []string {
 // TestFleetNemesis runs the fleet nemesis on each distributed store.
 func TestFleetNemesis(t *testing.T) {
 	t.Run("redis", func(t *testing.T) { runFleet(t, newRedisFleet(t)) })
-	t.Run("postgres", func(t *testing.T) { runFleet(t, newPostgresFleet(t)) })
+	t.Run("postgres", func(t *testing.T) { runFleet(t, newPostgresFleet(t, "")) })
+	t.Run("postgres-pgbouncer-transaction", func(t *testing.T) { runFleet(t, newPostgresFleet(t, "transaction")) })
 }
 
 // target is a store's side of a run: its server, how workers reach it

@@ -6,13 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,16 +93,9 @@ func TestPooler(t *testing.T) {
 
 // pgbouncer creates a database of the test's own, migrated, and starts a
 // pgbouncer of the test's own in front of it in pool mode mode. It returns
-// the DSN of the database and the DSN through pgbouncer (with pgx's exec
-// mode, which prepares no named statement: what transaction pooling
-// needs). pgbouncer refuses to run as root: as root it runs as the
-// PostgreSQL user, as the server does.
+// the DSN of the database and the DSN through pgbouncer.
 func pgbouncer(t *testing.T, mode string) (direct, pooled string) {
 	t.Helper()
-	bin, err := exec.LookPath("pgbouncer")
-	if err != nil {
-		testenv.Missing(t, "pgbouncer is not on PATH (apt-get install -y pgbouncer)")
-	}
 	base := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(base)
 	if err != nil {
@@ -123,71 +109,5 @@ func pgbouncer(t *testing.T, mode string) (direct, pooled string) {
 	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") })
 	direct = base + " dbname=" + db
 	migrate(t, openPostgres(t, direct, nil), sqlstore.Postgres)
-
-	dir, err := os.MkdirTemp("", "circuitgen-pgbouncer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	var run []string
-	if os.Geteuid() == 0 {
-		pu, err := user.Lookup(cfg.User)
-		if err != nil {
-			testenv.Missing(t, "running as root and no user "+cfg.User+" to run pgbouncer as: "+err.Error())
-		}
-		uid, _ := strconv.Atoi(pu.Uid)
-		gid, _ := strconv.Atoi(pu.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		run = []string{"runuser", "-u", cfg.User, "--"}
-	}
-	port := freePort(t)
-	ini := fmt.Sprintf(`[databases]
-circuits = host=%s port=%d dbname=%s user=%s
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = %d
-unix_socket_dir =
-auth_type = trust
-auth_file = %s
-pool_mode = %s
-default_pool_size = 4
-max_client_conn = 200
-logfile = %s
-`, cfg.Host, cfg.Port, db, cfg.User, port, filepath.Join(dir, "users.txt"), mode, filepath.Join(dir, "pgbouncer.log"))
-	for file, text := range map[string]string{"pgbouncer.ini": ini, "users.txt": fmt.Sprintf("%q \"\"\n", cfg.User)} {
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	argv := append(run, bin, filepath.Join(dir, "pgbouncer.ini"))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	testenv.Start(t, cmd)
-	pooled = fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=circuits sslmode=disable default_query_exec_mode=exec connect_timeout=2", port, cfg.User)
-	testenv.WaitFor(t, 10*time.Second, "pgbouncer answers", func() bool {
-		c, err := pgx.Connect(t.Context(), pooled)
-		if err != nil {
-			return false
-		}
-		defer c.Close(context.Background())
-		return c.Ping(t.Context()) == nil
-	})
-	return direct, pooled
-}
-
-// freePort returns a loopback TCP port no one listens on.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := 20000 + rand.IntN(30000)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err == nil {
-			_ = l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free loopback port")
-	return 0
+	return direct, testenv.StartPgbouncer(t, mode, testenv.PostgresTarget{Host: cfg.Host, Port: cfg.Port, Database: db, User: cfg.User})
 }
