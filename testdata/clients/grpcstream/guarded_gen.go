@@ -5,11 +5,13 @@ package grpcstream
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -84,19 +86,96 @@ func NewGuardedWatchClientWithCircuits(next WatchClient, watch *circuit.Circuit,
 
 // Watch calls next.Watch through circuit watch.
 func (g *GuardedWatchClient) Watch(ctx context.Context, in *wrapperspb.StringValue, opts ...grpc.CallOption) (grpc.ServerStreamingClient[wrapperspb.StringValue], error) {
-	var r0 grpc.ServerStreamingClient[wrapperspb.StringValue]
-	err := g.watch.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		var callErr error
-		r0, callErr = g.next.Watch(ctx, in, opts...)
-		return classifyWatch(ctx, callErr), callErr
+	ticket, err := g.watch.Allow(ctx)
+	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.Watch(circuit.WithFallback(ctx, err), in, opts...)
+			}
+		}
+		return nil, err
+	}
+	r0, callErr := g.next.Watch(ctx, in, opts...)
+	if callErr != nil {
+		// the stream did not open: its error settles the call, as a returned error does
+		if err = ticket.Done(classifyWatch(ctx, callErr)); err != nil {
+			return nil, err
+		}
+		return r0, callErr
+	}
+	// a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)
+	stop := context.AfterFunc(ctx, func() {
+		if ctx.Err() == context.Canceled {
+			_ = ticket.Done(circuit.Ignored)
+		}
 	})
-	if err != nil && g.fallback != nil {
-		var open *circuit.OpenError
-		if errors.As(err, &open) {
-			return g.fallback.Watch(circuit.WithFallback(ctx, err), in, opts...)
+	return &guardedWatchClientWatchStream{next: r0, ctx: ctx, ticket: ticket, stop: stop}, nil
+}
+
+// guardedWatchClientWatchStream is the
+// grpc.ServerStreamingClient[wrapperspb.StringValue] that
+// GuardedWatchClient.Watch returns: its Recv settles the call on circuit watch
+// at the stream's end, a success at io.EOF; CloseSend or the call's context
+// cancelled first settles it as Ignored.
+type guardedWatchClientWatchStream struct {
+	next   grpc.ServerStreamingClient[wrapperspb.StringValue]
+	ctx    context.Context
+	ticket *circuit.Ticket
+	stop   func() bool
+}
+
+func (r *guardedWatchClientWatchStream) CloseSend() error {
+	err := r.next.CloseSend()
+	r.stop()
+	_ = r.ticket.Done(circuit.Ignored)
+	return err
+}
+
+func (r *guardedWatchClientWatchStream) Context() context.Context {
+	return r.next.Context()
+}
+
+func (r *guardedWatchClientWatchStream) Header() (metadata.MD, error) {
+	return r.next.Header()
+}
+
+func (r *guardedWatchClientWatchStream) Recv() (*wrapperspb.StringValue, error) {
+	v, err := r.next.Recv()
+	if err != nil {
+		r.stop()
+		if err == io.EOF {
+			_ = r.ticket.Done(circuit.Success)
+			return v, err
+		}
+		if doneErr := r.ticket.Done(classifyWatch(r.ctx, err)); doneErr != nil {
+			return v, doneErr
 		}
 	}
-	return r0, err
+	return v, err
+}
+
+func (r *guardedWatchClientWatchStream) RecvMsg(p0 any) error {
+	err := r.next.RecvMsg(p0)
+	if err != nil {
+		r.stop()
+		if err == io.EOF {
+			_ = r.ticket.Done(circuit.Success)
+			return err
+		}
+		if doneErr := r.ticket.Done(classifyWatch(r.ctx, err)); doneErr != nil {
+			return doneErr
+		}
+	}
+	return err
+}
+
+func (r *guardedWatchClientWatchStream) SendMsg(p0 any) error {
+	return r.next.SendMsg(p0)
+}
+
+func (r *guardedWatchClientWatchStream) Trailer() metadata.MD {
+	return r.next.Trailer()
 }
 
 // classifyWatch returns Ignored for any error of a call whose ctx the caller

@@ -205,7 +205,8 @@ func TestDroppedStreamIsIgnored(t *testing.T) {
 
 // TestStreamHoldsOneClaim checks that a stream holds its call's one claim
 // until it ends: a half-open circuit's probe is the stream, calls are
-// rejected while it is open, a dropped stream gives the probe back, and a
+// rejected while it is open, a dropped stream gives the probe back at once
+// (the circuit reopens for its cooldown, as for any Ignored probe), and a
 // stream read to its end closes the circuit.
 func TestStreamHoldsOneClaim(t *testing.T) {
 	client, w, obs, kit := setup(t)
@@ -227,7 +228,11 @@ func TestStreamHoldsOneClaim(t *testing.T) {
 	if got := obs.wait(t, 1); got[0] != circuit.Ignored {
 		t.Fatalf("the dropped probe's outcome %v, want Ignored", got)
 	}
-	kit.RequireState(t, "watch", circuit.StateHalfOpen)
+	// The probe was given back at once, not when its lease ends: an
+	// Ignored probe reopens the circuit for its cooldown, after which the
+	// next call is the probe.
+	kit.RequireState(t, "watch", circuit.StateOpen)
+	kit.Advance(time.Minute)
 	s, err := client.Watch(context.Background(), wrapperspb.String("key"))
 	if err != nil {
 		t.Fatalf("Watch after the probe was given back: %v", err)
