@@ -255,6 +255,13 @@ func IsGuardable(sig *types.Signature) bool {
 	return CarriesError(t) && Settable(t) || rowMethods(t) != nil || seqElem(t) != nil || errMethod(t) != "" && rejects
 }
 
+// RefusedStream reports whether a method of signature sig returns
+// (S, error) with S a client or bidi stream, which the wrapper refuses.
+func RefusedStream(sig *types.Signature) bool {
+	k := streamResult(sig.Results())
+	return k == ClientStream || k == BidiStream
+}
+
 // PassesThrough reports whether a method of signature sig passes through
 // unguarded unless it is named: it returns only an iter.Seq[T] or
 // iter.Seq2[K, V] with no error in it, a stream that cannot fail.
