@@ -221,6 +221,16 @@ func (g guard) stream() []jen.Code {
 	m, r := g.m, g.m.Row
 	ticket := jen.Id(m.Ticket)
 	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
+	afterFunc := jen.Comment("a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)").Line().
+		Id(m.Stop).Op(":=").Qual("context", "AfterFunc").Call(g.ctx(), jen.Func().Params().Block(
+		jen.If(g.ctx().Dot("Err").Call().Op("==").Qual("context", "Canceled")).Block(
+			jen.Id("_").Op("=").Add(ticket.Clone()).Dot("Done").Call(jen.Qual(circuitPath, "Ignored")),
+		),
+	))
+	if m.Ctx < 0 && m.Request < 0 {
+		afterFunc = jen.Comment("no context to cancel: only the stream settles the call").Line().
+			Id(m.Stop).Op(":=").Func().Params().Bool().Block(jen.Return(jen.False()))
+	}
 	return []jen.Code{
 		g.admit(rejected...),
 		jen.List(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)).Op(":=").Add(g.call),
@@ -231,12 +241,7 @@ func (g guard) stream() []jen.Code {
 			),
 			jen.Return(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)),
 		),
-		jen.Comment("a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)"),
-		jen.Id(m.Stop).Op(":=").Qual("context", "AfterFunc").Call(g.ctx(), jen.Func().Params().Block(
-			jen.If(g.ctx().Dot("Err").Call().Op("==").Qual("context", "Canceled")).Block(
-				jen.Id("_").Op("=").Add(ticket.Clone()).Dot("Done").Call(jen.Qual(circuitPath, "Ignored")),
-			),
-		)),
+		afterFunc,
 		jen.Return(jen.Op("&").Id(r.Name).Values(
 			jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
 			jen.Id(r.Ctx).Op(":").Add(g.ctx()),

@@ -31,4 +31,6 @@ type Events interface {
 //circuitgen:guard circuit=feed errors=context.DeadlineExceeded
 type Feed interface {
 	Subscribe(ctx context.Context, topic string) (Events, error)
+	// Tail takes no context: nothing but its stream's end settles it.
+	Tail(topic string) (Events, error)
 }
