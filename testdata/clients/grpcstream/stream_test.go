@@ -22,8 +22,9 @@ import (
 )
 
 // watcher is the backend: a key "down" fails its stream with Unavailable
-// before the first message, "hang" sends one message and waits for the
-// stream's end, and any other key streams three values and ends.
+// before the first message, "missing" with NotFound, "hang" sends one
+// message and waits for the stream's end, and any other key streams three
+// values and ends.
 type watcher struct {
 	streams atomic.Int32 // streams the handler ran
 }
@@ -33,6 +34,8 @@ func (w *watcher) Watch(in *wrapperspb.StringValue, stream grpc.ServerStreamingS
 	switch in.GetValue() {
 	case "down":
 		return status.Error(codes.Unavailable, "backend down")
+	case "missing":
+		return status.Error(codes.NotFound, "no such key")
 	case "hang":
 		if err := stream.Send(wrapperspb.String("first")); err != nil {
 			return err
@@ -92,7 +95,8 @@ func setup(t *testing.T) (*GuardedWatchClient, *watcher, *outcomes, *circuittest
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStreamInterceptor(failOpen))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +104,19 @@ func setup(t *testing.T) (*GuardedWatchClient, *watcher, *outcomes, *circuittest
 	obs := &outcomes{}
 	kit := circuittest.New(circuit.WithObserver(obs))
 	return NewGuardedWatchClient(NewWatchClient(conn), kit.Breaker), w, obs, kit
+}
+
+// openFails marks a context whose stream fails to open.
+type openFails struct{}
+
+// failOpen is a client interceptor failing the opening of a stream whose
+// context is marked with openFails, as a connection that cannot be made
+// does: with Unavailable, before the stream exists.
+func failOpen(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if ctx.Value(openFails{}) != nil {
+		return nil, status.Error(codes.Unavailable, "no connection")
+	}
+	return streamer(ctx, desc, cc, method, opts...)
 }
 
 // readAll reads s to its end and returns the values and the error that
@@ -246,5 +263,50 @@ func TestStreamHoldsOneClaim(t *testing.T) {
 	}
 	if n := w.streams.Load(); n != 2 {
 		t.Errorf("the backend ran %d streams, want 2", n)
+	}
+}
+
+// TestRecvErrorIsClassified checks that an error at Recv counts as the
+// method's selection says, as a returned error would: NotFound, not
+// selected, is Ignored and leaves the circuit closed.
+func TestRecvErrorIsClassified(t *testing.T) {
+	client, _, obs, kit := setup(t)
+	for range 5 {
+		s, err := client.Watch(context.Background(), wrapperspb.String("missing"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readAll(s); status.Code(err) != codes.NotFound {
+			t.Fatalf("Recv: %v, want NotFound", err)
+		}
+	}
+	for _, o := range obs.get() {
+		if o != circuit.Ignored {
+			t.Fatalf("outcomes %v, want only Ignored", obs.get())
+		}
+	}
+	if n := len(obs.get()); n != 5 {
+		t.Fatalf("%d outcomes, want one a stream", n)
+	}
+	kit.RequireState(t, "watch", circuit.StateClosed)
+}
+
+// TestOpenErrorSettles checks that a stream that fails to open settles its
+// call then, classified as a returned error is: Unavailable is a failure,
+// and the circuit opens at its threshold.
+func TestOpenErrorSettles(t *testing.T) {
+	client, w, obs, kit := setup(t)
+	ctx := context.WithValue(context.Background(), openFails{}, true)
+	for i := range 3 {
+		if _, err := client.Watch(ctx, wrapperspb.String("key")); status.Code(err) != codes.Unavailable {
+			t.Fatalf("call %d: Watch: %v, want Unavailable at open", i, err)
+		}
+		if got := obs.get(); len(got) != i+1 || got[i] != circuit.Failure {
+			t.Fatalf("outcomes %v after %d failed opens, want as many Failures", got, i+1)
+		}
+	}
+	kit.RequireState(t, "watch", circuit.StateOpen)
+	if n := w.streams.Load(); n != 0 {
+		t.Errorf("the backend ran %d streams, want none", n)
 	}
 }
