@@ -60,9 +60,11 @@ type scaffoldMethod struct {
 	// Name is the method's name; Signature its signature, as Go (Method
 	// its declaration in an interface, for a struct client).
 	Name, Signature, Method string
-	// Skip marks a method that cannot be guarded: it returns neither
-	// error last nor a result that reports its error.
-	Skip bool
+	// Skip marks a method the scaffold does not guard, and Reason says
+	// why: it cannot be guarded, it cannot fail, or it reads the client's
+	// state rather than make a call.
+	Skip   bool
+	Reason string
 	// Close marks a Close with no parameters, which passes through unless
 	// the manifest names it.
 	Close bool
@@ -187,11 +189,13 @@ func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qu
 	for _, fn := range methods {
 		sig := fn.Type().(*types.Signature)
 		sigText := strings.TrimPrefix(types.TypeString(sig, qual), "func")
+		reason := skipReason(fn.Name(), sig)
 		d.Methods = append(d.Methods, scaffoldMethod{
 			Name:      fn.Name(),
 			Signature: fn.Name() + sigText,
 			Method:    fn.Name() + sigText,
-			Skip:      !model.IsGuardable(sig) || model.PassesThrough(sig),
+			Skip:      reason != "",
+			Reason:    reason,
 			Close:     fn.Name() == "Close" && sig.Params().Len() == 0,
 		})
 		p := sig.Params()
@@ -224,6 +228,36 @@ func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qu
 			d.Proposed = append(d.Proposed, qual(pkg)+"."+name)
 		}
 	}
+}
+
+// stateReaders are the names of methods that read a client's state, its
+// error or whether it is closed, when they take nothing: a connection's
+// Err() error is not a call.
+var stateReaders = map[string]bool{"Err": true, "Error": true, "LastError": true, "Closed": true, "IsClosed": true}
+
+// skipReason returns why the scaffold skips the method name of signature
+// sig, or "" to guard it: a stream that cannot fail, a state reader (a
+// method taking nothing that is named like one, or returns no error: a
+// getter), or a method that cannot be guarded.
+func skipReason(name string, sig *types.Signature) string {
+	res := sig.Results()
+	returnsError := false
+	for i := range res.Len() {
+		if types.Implements(res.At(i).Type(), types.Universe.Lookup("error").Type().Underlying().(*types.Interface)) {
+			returnsError = true
+		}
+	}
+	switch {
+	case model.PassesThrough(sig):
+		return "it returns a stream that cannot fail: it passes through"
+	case sig.Params().Len() == 0 && res.Len() > 0 && (stateReaders[name] || !returnsError && !model.IsGuardable(sig)):
+		return "it reads the client's state and makes no call; guarded, reading it would count and an open circuit would answer it"
+	case model.RefusedStream(sig):
+		return "it returns a client or bidi stream, which the wrapper cannot settle at its end; guard it by hand with Circuit.Allow and Ticket.Done"
+	case !model.IsGuardable(sig):
+		return "it returns neither error last nor a result that reports its error"
+	}
+	return ""
 }
 
 // kebab turns RoundTripper into round-tripper.

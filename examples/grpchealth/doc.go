@@ -2,8 +2,9 @@
 // health service's grpc_health_v1.HealthClient, through a manifest: gRPC
 // status codes Unavailable, DeadlineExceeded and ResourceExhausted are
 // failures, any other code (NotFound for an unknown service) is not.
-// A stream (Watch) is guarded only while it opens: errors read from it
-// later are the caller's.
+// A stream (Watch) settles its call where its error surfaces: at Recv's
+// first error, a success at io.EOF; a stream dropped first (CloseSend, its
+// context cancelled) is Ignored.
 package grpchealth
 
 //go:generate go tool circuitgen -manifest circuitgen.yaml

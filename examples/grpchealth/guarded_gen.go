@@ -5,12 +5,14 @@ package grpchealth
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -118,19 +120,96 @@ func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.Healt
 
 // Watch calls next.Watch through circuit health.
 func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse], error) {
-	var r0 grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
-	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
-		var callErr error
-		r0, callErr = g.next.Watch(ctx, in, opts...)
-		return classifyHealth(ctx, callErr), callErr
+	ticket, err := g.health.Allow(ctx)
+	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.Watch(circuit.WithFallback(ctx, err), in, opts...)
+			}
+		}
+		return nil, err
+	}
+	r0, callErr := g.next.Watch(ctx, in, opts...)
+	if callErr != nil {
+		// the stream did not open: its error settles the call, as a returned error does
+		if err = ticket.Done(classifyHealth(ctx, callErr)); err != nil {
+			return nil, err
+		}
+		return r0, callErr
+	}
+	// a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)
+	stop := context.AfterFunc(ctx, func() {
+		if ctx.Err() == context.Canceled {
+			_ = ticket.Done(circuit.Ignored)
+		}
 	})
-	if err != nil && g.fallback != nil {
-		var open *circuit.OpenError
-		if errors.As(err, &open) {
-			return g.fallback.Watch(circuit.WithFallback(ctx, err), in, opts...)
+	return &guardedHealthClientWatchStream{next: r0, ctx: ctx, ticket: ticket, stop: stop}, nil
+}
+
+// guardedHealthClientWatchStream is the
+// grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse] that
+// GuardedHealthClient.Watch returns: its Recv settles the call on circuit
+// health at the stream's end, a success at io.EOF; CloseSend or the call's
+// context cancelled first settles it as Ignored.
+type guardedHealthClientWatchStream struct {
+	next   grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
+	ctx    context.Context
+	ticket *circuit.Ticket
+	stop   func() bool
+}
+
+func (r *guardedHealthClientWatchStream) CloseSend() error {
+	err := r.next.CloseSend()
+	r.stop()
+	_ = r.ticket.Done(circuit.Ignored)
+	return err
+}
+
+func (r *guardedHealthClientWatchStream) Context() context.Context {
+	return r.next.Context()
+}
+
+func (r *guardedHealthClientWatchStream) Header() (metadata.MD, error) {
+	return r.next.Header()
+}
+
+func (r *guardedHealthClientWatchStream) Recv() (*grpc_health_v1.HealthCheckResponse, error) {
+	v, err := r.next.Recv()
+	if err != nil {
+		r.stop()
+		if err == io.EOF {
+			_ = r.ticket.Done(circuit.Success)
+			return v, err
+		}
+		if doneErr := r.ticket.Done(classifyHealth(r.ctx, err)); doneErr != nil {
+			return v, doneErr
 		}
 	}
-	return r0, err
+	return v, err
+}
+
+func (r *guardedHealthClientWatchStream) RecvMsg(p0 any) error {
+	err := r.next.RecvMsg(p0)
+	if err != nil {
+		r.stop()
+		if err == io.EOF {
+			_ = r.ticket.Done(circuit.Success)
+			return err
+		}
+		if doneErr := r.ticket.Done(classifyHealth(r.ctx, err)); doneErr != nil {
+			return doneErr
+		}
+	}
+	return err
+}
+
+func (r *guardedHealthClientWatchStream) SendMsg(p0 any) error {
+	return r.next.SendMsg(p0)
+}
+
+func (r *guardedHealthClientWatchStream) Trailer() metadata.MD {
+	return r.next.Trailer()
 }
 
 // classifyHealth returns Ignored for any error of a call whose ctx the caller

@@ -82,6 +82,9 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 // or reports it with Err() error and can be made to carry a rejection.
 func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position) bool {
 	n := len(m.Results)
+	if n == 2 && streamResult(resultTuple(m)) != NoStream {
+		return b.stream(s, m, where)
+	}
 	if n > 0 && types.Identical(m.Results[n-1].Type, errorType) {
 		m.Shape = ErrorLast
 		return true
@@ -141,6 +144,48 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	return true
 }
 
+// stream checks the method m, which returns (S, error) with S a stream,
+// and sets its shape: a server stream (Recv, no Send) is guarded through
+// the stream, whose end settles the call; a client or bidi stream, whose
+// outcome spans the caller's sends, is refused, as is a stream the wrapper
+// cannot stand in for.
+func (b *builder) stream(s *spec.Interface, m *Method, where token.Position) bool {
+	t := m.Results[0].Type
+	name := types.TypeString(t, b.qualifier)
+	const way = "mark it skip, or guard it by hand: Circuit.Allow before the call, Ticket.Done where its error surfaces"
+	switch streamKind(t) {
+	case ClientStream:
+		b.errs.Add(where, "method %s.%s returns %s, a client stream (Send, CloseAndRecv): its error surfaces at CloseAndRecv, after sends the wrapper does not see, so settling it when it opens would count a failing stream a success; %s", s.Name, m.Name, name, way)
+		return false
+	case BidiStream:
+		b.errs.Add(where, "method %s.%s returns %s, a bidi stream (Send, Recv): its sends and receives interleave, with no one end the wrapper can settle it at, and settling it when it opens would count a failing stream a success; %s", s.Name, m.Name, name, way)
+		return false
+	}
+	methods, exported := interfaceMethods(t)
+	switch {
+	case !types.IsInterface(t):
+		b.errs.Add(where, "method %s.%s returns %s, a stream (Recv() (T, error)) of a concrete type: its error surfaces at Recv, but the wrapper cannot return a stream of its own that is a %[3]s to settle it there, and settling it when it opens would count a failing stream a success; return an interface with Recv (grpc.ServerStreamingClient[T]), or %s", s.Name, m.Name, name, way)
+		return false
+	case !exported:
+		b.errs.Add(where, "method %s.%s returns %s, a stream (Recv() (T, error)) with unexported methods: the wrapper cannot implement it to settle the call at Recv; %s", s.Name, m.Name, name, way)
+		return false
+	case hasTypeParam(t):
+		b.errs.Add(where, "method %s.%s returns %s, which mentions a type parameter: a generic stream is not supported; mark it skip", s.Name, m.Name, name)
+		return false
+	}
+	m.Shape, m.Row = Stream, &RowType{Iface: t, Methods: methods, Stream: true}
+	return true
+}
+
+// resultTuple returns m's results as a tuple.
+func resultTuple(m *Method) *types.Tuple {
+	vars := make([]*types.Var, len(m.Results))
+	for i, r := range m.Results {
+		vars[i] = types.NewParam(token.NoPos, nil, "", r.Type)
+	}
+	return types.NewTuple(vars...)
+}
+
 // concreteError reports, when m's last result is an error type other than
 // error, that a rejection cannot be returned as one.
 func (b *builder) concreteError(s *spec.Interface, m *Method, where token.Position) bool {
@@ -168,14 +213,17 @@ func (b *builder) fallbackMode(s *spec.Interface, m *Method, o *spec.Options, wh
 	if o.Fallback.Bad {
 		return false
 	}
-	if m.Fallback == FallbackFailed && (m.Shape == Row || m.Shape == Seq) {
+	if m.Fallback == FallbackFailed && (m.Shape == Row || m.Shape == Seq || m.Shape == Stream) {
 		pos := where
 		if o.Fallback.Set {
 			pos = o.Fallback.Pos
 		}
 		what := "a row, whose failure comes at Scan"
-		if m.Shape == Seq {
+		switch m.Shape {
+		case Seq:
 			what = "an iterator, whose failure comes while it is ranged over"
+		case Stream:
+			what = "a stream, whose failure comes at Recv"
 		}
 		b.errs.Add(pos, "method %s.%s returns %s, after the method returned: its fallback can answer only a rejection; give it fallback=rejected", s.Name, m.Name, what)
 		return false
@@ -184,10 +232,18 @@ func (b *builder) fallbackMode(s *spec.Interface, m *Method, o *spec.Options, wh
 }
 
 // IsGuardable reports whether a method of signature sig can be guarded:
-// it returns error last, or one result that reports its error in a shape
-// the wrapper guards.
+// it returns error last (but a stream the wrapper refuses), or one result
+// that reports its error in a shape the wrapper guards.
 func IsGuardable(sig *types.Signature) bool {
 	res := sig.Results()
+	switch streamResult(res) {
+	case NoStream:
+	case ServerStream:
+		_, ok := interfaceMethods(res.At(0).Type())
+		return ok && !hasTypeParam(res.At(0).Type())
+	default:
+		return false // a client or bidi stream: refused
+	}
 	if res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) {
 		return true
 	}
@@ -197,6 +253,13 @@ func IsGuardable(sig *types.Signature) bool {
 	t := res.At(0).Type()
 	_, rejects := rejecter(t)
 	return CarriesError(t) && Settable(t) || rowMethods(t) != nil || seqElem(t) != nil || errMethod(t) != "" && rejects
+}
+
+// RefusedStream reports whether a method of signature sig returns
+// (S, error) with S a client or bidi stream, which the wrapper refuses.
+func RefusedStream(sig *types.Signature) bool {
+	k := streamResult(sig.Results())
+	return k == ClientStream || k == BidiStream
 }
 
 // PassesThrough reports whether a method of signature sig passes through

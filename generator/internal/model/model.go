@@ -155,7 +155,8 @@ type Method struct {
 	// ErrMethod is the method of a Carrier's or Reported's result that
 	// reports its error: Err, or FirstErr.
 	ErrMethod string
-	// Row is the row type a Row method returns.
+	// Row is the row type a Row method returns, and the stream type a
+	// Stream method does.
 	Row *RowType
 	// Elem is the element type of a Seq method's iter.Seq2[Elem, error].
 	Elem types.Type
@@ -179,9 +180,10 @@ type Method struct {
 	// rejection), records that next ran.
 	Err, CallErr, Ran string
 	// Ticket, Settled, Yield and Value are the locals of the deferred
-	// shapes (Row, Seq): the admitted call, whether it was settled, the
-	// iterator's yield and the element it passes on.
-	Ticket, Settled, Yield, Value string
+	// shapes (Row, Seq, Stream): the admitted call, whether it was
+	// settled, the iterator's yield and the element it passes on; Stop a
+	// Stream's, the stop of its context's AfterFunc.
+	Ticket, Settled, Yield, Value, Stop string
 }
 
 // FallbackMode is when a wrapper's fallback answers a guarded method.
@@ -205,23 +207,30 @@ type Returned struct {
 	Wrapper *Wrapper
 }
 
-// RowType is the type a Row method returns: it implements the method's
-// result interface, forwarding to the row next returned, and settles the
-// call in Scan.
+// RowType is the type a Row or Stream method returns: it implements the
+// method's result interface, forwarding to the row or stream next
+// returned, and settles the call where its error surfaces: a row's in
+// Scan, a stream's in Recv.
 type RowType struct {
 	// Name is the type's name.
 	Name string
-	// Iface is the result's type; Methods its methods, Scan among them.
+	// Iface is the result's type; Methods its methods, Scan (a row's) or
+	// Recv (a stream's) among them.
 	Iface   types.Type
 	Methods []*types.Func
+	// Stream marks a Stream method's stream, whose Recv settles the call.
+	Stream bool
 	// Next, Ctx, Ticket and Err are its fields: the row next returned, the
-	// call's context, its Ticket, and the rejection when it was rejected.
-	Next, Ctx, Ticket, Err string
-	// Recv is its methods' receiver, ScanErr and DoneErr Scan's locals
-	// holding the row's error and the settlement's, and Params the names
-	// of its methods' parameters, in order.
-	Recv, ScanErr, DoneErr string
-	Params                 []string
+	// call's context, its Ticket, and the rejection when it was rejected
+	// (a stream has none: a rejected call returns no stream). Stop is a
+	// stream's field holding the stop of its context's AfterFunc.
+	Next, Ctx, Ticket, Err, Stop string
+	// Recv is its methods' receiver, ScanErr and DoneErr Scan's (and
+	// Recv's) locals holding the row's error and the settlement's, Value
+	// Recv's holding the message, and Params the names of its methods'
+	// parameters, in order.
+	Recv, ScanErr, DoneErr, Value string
+	Params                        []string
 }
 
 // Reject is how a Reported method makes a result that carries a
@@ -262,6 +271,13 @@ const (
 	// kgo.Fetches, *sql.Row): it is classified through that method, and a
 	// rejection is a result made as Reject says.
 	Reported
+	// Stream is a method returning (S, error) whose S is an interface
+	// with Recv() (T, error) and no Send, a server stream (gRPC's
+	// grpc.ServerStreamingClient[T]): the wrapper admits the call, an
+	// error at open settles it, and the stream it returns settles it at
+	// Recv's first error (io.EOF a Success), at CloseSend, or when the
+	// call's context is cancelled (Ignored).
+	Stream
 )
 
 // Var is a parameter or result: its name in the generated code, the name

@@ -144,15 +144,27 @@ func name(f *File, home *types.Package) {
 // its methods' receiver and parameters.
 func nameRow(w *Wrapper, m *Method, pkg *scope) {
 	r := m.Row
-	r.Name = pkg.add(lowerFirst(w.Type) + m.Name + "Row")
+	suffix := "Row"
+	if r.Stream {
+		suffix = "Stream"
+	}
+	r.Name = pkg.add(lowerFirst(w.Type) + m.Name + suffix)
 	fields := newScope(nil)
 	for _, fn := range r.Methods {
 		fields.taken[fn.Name()] = true
 	}
-	r.Next, r.Ctx, r.Ticket, r.Err = fields.add("next"), fields.add("ctx"), fields.add("ticket"), fields.add("err")
+	r.Next, r.Ctx, r.Ticket = fields.add("next"), fields.add("ctx"), fields.add("ticket")
+	if r.Stream {
+		r.Stop = fields.add("stop")
+	} else {
+		r.Err = fields.add("err")
+	}
 	s := newScope(pkg)
 	r.Recv = s.add("r")
 	r.ScanErr, r.DoneErr = s.add("err"), s.add("doneErr")
+	if r.Stream {
+		r.Value = s.add("v")
+	}
 	n := 0
 	for _, fn := range r.Methods {
 		n = max(n, fn.Type().(*types.Signature).Params().Len())
@@ -182,6 +194,9 @@ func nameImports(f *File, pkg *scope) []Import {
 				for _, fn := range m.Row.Methods {
 					packagesOf(fn.Type(), imports)
 				}
+			}
+			if m.Shape == Stream {
+				imports["io"] = "io" // io.EOF, a stream's end
 			}
 			if fn := m.Reject.Func; fn != nil {
 				imports[fn.Pkg().Path()] = fn.Pkg().Name()
@@ -306,8 +321,11 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	if m.Ctx < 0 && m.Request >= 0 || m.Shape == Reported {
 		m.Ran = s.add("ran")
 	}
-	if m.Shape == Row || m.Shape == Seq {
+	if m.Shape == Row || m.Shape == Seq || m.Shape == Stream {
 		m.Ticket = s.add("ticket")
+	}
+	if m.Shape == Stream {
+		m.Stop = s.add("stop")
 	}
 	if m.Shape == Seq {
 		m.Settled, m.Yield, m.Value = s.add("settled"), s.add("yield"), s.add("v")

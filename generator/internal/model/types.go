@@ -131,26 +131,35 @@ func hasMethod(t types.Type, name string, params, results *types.Tuple) bool {
 // Scan(...) error, a row whose Scan reports the call's error (pgx.Row), or
 // nil.
 func rowMethods(t types.Type) []*types.Func {
-	it, ok := t.Underlying().(*types.Interface)
-	if !ok || !it.IsMethodSet() {
+	ms, ok := interfaceMethods(t)
+	if !ok {
 		return nil
 	}
+	for _, fn := range ms {
+		if res := fn.Type().(*types.Signature).Results(); fn.Name() == "Scan" && res.Len() == 1 && types.Identical(res.At(0).Type(), errorType) {
+			return ms
+		}
+	}
+	return nil
+}
+
+// interfaceMethods returns the methods of t when t is an interface whose
+// methods are all exported, which a type of any package can implement by
+// forwarding each, and whether it is.
+func interfaceMethods(t types.Type) ([]*types.Func, bool) {
+	it, ok := t.Underlying().(*types.Interface)
+	if !ok || !it.IsMethodSet() {
+		return nil, false
+	}
 	var ms []*types.Func
-	scan := false
 	for i := range it.NumMethods() {
 		fn := it.Method(i)
 		if !fn.Exported() {
-			return nil
-		}
-		if res := fn.Type().(*types.Signature).Results(); fn.Name() == "Scan" && res.Len() == 1 && types.Identical(res.At(0).Type(), errorType) {
-			scan = true
+			return nil, false
 		}
 		ms = append(ms, fn)
 	}
-	if !scan {
-		return nil
-	}
-	return ms
+	return ms, true
 }
 
 // seqElem returns T when t is iter.Seq2[T, error], or nil.
@@ -226,4 +235,65 @@ func CarriesStatus(sig *types.Signature) bool {
 		}
 	}
 	return false
+}
+
+// StreamKind is what a value's methods make of it as a stream.
+type StreamKind int
+
+const (
+	// NoStream: it has neither Recv() (T, error) nor CloseAndRecv.
+	NoStream StreamKind = iota
+	// ServerStream: Recv() (T, error), and no Send or CloseAndRecv
+	// (grpc.ServerStreamingClient[T]).
+	ServerStream
+	// ClientStream: Send and CloseAndRecv() (T, error)
+	// (grpc.ClientStreamingClient[Req, Res]).
+	ClientStream
+	// BidiStream: Send and Recv() (T, error)
+	// (grpc.BidiStreamingClient[Req, Res]).
+	BidiStream
+)
+
+// streamKind returns what t is as a stream, by its method set.
+func streamKind(t types.Type) StreamKind {
+	recv := hasRecv(t, "Recv")
+	closeAndRecv := hasRecv(t, "CloseAndRecv")
+	send, _, _ := types.LookupFieldOrMethod(t, true, nil, "Send")
+	_, sends := send.(*types.Func)
+	switch {
+	case sends && closeAndRecv:
+		return ClientStream
+	case sends && recv:
+		return BidiStream
+	case recv && !closeAndRecv:
+		return ServerStream
+	}
+	return NoStream
+}
+
+// hasRecv reports whether t has a method name() (T, error), as a stream's
+// Recv is.
+func hasRecv(t types.Type, name string) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, name)
+	fn, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	return isRecvSig(fn)
+}
+
+// isRecvSig reports whether fn has the signature of a stream's Recv: no
+// parameters, and (T, error).
+func isRecvSig(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return sig.Params().Len() == 0 && sig.Results().Len() == 2 && types.Identical(sig.Results().At(1).Type(), errorType)
+}
+
+// streamResult returns the stream kind of a method's results: that of S
+// for (S, error), or NoStream.
+func streamResult(res *types.Tuple) StreamKind {
+	if res.Len() != 2 || !types.Identical(res.At(1).Type(), errorType) {
+		return NoStream
+	}
+	return streamKind(res.At(0).Type())
 }

@@ -65,6 +65,8 @@ func guardedBody(file *model.File, w *model.Wrapper, m *model.Method, call, clas
 		return g.carrier()
 	case model.Row:
 		return g.row()
+	case model.Stream:
+		return g.stream()
 	case model.Seq:
 		return g.seq()
 	case model.Reported:
@@ -207,6 +209,45 @@ func (g guard) row() []jen.Code {
 			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
 			jen.Id(r.Ticket).Op(":").Id(m.Ticket),
 		)),
+	}
+}
+
+// stream renders the body of a method returning (S, error), S a server
+// stream: admitted here, an error at open settled as a returned error is,
+// and otherwise settled by the stream it returns, as a row settles its
+// call (render/row.go): at Recv's end, at CloseSend, or, through
+// context.AfterFunc, when the caller cancels the call's context first.
+func (g guard) stream() []jen.Code {
+	m, r := g.m, g.m.Row
+	ticket := jen.Id(m.Ticket)
+	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
+	afterFunc := jen.Comment("a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)").Line().
+		Id(m.Stop).Op(":=").Qual("context", "AfterFunc").Call(g.ctx(), jen.Func().Params().Block(
+		jen.If(g.ctx().Dot("Err").Call().Op("==").Qual("context", "Canceled")).Block(
+			jen.Id("_").Op("=").Add(ticket.Clone()).Dot("Done").Call(jen.Qual(circuitPath, "Ignored")),
+		),
+	))
+	if m.Ctx < 0 && m.Request < 0 {
+		afterFunc = jen.Comment("no context to cancel: only the stream settles the call").Line().
+			Id(m.Stop).Op(":=").Func().Params().Bool().Block(jen.Return(jen.False()))
+	}
+	return []jen.Code{
+		g.admit(rejected...),
+		jen.List(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)).Op(":=").Add(g.call),
+		jen.If(jen.Id(m.CallErr).Op("!=").Nil()).Block(
+			jen.Comment("the stream did not open: its error settles the call, as a returned error does"),
+			jen.If(jen.Id(m.Err).Op("=").Add(ticket.Clone()).Dot("Done").Call(g.outcome(g.ctx(), m.CallErr)), jen.Id(m.Err).Op("!=").Nil()).Block(
+				jen.Return(jen.Nil(), jen.Id(m.Err)),
+			),
+			jen.Return(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)),
+		),
+		afterFunc,
+		jen.Return(jen.Op("&").Id(r.Name).Values(
+			jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
+			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
+			jen.Id(r.Ticket).Op(":").Id(m.Ticket),
+			jen.Id(r.Stop).Op(":").Id(m.Stop),
+		), jen.Nil()),
 	}
 }
 

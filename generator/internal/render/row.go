@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/types"
 	"slices"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -19,17 +20,52 @@ import (
 // Ignored; the first settles it. A rejected row's Scan returns the
 // rejection, its other methods zero values and the rejection as an error
 // last.
+//
+// A stream's type (Stream) is the same pattern: its Recv settles the call
+// at the stream's first error, a Success at io.EOF and otherwise
+// classify's outcome (RecvMsg too), and CloseSend or Close settles it as
+// Ignored; every settlement stops the AfterFunc of the call's context
+// that settles it as Ignored when the caller cancels it first. A rejected
+// call has no stream, so none of its methods meets a rejection.
 func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement) {
 	r := m.Row
-	doc(f, "%s is the %s that %s.%s returns: its Scan settles the call on circuit %s, and returns the *circuit.OpenError when the call was rejected.",
-		r.Name, types.TypeString(r.Iface, func(p *types.Package) string { return p.Name() }), w.Type, m.Name, m.Field.Circuit.Name)
-	f.Type().Id(r.Name).Struct(
+	iface := types.TypeString(r.Iface, func(p *types.Package) string { return p.Name() })
+	fields := []jen.Code{
 		jen.Id(r.Next).Add(typeCode(r.Iface)),
 		jen.Id(r.Ctx).Qual("context", "Context"),
 		jen.Id(r.Ticket).Op("*").Qual(circuitPath, "Ticket"),
-		jen.Id(r.Err).Error(),
-	)
+	}
+	if r.Stream {
+		var drops []string
+		for _, fn := range r.Methods {
+			if isCloseSendMethod(fn) || isCloseMethod(fn) {
+				drops = append(drops, fn.Name())
+			}
+		}
+		drops = append(drops, "the call's context cancelled first")
+		ends := drops[len(drops)-1]
+		if len(drops) > 1 {
+			ends = strings.Join(drops[:len(drops)-1], ", ") + " or " + ends
+		}
+		doc(f, "%s is the %s that %s.%s returns: its Recv settles the call on circuit %s at the stream's end, a success at io.EOF; %s settles it as Ignored.",
+			r.Name, iface, w.Type, m.Name, m.Field.Circuit.Name, ends)
+		fields = append(fields, jen.Id(r.Stop).Func().Params().Bool())
+	} else {
+		doc(f, "%s is the %s that %s.%s returns: its Scan settles the call on circuit %s, and returns the *circuit.OpenError when the call was rejected.",
+			r.Name, iface, w.Type, m.Name, m.Field.Circuit.Name)
+		fields = append(fields, jen.Id(r.Err).Error())
+	}
+	f.Type().Id(r.Name).Struct(fields...)
 	recv := func() *jen.Statement { return jen.Id(r.Recv) }
+	// done renders the settlement of the call with outcome o: a stream's
+	// first stops its context's AfterFunc.
+	done := func(o jen.Code) []jen.Code {
+		settle := jen.Id("_").Op("=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(o)
+		if r.Stream {
+			return []jen.Code{recv().Dot(r.Stop).Call(), settle}
+		}
+		return []jen.Code{settle}
+	}
 	for _, fn := range r.Methods {
 		sig := fn.Type().(*types.Signature)
 		params := make([]jen.Code, sig.Params().Len())
@@ -52,11 +88,47 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 		f.Line()
 		decl := withResults(f.Func().Params(recv().Op("*").Id(r.Name)).Id(fn.Name()).Params(params...), results)
 		g := guard{m: m, classifier: classify}
-		if fn.Name() != "Scan" {
-			// A rejected row has no row of next's: its methods return zero
-			// values, and the rejection as an error last.
-			body := []jen.Code{jen.If(recv().Dot(r.Err).Op("!=").Nil()).Block(rejected(r, sig)...)}
+		if fn.Name() != "Scan" || r.Stream {
+			var body []jen.Code
+			if !r.Stream {
+				// A rejected row has no row of next's: its methods return
+				// zero values, and the rejection as an error last.
+				body = append(body, jen.If(recv().Dot(r.Err).Op("!=").Nil()).Block(rejected(r, sig)...))
+			}
 			switch {
+			case r.Stream && (isRecvMethod(fn) || isRecvMsgMethod(fn)):
+				// A stream's end settles the call: io.EOF, a clean end,
+				// as a Success, another error as classify says.
+				e := jen.Id(r.ScanErr)
+				lhs, out := []jen.Code{e.Clone()}, []jen.Code{e.Clone()}
+				if len(results) == 2 {
+					lhs = []jen.Code{jen.Id(r.Value), e.Clone()}
+					out = []jen.Code{jen.Id(r.Value), e.Clone()}
+				}
+				doneOut := slices.Clone(out)
+				doneOut[len(doneOut)-1] = jen.Id(r.DoneErr)
+				body = append(body,
+					jen.List(lhs...).Op(":=").Add(call),
+					jen.If(e.Clone().Op("!=").Nil()).Block(
+						recv().Dot(r.Stop).Call(),
+						jen.If(e.Clone().Op("==").Qual("io", "EOF")).Block(
+							jen.Id("_").Op("=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Success")),
+							jen.Return(out...),
+						),
+						jen.If(
+							jen.Id(r.DoneErr).Op(":=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
+							jen.Id(r.DoneErr).Op("!=").Nil(),
+						).Block(jen.Return(doneOut...)),
+					),
+					jen.Return(out...),
+				)
+			case r.Stream && isCloseSendMethod(fn):
+				// Closing the send side of a server stream drops it: the
+				// stream is settled as Ignored, its claim given back.
+				e := jen.Id(r.ScanErr)
+				body = append(body, e.Clone().Op(":=").Add(call))
+				body = append(body, done(jen.Qual(circuitPath, "Ignored"))...)
+				body = append(body, jen.Return(e.Clone()))
 			case isErrMethod(fn):
 				// A cursor's query error comes at Err, with no Scan: an
 				// error there settles the call.
@@ -88,12 +160,13 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 				// cursor stopped early) settles it as Ignored, as an
 				// iterator stopped early is: a half-open probe gives its
 				// claim back now, not when its lease expires.
-				settle := jen.Id("_").Op("=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Ignored"))
+				settle := done(jen.Qual(circuitPath, "Ignored"))
 				if len(results) == 0 {
-					body = append(body, call, settle)
+					body = append(append(body, call), settle...)
 				} else {
 					e := jen.Id(r.ScanErr)
-					body = append(body, e.Clone().Op(":=").Add(call), settle, jen.Return(e.Clone()))
+					body = append(append(body, e.Clone().Op(":=").Add(call)), settle...)
+					body = append(body, jen.Return(e.Clone()))
 				}
 			case len(results) == 0:
 				body = append(body, call)
@@ -139,6 +212,28 @@ func isNextMethod(fn *types.Func) bool {
 	sig := fn.Type().(*types.Signature)
 	return fn.Name() == "Next" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
 		types.Identical(sig.Results().At(0).Type(), types.Typ[types.Bool])
+}
+
+// isRecvMethod reports whether fn is a stream's Recv() (T, error).
+func isRecvMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "Recv" && sig.Params().Len() == 0 && sig.Results().Len() == 2 &&
+		types.Identical(sig.Results().At(1).Type(), types.Universe.Lookup("error").Type())
+}
+
+// isRecvMsgMethod reports whether fn is a gRPC stream's RecvMsg(m any)
+// error, which reads the stream as Recv does.
+func isRecvMsgMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "RecvMsg" && sig.Params().Len() == 1 && sig.Results().Len() == 1 &&
+		types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
+}
+
+// isCloseSendMethod reports whether fn is CloseSend() error.
+func isCloseSendMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "CloseSend" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
+		types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
 }
 
 // isCloseMethod reports whether fn is Close() or Close() error.
