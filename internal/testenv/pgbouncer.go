@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
 )
 
 // A PostgresTarget is the database a pgbouncer pools: its server's host
