@@ -50,7 +50,10 @@ import (
 // a process that read it found the loss; and a circuit without a slot of
 // its own (more than the index's slots, or its probe window full), whose
 // Clear by another process a process that read its record takes for a loss:
-// the circuit then probes once before it admits calls.
+// the circuit then probes once before it admits calls. Such a circuit's
+// removed record is taken for none by a process that never read it; the
+// process holding its open record reads the file again within reread
+// (store.go) and finds the loss.
 
 // saw records what a read or write of the circuit's record under the index
 // m (nil: none) found: nil for none.

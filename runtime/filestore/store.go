@@ -70,13 +70,33 @@ type entry struct {
 }
 
 // known is a record (nil: none) as of the value seq of the counter c,
-// taken while its mapping's trust was trust.
+// taken while its mapping's trust was trust. A copy of an open or
+// half-open record under a spill counter is used only until the store's
+// mono time until (0: no end): see reread.
 type known struct {
 	c     counter
 	seq   uint64
 	rec   *driver.Record
 	trust uint64
+	until int64
 }
+
+// usable reports whether k may stand for a read of the file at mono time
+// now (read only when k has an end).
+func (k *known) usable(s *Store) bool { return k.until == 0 || s.mono() < k.until }
+
+// reread is how long a process uses its copy of an open or half-open
+// record of a circuit without a slot of its own before it reads the file
+// again. A spill counter carries no mark of what its circuits' files hold,
+// so a newcomer cannot tell such a record removed behind the store's back
+// from none, and takes the circuit for a new, closed one; the process that
+// holds the open record finds the loss on this read, and makes the circuit
+// unknown (lost.go). The bound: a newcomer admits calls as closed for at
+// most reread after the removal, while a process that read the record
+// calls. Copies of closed records, and of records with a slot, have no
+// end: a closed record lost reads as a closed circuit, and a slot's mark
+// tells a missing file.
+const reread = recheck
 
 var (
 	_ driver.Store    = (*Store)(nil)
@@ -178,7 +198,7 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 // Load is Store.Load for the bound circuit.
 func (e *entry) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if k := e.fast.Load(); k != nil && k.c.m.trust.Load() == k.trust {
-		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq {
+		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq && k.usable(e.s) {
 			return k.rec, time.Time{}, nil
 		}
 	}
@@ -232,7 +252,7 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	if !ok {
 		return nil, errFaulted(m, e.s)
 	}
-	if k := e.fast.Load(); fresh && k != nil && k.c == c && k.seq == before && k.trust == trust {
+	if k := e.fast.Load(); fresh && k != nil && k.c == c && k.seq == before && k.trust == trust && k.usable(e.s) {
 		return k.rec, nil // the mapping was checked; the record is unchanged
 	}
 	var rec *driver.Record
@@ -292,7 +312,7 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	}
 	var k *known
 	if settled && fresh {
-		k = newKnown(c, before, rec, trust)
+		k = e.s.newKnown(c, before, rec, trust)
 		rec = k.rec
 	}
 	e.saw(rec, m)
@@ -306,11 +326,11 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	return rec, nil
 }
 
-// newKnown returns the copy of rec (nil: none), read as of the value seq of
-// c under trust. A record read is copied into the copy's allocation, so
+// newKnown returns the copy of rec (nil: none), read or written as of the
+// value seq of c under trust, with its end (reread). A record read is copied into the copy's allocation, so
 // that a call finds both in adjacent memory: with many circuits called at
 // random, one cache miss fewer.
-func newKnown(c counter, seq uint64, rec *driver.Record, trust uint64) *known {
+func (s *Store) newKnown(c counter, seq uint64, rec *driver.Record, trust uint64) *known {
 	if rec == nil {
 		return &known{c: c, seq: seq, trust: trust}
 	}
@@ -319,6 +339,9 @@ func newKnown(c counter, seq uint64, rec *driver.Record, trust uint64) *known {
 		r driver.Record
 	}{k: known{c: c, seq: seq, trust: trust}, r: *rec}
 	both.k.rec = &both.r
+	if !c.owned && rec.State != driver.StateClosed {
+		both.k.until = s.mono() + int64(reread)
+	}
 	return &both.k
 }
 
@@ -544,7 +567,7 @@ func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnow
 		c, seq, err := e.s.write(ctx, d, e, c, next, data)
 		if err == nil {
 			e.saw(next, c.m)
-			k := &known{c: c, seq: seq, rec: next, trust: c.m.trust.Load()}
+			k := e.s.newKnown(c, seq, next, c.m.trust.Load())
 			e.fast.Store(k)
 			e.share(k)
 		}
