@@ -44,14 +44,17 @@ type scaffold struct {
 // client can return: HTTP statuses for an HTTP-shaped client, gRPC codes
 // for a gRPC client, otherwise errors.
 type Selection struct {
-	// GRPC marks a gRPC client: a method takes ...grpc.CallOption.
+	// GRPC marks a gRPC client: a method takes ...grpc.CallOption, or
+	// its package imports gRPC.
 	GRPC bool
 	// HTTP marks an HTTP-shaped client: a method takes an *http.Request
 	// or returns a result carrying a status, or its package's errors
-	// carry statuses.
+	// carry statuses (a StatusCode method, or a StatusCode or
+	// HTTPStatusCode field).
 	HTTP bool
 	// Errors are the errors selected; Proposed the exported error
-	// variables of the client's package, offered to choose from.
+	// variables and constants of the client's package, offered to choose
+	// from.
 	Errors, Proposed []string
 }
 
@@ -209,7 +212,10 @@ func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qu
 			ctx = true
 		}
 	}
-	if !d.GRPC && model.DeclaresStatus(pkg) {
+	if !d.GRPC && !d.HTTP && importsGRPC(pkg) {
+		d.GRPC = true // a client over gRPC whose options are its own
+	}
+	if !d.GRPC && (model.DeclaresStatus(pkg) || declaresStatusField(pkg)) {
 		d.HTTP = true // its errors carry statuses (the AWS SDK's)
 	}
 	switch {
@@ -223,11 +229,51 @@ func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qu
 	case ctx:
 		d.Errors = append(d.Errors, "context.DeadlineExceeded")
 	}
+	errType := types.Universe.Lookup("error").Type()
 	for _, name := range pkg.Scope().Names() {
-		if v, ok := pkg.Scope().Lookup(name).(*types.Var); ok && v.Exported() && types.AssignableTo(v.Type(), types.Universe.Lookup("error").Type()) {
-			d.Proposed = append(d.Proposed, qual(pkg)+"."+name)
+		switch obj := pkg.Scope().Lookup(name).(type) {
+		case *types.Var, *types.Const: // errors.New values, and constants of an error type (kerr's KError)
+			if obj.Exported() && types.AssignableTo(obj.Type(), errType) {
+				d.Proposed = append(d.Proposed, qual(pkg)+"."+name)
+			}
 		}
 	}
+}
+
+// importsGRPC reports whether pkg imports google.golang.org/grpc: its
+// errors may carry gRPC status codes though its methods take options of
+// their own.
+func importsGRPC(pkg *types.Package) bool {
+	for _, p := range pkg.Imports() {
+		if p.Path() == "google.golang.org/grpc" || p.Path() == "google.golang.org/grpc/status" {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresStatusField reports whether pkg declares an error type (a
+// struct, or a pointer to one, with an Error method) with an int field
+// named like an HTTP status: StatusCode or HTTPStatusCode.
+func declaresStatusField(pkg *types.Package) bool {
+	errType := types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
+	for _, name := range pkg.Scope().Names() {
+		tn, ok := pkg.Scope().Lookup(name).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		st, ok := tn.Type().Underlying().(*types.Struct)
+		if !ok || !types.Implements(types.NewPointer(tn.Type()), errType) {
+			continue
+		}
+		for i := range st.NumFields() {
+			f := st.Field(i)
+			if b, ok := f.Type().Underlying().(*types.Basic); ok && b.Info()&types.IsInteger != 0 && (f.Name() == "StatusCode" || f.Name() == "HTTPStatusCode") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stateReaders are the names of methods that read a client's state, its
