@@ -116,7 +116,8 @@ type impl struct {
 var cpuRows = map[string]bool{
 	"ClosedSuccess": true, "ClosedSuccessByName": true, "ClosedSuccessRate": true,
 	"OpenRejection": true, "OpenRejectionByName": true,
-	"ClosedSuccessRateParallel": true, "OpenRejectionParallel": true, "Snapshot": true,
+	"ClosedSuccessRateParallel": true, "OpenRejectionParallel": true, "ClosedSuccessParallel": true,
+	"Snapshot": true,
 }
 
 // runImpls runs a row's sub-benchmarks in a fixed order.
@@ -157,7 +158,7 @@ func BenchmarkClosedSuccess(b *testing.B) {
 			}
 		}
 	}
-	runImpls(b, []impl{
+	runImpls(b, append([]impl{
 		{"circuitgen", ours(stores[0])},
 		{"gobreaker", func(b *testing.B) {
 			cb := newGobreaker(3, 30*time.Second)
@@ -174,7 +175,7 @@ func BenchmarkClosedSuccess(b *testing.B) {
 			}
 		}},
 		{"naive", ours(stores[1])},
-	})
+	}, closedPeers(ctx)...))
 }
 
 // BenchmarkOpenRejection measures a call rejected by an open circuit.
@@ -191,7 +192,7 @@ func BenchmarkOpenRejection(b *testing.B) {
 			}
 		}
 	}
-	runImpls(b, []impl{
+	runImpls(b, append([]impl{
 		{"circuitgen", ours(stores[0])},
 		{"gobreaker", func(b *testing.B) {
 			cb := newGobreaker(1, 24*time.Hour)
@@ -212,7 +213,7 @@ func BenchmarkOpenRejection(b *testing.B) {
 			}
 		}},
 		{"naive", ours(stores[1])},
-	})
+	}, rejectionPeers(ctx)...))
 }
 
 // rawRow returns the rawreplace sub-benchmark of a row that makes writes

@@ -7,15 +7,19 @@ tool github.com/circuitgen/circuitgen/cmd/circuitgen
 require (
 	github.com/circuitgen/circuitgen v0.1.0
 	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
+	github.com/eapache/go-resiliency v1.7.0
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/gofrs/flock v0.13.2
+	github.com/mercari/go-circuitbreaker v0.0.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )
 
 require (
+	github.com/benbjohnson/clock v1.3.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cenkalti/backoff/v3 v3.1.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect

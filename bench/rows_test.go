@@ -323,7 +323,7 @@ func BenchmarkManyCircuits(b *testing.B) {
 			})
 		}
 	}
-	runImpls(b, []impl{
+	runImpls(b, append([]impl{
 		{"circuitgen", circuitgen(true)},
 		{"circuitgen-norecords", circuitgen(false)},
 		{"gobreaker", func(b *testing.B) {
@@ -350,7 +350,7 @@ func BenchmarkManyCircuits(b *testing.B) {
 				return func(i int) error { _, err := exs[i].Get(peerUp); return err }
 			})
 		}},
-	})
+	}, manyPeers(ctx, n, measure)...))
 }
 
 // writeManyRecords makes n closed circuits in the file store's directory
