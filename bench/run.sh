@@ -49,7 +49,7 @@ cat "$OUT/machine.txt"
 go test -c -o "$OUT/bench.test" ./bench/
 for i in $(seq "$COUNT"); do
 	echo "round $i of $COUNT (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-	for pass in "ClosedSuccess|ClosedSuccessByName|ClosedSuccessRate|OpenRejection|OpenRejectionByName|ClosedSuccessRateParallel|OpenRejectionParallel|ManyCircuits|Snapshot|MultiProcess $BENCHTIME" \
+	for pass in "ClosedSuccess|ClosedSuccessByName|ClosedSuccessRate|OpenRejection|OpenRejectionByName|ClosedSuccessRateParallel|OpenRejectionParallel|ClosedSuccessParallel|ManyCircuits|Snapshot|MultiProcess $BENCHTIME" \
 		"FailureCounts|FailureOpens|HalfOpenCycle $WRITE_BENCHTIME"; do
 		read -r rows benchtime <<<"$pass"
 		(cd "$OUT" && ./bench.test -test.run '^$' -test.bench "^Benchmark($rows)\$/$BENCH" -test.benchmem \
