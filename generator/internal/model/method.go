@@ -57,7 +57,7 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	c := b.circuit(o.Circuit.Val, p, where)
-	m.Classify = b.classifier(s, m, &o, file, where)
+	m.Classify = b.classifier(s, m, &o, file, fn.Pkg(), where)
 	if c == nil || m.Classify == nil {
 		return nil
 	}

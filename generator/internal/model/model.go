@@ -299,6 +299,9 @@ type Classifier struct {
 	Errors []ErrorMatch
 	// Statuses are the selected HTTP statuses.
 	Statuses []spec.StatusRange
+	// StatusErrors are the error types of the client's packages holding
+	// a status that circuit.ErrorStatus cannot read, with Statuses.
+	StatusErrors []StatusError
 	// Codes are the selected gRPC code names.
 	Codes []string
 	// Result is the index of the result passed to the classifier with the
@@ -324,7 +327,7 @@ type Classifier struct {
 // classifier.
 type ClassifierLocals struct {
 	Ctx, Err, Result string
-	Targets          []string // one per errors.As target
+	Targets          []string // one per errors.As target: Errors', then StatusErrors'
 	Code, OK         string
 	// Status is the gRPC status read from the error, for codes=.
 	Status string
@@ -338,6 +341,21 @@ type ErrorMatch struct {
 	Value types.Object
 	// Type is the type, when Value is nil.
 	Type types.Type
+}
+
+// StatusError is an error type that holds an HTTP status in an int field
+// (HTTPStatusCode int, as Stripe's stripe.Error) or behind a method
+// returning int other than StatusCode and HTTPStatusCode (Code() int),
+// which circuit.ErrorStatus does not read: a classifier selecting
+// statuses matches it with errors.As, then reads Read.
+type StatusError struct {
+	// Type is the errors.As target's type: T when T implements error, else
+	// *T.
+	Type types.Type
+	// Read is the field or method holding the status; Method marks a
+	// method.
+	Read   string
+	Method bool
 }
 
 // StatusKind is how a result carries an HTTP status.

@@ -216,6 +216,9 @@ func nameImports(f *File, pkg *scope) []Import {
 				packagesOf(e.Type, imports)
 			}
 		}
+		for _, e := range c.StatusErrors {
+			packagesOf(e.Type, imports)
+		}
 		if len(c.Codes) > 0 {
 			imports[GRPCStatusPath], imports[GRPCCodesPath] = "status", "codes"
 		}
@@ -360,6 +363,9 @@ func nameClassifier(c *Classifier, pkg *scope) ClassifierLocals {
 		if e.Value == nil {
 			n.Targets = append(n.Targets, s.add("target"))
 		}
+	}
+	for range c.StatusErrors {
+		n.Targets = append(n.Targets, s.add("target"))
 	}
 	if len(c.Statuses) > 0 {
 		n.Code = s.add("code")

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"go/token"
 	"go/types"
 	"slices"
@@ -20,14 +21,8 @@ func (b *builder) warnSelection(s *spec.Interface, m *Method, sig *types.Signatu
 	if c.Func != nil || len(c.Errors) > 0 {
 		return
 	}
-	pkgs := []*types.Package{b.home}
-	if client != nil && client != b.home {
-		pkgs = append(pkgs, client)
-	}
-	for _, p := range pkgs[:len(pkgs):len(pkgs)] {
-		pkgs = append(pkgs, p.Imports()...)
-	}
-	if len(c.Statuses) > 0 && (CarriesStatus(sig) || b.declares(pkgs, "StatusCode", "HTTPStatusCode")) {
+	pkgs := b.clientPkgs(client)
+	if len(c.Statuses) > 0 && (CarriesStatus(sig) || b.declares(pkgs, "StatusCode", "HTTPStatusCode") || len(c.StatusErrors) > 0) {
 		return
 	}
 	if len(c.Codes) > 0 && slices.ContainsFunc(pkgs, func(p *types.Package) bool { return strings.HasPrefix(p.Path(), "google.golang.org/grpc") }) {
@@ -41,11 +36,138 @@ func (b *builder) warnSelection(s *spec.Interface, m *Method, sig *types.Signatu
 		pos = o.Codes.Pos
 	}
 	what := "no result carries an HTTP status and no error of its packages has StatusCode() or HTTPStatusCode()"
+	if _, hidden := b.statusErrors(client); len(hidden) > 0 {
+		what = "no result carries an HTTP status, and " + strings.Join(hidden, "; ")
+	}
 	if len(c.Statuses) == 0 {
 		what = "none of its packages uses gRPC"
 	}
 	b.errs.Warn(pos, "circuit %s can never open: %s selects %s, which nothing %s.%s returns can match (%s); select the errors it returns with errors=",
 		m.Field.Circuit.Name, strings.TrimSuffix(describeSelection(c), " "), selectionWord(c), s.Name, m.Name, what)
+}
+
+// clientPkgs returns the packages whose errors a method declared in
+// package client may return: the target's, client's, and those they
+// import.
+func (b *builder) clientPkgs(client *types.Package) []*types.Package {
+	pkgs := []*types.Package{b.home}
+	if client != nil && client != b.home {
+		pkgs = append(pkgs, client)
+	}
+	for _, p := range pkgs[:len(pkgs):len(pkgs)] {
+		for _, imp := range p.Imports() {
+			if !slices.Contains(pkgs, imp) {
+				pkgs = append(pkgs, imp)
+			}
+		}
+	}
+	return pkgs
+}
+
+// statusNames are the names of the int field, or the method returning
+// int, in which an error type holds an HTTP status, in the order they
+// are looked for.
+var statusNames = []string{"StatusCode", "HTTPStatusCode", "Code"}
+
+// statusErrors returns the error types that a method declared in package
+// client may return (clientPkgs) and that hold an HTTP status where
+// circuit.ErrorStatus does not read it: an int field StatusCode,
+// HTTPStatusCode or Code, or a method Code() int, for a classifier to
+// read after errors.As. It returns too, for each such type the target
+// package cannot name, why statuses= cannot read it. The standard
+// library's packages are searched only as the client's own: an int Code
+// there is no HTTP status (net/textproto.Error's).
+func (b *builder) statusErrors(client *types.Package) ([]StatusError, []string) {
+	var found []StatusError
+	var hidden []string
+	for _, p := range b.clientPkgs(client) {
+		if p != b.home && p != client && !strings.Contains(strings.Split(p.Path(), "/")[0], ".") {
+			continue
+		}
+		key := b.home.Path() + ";" + p.Path()
+		scan, ok := b.Run.statusErrs[key]
+		if !ok {
+			scan = b.scanStatusErrors(p)
+			b.Run.statusErrs[key] = scan
+		}
+		found = append(found, scan.found...)
+		hidden = append(hidden, scan.hidden...)
+	}
+	return found, hidden
+}
+
+// statusScan is what statusErrors finds in one package.
+type statusScan struct {
+	found  []StatusError
+	hidden []string
+}
+
+// scanStatusErrors finds the error types of p that statusErrors returns.
+func (b *builder) scanStatusErrors(p *types.Package) statusScan {
+	var scan statusScan
+	scope := p.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) {
+			continue
+		}
+		if n, ok := tn.Type().(*types.Named); ok && n.TypeParams() != nil {
+			continue
+		}
+		t := tn.Type()
+		if !types.Implements(t, errorIface) {
+			if t = types.NewPointer(t); !types.Implements(t, errorIface) {
+				continue
+			}
+		}
+		if intMethod(t, "StatusCode") || intMethod(t, "HTTPStatusCode") {
+			continue // circuit.ErrorStatus reads it
+		}
+		e, ok := statusRead(t, p)
+		if !ok {
+			continue
+		}
+		read := e.Read
+		if e.Method {
+			read += "()"
+		}
+		switch {
+		case p == b.home:
+		case !tn.Exported():
+			scan.hidden = append(scan.hidden, fmt.Sprintf("%s holds one in %s, but is unexported: a classifier cannot errors.As to it", types.TypeString(t, b.qualifier), read))
+			continue
+		case !importable(p.Path(), b.home.Path()):
+			scan.hidden = append(scan.hidden, fmt.Sprintf("%s holds one in %s, but its package is internal: a classifier cannot errors.As to it", types.TypeString(t, b.qualifier), read))
+			continue
+		}
+		scan.found = append(scan.found, e)
+	}
+	return scan
+}
+
+// statusRead returns how a value of the error type t of package p holds
+// an HTTP status: the first of statusNames that is an int field, or a
+// method Code() int.
+func statusRead(t types.Type, p *types.Package) (StatusError, bool) {
+	for _, name := range statusNames {
+		obj, _, _ := types.LookupFieldOrMethod(t, true, p, name)
+		switch obj := obj.(type) {
+		case *types.Var:
+			if obj.IsField() && types.Identical(obj.Type(), types.Typ[types.Int]) {
+				return StatusError{Type: t, Read: name}, true
+			}
+		case *types.Func:
+			if intMethod(t, name) {
+				return StatusError{Type: t, Read: name, Method: true}, true
+			}
+		}
+	}
+	return StatusError{}, false
+}
+
+// intMethod reports whether t has a method name() int.
+func intMethod(t types.Type, name string) bool {
+	return hasMethod(t, name, types.NewTuple(), types.NewTuple(types.NewParam(token.NoPos, nil, "", types.Typ[types.Int])))
 }
 
 // describeSelection names the keys a classifier's selection comes from.
