@@ -10,40 +10,55 @@ import (
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
 )
 
-// warnSelection warns when what method m selects can match nothing it
-// can return, so that its circuit can never open: statuses= on a method
+// warnSelection warns of each selection of method m that can match
+// nothing it can return, whatever else is selected: statuses= on a method
 // whose results carry no status, of a client whose packages declare no
-// error with StatusCode() int or HTTPStatusCode() int; codes= on a client
-// whose packages do not use gRPC. errors= and classifier= are taken as
-// able to match. client is the package declaring the method.
+// error with StatusCode() int or HTTPStatusCode() int nor one holding a
+// status a classifier can read (statusErrors); codes= on a client whose
+// packages do not use gRPC. errors= and classifier= are taken as able to
+// match. When no selection of m can match, its circuit can never open;
+// otherwise the warning names the selections that can. client is the
+// package declaring the method.
 func (b *builder) warnSelection(s *spec.Interface, m *Method, sig *types.Signature, o *spec.Options, client *types.Package, where token.Position) {
 	c := m.Classify
-	if c.Func != nil || len(c.Errors) > 0 {
+	if c.Func != nil {
 		return
 	}
 	pkgs := b.clientPkgs(client)
-	if len(c.Statuses) > 0 && (CarriesStatus(sig) || b.declares(pkgs, "StatusCode", "HTTPStatusCode") || len(c.StatusErrors) > 0) {
-		return
+	statuses := len(c.Statuses) > 0 && (CarriesStatus(sig) || b.declares(pkgs, "StatusCode", "HTTPStatusCode") || len(c.StatusErrors) > 0)
+	codes := len(c.Codes) > 0 && slices.ContainsFunc(pkgs, func(p *types.Package) bool { return strings.HasPrefix(p.Path(), "google.golang.org/grpc") })
+	var live []string
+	if len(c.Errors) > 0 {
+		live = append(live, "errors=")
 	}
-	if len(c.Codes) > 0 && slices.ContainsFunc(pkgs, func(p *types.Package) bool { return strings.HasPrefix(p.Path(), "google.golang.org/grpc") }) {
-		return
+	if statuses {
+		live = append(live, "statuses=")
 	}
-	pos := where
-	switch {
-	case o.Statuses.Set:
-		pos = o.Statuses.Pos
-	case o.Codes.Set:
-		pos = o.Codes.Pos
+	if codes {
+		live = append(live, "codes=")
 	}
-	what := "no result carries an HTTP status and no error of its packages has StatusCode() or HTTPStatusCode()"
-	if _, hidden := b.statusErrors(client); len(hidden) > 0 {
-		what = "no result carries an HTTP status, and " + strings.Join(hidden, "; ")
+	warn := func(set bool, pos token.Position, key, what, why string) {
+		if !set {
+			pos = where
+		}
+		if len(live) == 0 {
+			b.errs.Warn(pos, "circuit %s can never open: %s selects %s, which nothing %s.%s returns can match (%s); select the errors it returns with errors=",
+				m.Field.Circuit.Name, key, what, s.Name, m.Name, why)
+			return
+		}
+		b.errs.Warn(pos, "circuit %s opens only on its %s: %s selects %s, which nothing %s.%s returns can match (%s); drop %[3]s, or add the errors it returns to errors=",
+			m.Field.Circuit.Name, strings.Join(live, " and "), key, what, s.Name, m.Name, why)
 	}
-	if len(c.Statuses) == 0 {
-		what = "none of its packages uses gRPC"
+	if len(c.Statuses) > 0 && !statuses {
+		why := "no result carries an HTTP status and no error of its packages has StatusCode() or HTTPStatusCode()"
+		if _, hidden := b.statusErrors(client); len(hidden) > 0 {
+			why = "no result carries an HTTP status, and " + strings.Join(hidden, "; ")
+		}
+		warn(o.Statuses.Set, o.Statuses.Pos, "statuses=", "HTTP statuses", why)
 	}
-	b.errs.Warn(pos, "circuit %s can never open: %s selects %s, which nothing %s.%s returns can match (%s); select the errors it returns with errors=",
-		m.Field.Circuit.Name, strings.TrimSuffix(describeSelection(c), " "), selectionWord(c), s.Name, m.Name, what)
+	if len(c.Codes) > 0 && !codes {
+		warn(o.Codes.Set, o.Codes.Pos, "codes=", "gRPC codes", "none of its packages uses gRPC")
+	}
 }
 
 // clientPkgs returns the packages whose errors a method declared in
@@ -168,22 +183,6 @@ func statusRead(t types.Type, p *types.Package) (StatusError, bool) {
 // intMethod reports whether t has a method name() int.
 func intMethod(t types.Type, name string) bool {
 	return hasMethod(t, name, types.NewTuple(), types.NewTuple(types.NewParam(token.NoPos, nil, "", types.Typ[types.Int])))
-}
-
-// describeSelection names the keys a classifier's selection comes from.
-func describeSelection(c *Classifier) string {
-	if len(c.Statuses) > 0 {
-		return "statuses="
-	}
-	return "codes="
-}
-
-// selectionWord says what the selection is, in a word.
-func selectionWord(c *Classifier) string {
-	if len(c.Statuses) > 0 {
-		return "HTTP statuses"
-	}
-	return "gRPC codes"
 }
 
 // declares reports whether a package of pkgs declares a type with one of
