@@ -153,7 +153,7 @@ type Method struct {
 	// Shape is how the method reports its error.
 	Shape Shape
 	// ErrMethod is the method of a Carrier's or Reported's result that
-	// reports its error: Err, or FirstErr.
+	// reports its error: Err, Error (Error() error) or FirstErr.
 	ErrMethod string
 	// Row is the row type a Row method returns, and the stream type a
 	// Stream method does.
@@ -236,8 +236,9 @@ type RowType struct {
 // Reject is how a Reported method makes a result that carries a
 // rejection: one of its fields is set.
 type Reject struct {
-	// Func is a func(error) T of the result's package (franz-go's
-	// kgo.NewErrFetch).
+	// Func is a constructor from an error of the result's package
+	// (franz-go's kgo.NewErrFetch, func(error) T; or a function of more
+	// parameters, given zero values, as constructor in types.go says).
 	Func *types.Func
 	// Slice marks a slice of structs with an Err error field (franz-go's
 	// kgo.ProduceResults): the result is one element with Err set.
@@ -256,7 +257,8 @@ const (
 	// ErrorLast is a method whose last result is error.
 	ErrorLast Shape = iota
 	// Carrier is a method whose only result carries its error: its Err()
-	// method reports it, and SetErr(error) sets it on rejection.
+	// error or Error() error method reports it, and SetErr(error) sets it
+	// on rejection.
 	Carrier
 	// Row is a method whose only result is an interface whose
 	// Scan(...) error reports the call's error (pgx.Row): the wrapper
@@ -267,9 +269,9 @@ const (
 	// error or a clean end.
 	Seq
 	// Reported is a method whose only result reports its error with
-	// Err() error or FirstErr() error but cannot be set (franz-go's
-	// kgo.Fetches, *sql.Row): it is classified through that method, and a
-	// rejection is a result made as Reject says.
+	// Err() error, Error() error or FirstErr() error but cannot be set
+	// (franz-go's kgo.Fetches, *sql.Row): it is classified through that
+	// method, and a rejection is a result made as Reject says.
 	Reported
 	// Stream is a method returning (S, error) whose S is an interface
 	// with Recv() (T, error) and no Send, a server stream (gRPC's

@@ -200,6 +200,8 @@ func nameImports(f *File, pkg *scope) []Import {
 			}
 			if fn := m.Reject.Func; fn != nil {
 				imports[fn.Pkg().Path()] = fn.Pkg().Name()
+				// The zero values of its other parameters: T{} names T.
+				packagesOf(fn.Type().(*types.Signature).Params(), imports)
 			}
 		}
 	}
