@@ -47,7 +47,7 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 		return nil
 	}
 	if len(c.Statuses) > 0 {
-		c.StatusErrors, _ = b.statusErrors(client)
+		c.StatusErrors, _ = b.statusErrors(client, m)
 	}
 	if len(c.Statuses) > 0 && m.Shape == ErrorLast {
 		for i, r := range m.Results[:len(m.Results)-1] {

@@ -12,9 +12,10 @@ import (
 
 // warnSelection warns of each selection of method m that can match
 // nothing it can return, whatever else is selected: statuses= on a method
-// whose results carry no status, of a client whose packages declare no
-// error with StatusCode() int or HTTPStatusCode() int nor one holding a
-// status a classifier can read (statusErrors); codes= on a client whose
+// whose results carry no status, of a client whose packages (clientPkgs,
+// each read whole) declare no error with StatusCode() int or
+// HTTPStatusCode() int nor one holding a status a classifier can read
+// (statusErrors); codes= on a client whose
 // packages do not use gRPC. errors= and classifier= are taken as able to
 // match. When no selection of m can match, its circuit can never open;
 // otherwise the warning names the selections that can. client is the
@@ -24,8 +25,14 @@ func (b *builder) warnSelection(s *spec.Interface, m *Method, sig *types.Signatu
 	if c.Func != nil {
 		return
 	}
-	pkgs := b.clientPkgs(client)
-	statuses := len(c.Statuses) > 0 && (CarriesStatus(sig) || b.declares(pkgs, "StatusCode", "HTTPStatusCode") || len(c.StatusErrors) > 0)
+	pkgs := b.clientPkgs(client, m)
+	// A package read only in part, as a dependency of another's export
+	// data (smithy-go's transport/http beneath service/s3), may declare
+	// an error with a status: it is taken as able to match.
+	partial := slices.ContainsFunc(pkgs, func(p *types.Package) bool {
+		return !p.Complete() && strings.Contains(strings.Split(p.Path(), "/")[0], ".")
+	})
+	statuses := len(c.Statuses) > 0 && (CarriesStatus(sig) || b.declares(pkgs, "StatusCode", "HTTPStatusCode") || len(c.StatusErrors) > 0 || partial)
 	codes := len(c.Codes) > 0 && slices.ContainsFunc(pkgs, func(p *types.Package) bool { return strings.HasPrefix(p.Path(), "google.golang.org/grpc") })
 	var live []string
 	if len(c.Errors) > 0 {
@@ -51,7 +58,7 @@ func (b *builder) warnSelection(s *spec.Interface, m *Method, sig *types.Signatu
 	}
 	if len(c.Statuses) > 0 && !statuses {
 		why := "no result carries an HTTP status and no error of its packages has StatusCode() or HTTPStatusCode()"
-		if _, hidden := b.statusErrors(client); len(hidden) > 0 {
+		if _, hidden := b.statusErrors(client, m); len(hidden) > 0 {
 			why = "no result carries an HTTP status, and " + strings.Join(hidden, "; ")
 		}
 		warn(o.Statuses.Set, o.Statuses.Pos, "statuses=", "HTTP statuses", why)
@@ -61,22 +68,48 @@ func (b *builder) warnSelection(s *spec.Interface, m *Method, sig *types.Signatu
 	}
 }
 
-// clientPkgs returns the packages whose errors a method declared in
-// package client may return: the target's, client's, and those they
-// import.
-func (b *builder) clientPkgs(client *types.Package) []*types.Package {
+// clientPkgs returns the packages whose errors the method m, declared in
+// package client, may return: its own (the target's, client's, and those
+// of the types its signature names, as service/s3 for an interface of
+// *s3.Client's methods), then those they import.
+func (b *builder) clientPkgs(client *types.Package, m *Method) []*types.Package {
 	pkgs := []*types.Package{b.home}
-	if client != nil && client != b.home {
-		pkgs = append(pkgs, client)
+	add := func(p *types.Package) {
+		if p != nil && !slices.Contains(pkgs, p) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	add(client)
+	for _, v := range slices.Concat(m.Params, m.Results) {
+		walkType(v.Type, func(t types.Type) {
+			if n, ok := types.Unalias(t).(*types.Named); ok {
+				add(n.Obj().Pkg())
+			}
+		})
 	}
 	for _, p := range pkgs[:len(pkgs):len(pkgs)] {
 		for _, imp := range p.Imports() {
-			if !slices.Contains(pkgs, imp) {
-				pkgs = append(pkgs, imp)
-			}
+			add(imp)
 		}
 	}
 	return pkgs
+}
+
+// ownPkg reports whether p is one of the packages of the method m,
+// declared in client, that clientPkgs lists before their imports.
+func (b *builder) ownPkg(p, client *types.Package, m *Method) bool {
+	if p == b.home || p == client {
+		return true
+	}
+	own := false
+	for _, v := range slices.Concat(m.Params, m.Results) {
+		walkType(v.Type, func(t types.Type) {
+			if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() == p {
+				own = true
+			}
+		})
+	}
+	return own
 }
 
 // statusNames are the names of the int field, or the method returning
@@ -92,11 +125,11 @@ var statusNames = []string{"StatusCode", "HTTPStatusCode", "Code"}
 // package cannot name, why statuses= cannot read it. The standard
 // library's packages are searched only as the client's own: an int Code
 // there is no HTTP status (net/textproto.Error's).
-func (b *builder) statusErrors(client *types.Package) ([]StatusError, []string) {
+func (b *builder) statusErrors(client *types.Package, m *Method) ([]StatusError, []string) {
 	var found []StatusError
 	var hidden []string
-	for _, p := range b.clientPkgs(client) {
-		if p != b.home && p != client && !strings.Contains(strings.Split(p.Path(), "/")[0], ".") {
+	for _, p := range b.clientPkgs(client, m) {
+		if !strings.Contains(strings.Split(p.Path(), "/")[0], ".") && !b.ownPkg(p, client, m) {
 			continue
 		}
 		key := b.home.Path() + ";" + p.Path()
