@@ -21,11 +21,13 @@ type Run struct {
 	circuits map[string]*Circuit
 	// declared caches which packages declare types with given methods.
 	declared map[string]bool
+	// statusErrs caches statusErrors' finds, by target and package path.
+	statusErrs map[string]statusScan
 }
 
 // NewRun returns a Run over the loaded program, recording problems in errs.
 func NewRun(prog *load.Program, errs *diag.Collector) *Run {
-	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}, declared: map[string]bool{}}
+	return &Run{prog: prog, errs: errs, circuits: map[string]*Circuit{}, declared: map[string]bool{}, statusErrs: map[string]statusScan{}}
 }
 
 // Target is one package the run writes a file for.

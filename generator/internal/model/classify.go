@@ -15,9 +15,10 @@ import (
 // errorIface is the universe's error as an interface.
 var errorIface = errorType.Underlying().(*types.Interface)
 
-// classifier resolves the classifier of method m: the function
-// classifier= names, or the errors, statuses and codes it selects.
-func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file *ast.File, where token.Position) *Classifier {
+// classifier resolves the classifier of method m, declared in package
+// client: the function classifier= names, or the errors, statuses and
+// codes it selects.
+func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file *ast.File, client *types.Package, where token.Position) *Classifier {
 	if o.Classifier.Set {
 		return b.classifierFunc(m, o.Classifier.Val, o.Classifier.Pos, file)
 	}
@@ -44,6 +45,9 @@ func (b *builder) classifier(s *spec.Interface, m *Method, o *spec.Options, file
 	if len(c.Errors) == 0 && len(c.Statuses) == 0 && len(c.Codes) == 0 {
 		b.errs.Add(where, "method %s.%s selects no failure: give errors=, statuses=, codes= or classifier= so that some outcome counts", s.Name, m.Name)
 		return nil
+	}
+	if len(c.Statuses) > 0 {
+		c.StatusErrors, _ = b.statusErrors(client, m)
 	}
 	if len(c.Statuses) > 0 && m.Shape == ErrorLast {
 		for i, r := range m.Results[:len(m.Results)-1] {
@@ -123,6 +127,9 @@ func (c *Classifier) key() string {
 		}
 	}
 	fmt.Fprintf(&sb, "%v;%v;%v;", c.Statuses, c.Codes, c.Ctx)
+	for _, e := range c.StatusErrors {
+		fmt.Fprintf(&sb, "status %s.%s;", types.TypeString(e.Type, nil), e.Read)
+	}
 	if c.Result >= 0 {
 		// The result's index is part of the call: methods whose status
 		// results are at different places cannot share the function.

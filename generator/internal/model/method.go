@@ -1,10 +1,12 @@
 package model
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"slices"
+	"strings"
 
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
 )
@@ -57,7 +59,7 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	c := b.circuit(o.Circuit.Val, p, where)
-	m.Classify = b.classifier(s, m, &o, file, where)
+	m.Classify = b.classifier(s, m, &o, file, fn.Pkg(), where)
 	if c == nil || m.Classify == nil {
 		return nil
 	}
@@ -77,9 +79,10 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 }
 
 // errorResult checks that m reports its error, and sets its shape: error
-// last, or one result that carries it (Err() error, and SetErr(error) for
-// a rejection), reports it later (a row's Scan, an iter.Seq2[T, error]),
-// or reports it with Err() error and can be made to carry a rejection.
+// last, or one result that carries it (Err() error or Error() error, and
+// SetErr(error) for a rejection), reports it later (a row's Scan, an
+// iter.Seq2[T, error]), or reports it with Err() error, Error() error or
+// FirstErr() error and can be made to carry a rejection (rejecter).
 func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position) bool {
 	n := len(m.Results)
 	if n == 2 && streamResult(resultTuple(m)) != NoStream {
@@ -99,29 +102,17 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	t := m.Results[0].Type
 	switch {
 	case CarriesError(t) && Settable(t):
-		m.Shape, m.ErrMethod = Carrier, "Err"
+		m.Shape, m.ErrMethod = Carrier, errMethod(t)
 	case rowMethods(t) != nil:
 		m.Shape, m.Row = Row, &RowType{Iface: t, Methods: rowMethods(t)}
 	case seqElem(t) != nil:
 		m.Shape, m.Elem = Seq, seqElem(t)
 	case errMethod(t) != "":
 		m.Shape, m.ErrMethod = Reported, errMethod(t)
-		reject, ok := rejecter(t)
-		setErr := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
-		switch {
-		case ok:
-		case types.IsInterface(t) && hasMethod(t, "SetErr", setErr, types.NewTuple()):
-			b.errs.Add(where, "method %s.%s returns %s, an interface that reports its error with %s(): it has SetErr(error), but the wrapper cannot make a value of an interface to carry a rejection, and its package has no func(error) %s; return a pointer to a concrete type, or mark it skip",
-				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
-			return false
-		case !types.IsInterface(t) && hasMethod(types.NewPointer(t), "SetErr", setErr, types.NewTuple()):
-			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s(): SetErr(error) is a method of *%[3]s, and a carrier is guarded as a pointer (its package has no func(error) %[3]s either); return *%[3]s, or mark it skip",
-				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod)
-			return false
-		}
+		reject, ok, tied := rejecter(t)
 		if !ok {
-			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s() but cannot carry a rejection: it has no SetErr(error), and its package has no func(error) %s to make one; return an interface with Scan(...) error, or mark it skip",
-				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, types.TypeString(t, b.qualifier))
+			b.errs.Add(where, "method %s.%s returns %s, which reports its error with %s() but cannot carry a rejection: %s; %s",
+				s.Name, m.Name, types.TypeString(t, b.qualifier), m.ErrMethod, b.noRejecter(t, tied), b.noRejecterWay(t))
 			return false
 		}
 		m.Reject = reject
@@ -184,6 +175,43 @@ func resultTuple(m *Method) *types.Tuple {
 		vars[i] = types.NewParam(token.NoPos, nil, "", r.Type)
 	}
 	return types.NewTuple(vars...)
+}
+
+// noRejecter says why a result of type t, which reports its error, cannot
+// be made to carry a rejection: the constructor its package lacks, or
+// the constructors tied, and what of SetErr(error) it has.
+func (b *builder) noRejecter(t types.Type, tied []*types.Func) string {
+	name := types.TypeString(t, b.qualifier)
+	why := fmt.Sprintf("its package has no constructor from an error (an exported function returning %s whose parameters include exactly one error, as func(error) %[1]s or func(doc D, err error) %[1]s, the others given zero values)", name)
+	if len(tied) > 0 {
+		names := make([]string, len(tied))
+		for i, fn := range tied {
+			names[i] = fn.Name()
+		}
+		why = fmt.Sprintf("its package has %d constructors from an error with as few parameters, %s, and the generator takes one only when it has fewer than every other", len(tied), strings.Join(names, " and "))
+	}
+	setErr := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
+	switch {
+	case types.IsInterface(t) && hasMethod(t, "SetErr", setErr, types.NewTuple()):
+		return "it has SetErr(error), but the wrapper cannot make a value of an interface; " + why
+	case !types.IsInterface(t) && hasMethod(types.NewPointer(t), "SetErr", setErr, types.NewTuple()):
+		return fmt.Sprintf("SetErr(error) is a method of *%s, and a carrier is guarded as a pointer; %s", types.TypeString(t, b.qualifier), why)
+	}
+	return "it has no SetErr(error), and " + why
+}
+
+// noRejecterWay says what to do for a result of type t that cannot carry
+// a rejection.
+func (b *builder) noRejecterWay(t types.Type) string {
+	name := types.TypeString(t, b.qualifier)
+	setErr := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
+	switch {
+	case types.IsInterface(t) && hasMethod(t, "SetErr", setErr, types.NewTuple()):
+		return "return a pointer to a concrete type, or mark it skip"
+	case !types.IsInterface(t) && hasMethod(types.NewPointer(t), "SetErr", setErr, types.NewTuple()):
+		return fmt.Sprintf("return *%s, or mark it skip", name)
+	}
+	return "mark it skip, or guard it by hand: Circuit.Allow before the call, Ticket.Done with the error it reports"
 }
 
 // concreteError reports, when m's last result is an error type other than
@@ -251,7 +279,7 @@ func IsGuardable(sig *types.Signature) bool {
 		return false
 	}
 	t := res.At(0).Type()
-	_, rejects := rejecter(t)
+	_, rejects, _ := rejecter(t)
 	return CarriesError(t) && Settable(t) || rowMethods(t) != nil || seqElem(t) != nil || errMethod(t) != "" && rejects
 }
 

@@ -153,7 +153,7 @@ type Method struct {
 	// Shape is how the method reports its error.
 	Shape Shape
 	// ErrMethod is the method of a Carrier's or Reported's result that
-	// reports its error: Err, or FirstErr.
+	// reports its error: Err, Error (Error() error) or FirstErr.
 	ErrMethod string
 	// Row is the row type a Row method returns, and the stream type a
 	// Stream method does.
@@ -236,8 +236,9 @@ type RowType struct {
 // Reject is how a Reported method makes a result that carries a
 // rejection: one of its fields is set.
 type Reject struct {
-	// Func is a func(error) T of the result's package (franz-go's
-	// kgo.NewErrFetch).
+	// Func is a constructor from an error of the result's package
+	// (franz-go's kgo.NewErrFetch, func(error) T; or a function of more
+	// parameters, given zero values, as constructor in types.go says).
 	Func *types.Func
 	// Slice marks a slice of structs with an Err error field (franz-go's
 	// kgo.ProduceResults): the result is one element with Err set.
@@ -256,7 +257,8 @@ const (
 	// ErrorLast is a method whose last result is error.
 	ErrorLast Shape = iota
 	// Carrier is a method whose only result carries its error: its Err()
-	// method reports it, and SetErr(error) sets it on rejection.
+	// error or Error() error method reports it, and SetErr(error) sets it
+	// on rejection.
 	Carrier
 	// Row is a method whose only result is an interface whose
 	// Scan(...) error reports the call's error (pgx.Row): the wrapper
@@ -267,9 +269,9 @@ const (
 	// error or a clean end.
 	Seq
 	// Reported is a method whose only result reports its error with
-	// Err() error or FirstErr() error but cannot be set (franz-go's
-	// kgo.Fetches, *sql.Row): it is classified through that method, and a
-	// rejection is a result made as Reject says.
+	// Err() error, Error() error or FirstErr() error but cannot be set
+	// (franz-go's kgo.Fetches, *sql.Row): it is classified through that
+	// method, and a rejection is a result made as Reject says.
 	Reported
 	// Stream is a method returning (S, error) whose S is an interface
 	// with Recv() (T, error) and no Send, a server stream (gRPC's
@@ -299,6 +301,9 @@ type Classifier struct {
 	Errors []ErrorMatch
 	// Statuses are the selected HTTP statuses.
 	Statuses []spec.StatusRange
+	// StatusErrors are the error types of the client's packages holding
+	// a status that circuit.ErrorStatus cannot read, with Statuses.
+	StatusErrors []StatusError
 	// Codes are the selected gRPC code names.
 	Codes []string
 	// Result is the index of the result passed to the classifier with the
@@ -324,7 +329,7 @@ type Classifier struct {
 // classifier.
 type ClassifierLocals struct {
 	Ctx, Err, Result string
-	Targets          []string // one per errors.As target
+	Targets          []string // one per errors.As target: Errors', then StatusErrors'
 	Code, OK         string
 	// Status is the gRPC status read from the error, for codes=.
 	Status string
@@ -338,6 +343,21 @@ type ErrorMatch struct {
 	Value types.Object
 	// Type is the type, when Value is nil.
 	Type types.Type
+}
+
+// StatusError is an error type that holds an HTTP status in an int field
+// (HTTPStatusCode int, as Stripe's stripe.Error) or behind a method
+// returning int other than StatusCode and HTTPStatusCode (Code() int),
+// which circuit.ErrorStatus does not read: a classifier selecting
+// statuses matches it with errors.As, then reads Read.
+type StatusError struct {
+	// Type is the errors.As target's type: T when T implements error, else
+	// *T.
+	Type types.Type
+	// Read is the field or method holding the status; Method marks a
+	// method.
+	Read   string
+	Method bool
 }
 
 // StatusKind is how a result carries an HTTP status.

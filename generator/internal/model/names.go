@@ -200,6 +200,8 @@ func nameImports(f *File, pkg *scope) []Import {
 			}
 			if fn := m.Reject.Func; fn != nil {
 				imports[fn.Pkg().Path()] = fn.Pkg().Name()
+				// The zero values of its other parameters: T{} names T.
+				packagesOf(fn.Type().(*types.Signature).Params(), imports)
 			}
 		}
 	}
@@ -215,6 +217,9 @@ func nameImports(f *File, pkg *scope) []Import {
 			} else {
 				packagesOf(e.Type, imports)
 			}
+		}
+		for _, e := range c.StatusErrors {
+			packagesOf(e.Type, imports)
 		}
 		if len(c.Codes) > 0 {
 			imports[GRPCStatusPath], imports[GRPCCodesPath] = "status", "codes"
@@ -360,6 +365,9 @@ func nameClassifier(c *Classifier, pkg *scope) ClassifierLocals {
 		if e.Value == nil {
 			n.Targets = append(n.Targets, s.add("target"))
 		}
+	}
+	for range c.StatusErrors {
+		n.Targets = append(n.Targets, s.add("target"))
 	}
 	if len(c.Statuses) > 0 {
 		n.Code = s.add("code")

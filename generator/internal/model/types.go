@@ -3,6 +3,7 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // WalkType calls f for t and every type t is built from, without entering
@@ -97,10 +98,9 @@ func isNamed(t types.Type, path, name string) bool {
 // IsNamed reports whether t is the named type path.name.
 func IsNamed(t types.Type, path, name string) bool { return isNamed(t, path, name) }
 
-// CarriesError reports whether t has a method Err() error.
-func CarriesError(t types.Type) bool {
-	return hasMethod(t, "Err", types.NewTuple(), types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)))
-}
+// CarriesError reports whether t reports its error with a method Err()
+// error, Error() error or FirstErr() error.
+func CarriesError(t types.Type) bool { return errMethod(t) != "" }
 
 // Settable reports whether t is a pointer to a named non-interface type
 // with a method SetErr(error), so that a rejection can make one and carry
@@ -172,10 +172,10 @@ func seqElem(t types.Type) types.Type {
 }
 
 // errMethod returns the name of t's method that reports its error, Err()
-// error or FirstErr() error, or "".
+// error, Error() error or FirstErr() error, or "".
 func errMethod(t types.Type) string {
 	errResult := types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType))
-	for _, name := range []string{"Err", "FirstErr"} {
+	for _, name := range []string{"Err", "Error", "FirstErr"} {
 		if hasMethod(t, name, types.NewTuple(), errResult) {
 			return name
 		}
@@ -185,39 +185,106 @@ func errMethod(t types.Type) string {
 
 // rejecter returns how a result of type t, which reports its error but
 // cannot be set, is made to carry a rejection: a *database/sql.Row made by
-// the file's helper, a func(error) T of t's package, or one element of a
-// slice of structs with an Err error field.
-func rejecter(t types.Type) (Reject, bool) {
+// the file's helper, a constructor of t's package (constructor), or one
+// element of a slice of structs with an Err error field. When there is
+// none, tied are the constructors constructor could not choose between.
+func rejecter(t types.Type) (r Reject, ok bool, tied []*types.Func) {
 	if p, ok := types.Unalias(t).(*types.Pointer); ok && isNamed(p.Elem(), "database/sql", "Row") {
-		return Reject{SQLRow: true}, true
+		return Reject{SQLRow: true}, true, nil
 	}
-	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && n.TypeArgs().Len() == 0 {
-		want := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple(types.NewParam(token.NoPos, nil, "", t)), false)
-		scope := n.Obj().Pkg().Scope()
-		var found *types.Func
-		for _, name := range scope.Names() {
-			if fn, ok := scope.Lookup(name).(*types.Func); ok && fn.Exported() && types.Identical(fn.Type(), want) {
-				if found != nil {
-					found = nil // two: neither is the obvious one
-					break
-				}
-				found = fn
-			}
-		}
-		if found != nil {
-			return Reject{Func: found}, true
-		}
+	fn, tied := constructor(t)
+	if fn != nil {
+		return Reject{Func: fn}, true, nil
 	}
 	if sl, ok := t.Underlying().(*types.Slice); ok {
 		if st, ok := sl.Elem().Underlying().(*types.Struct); ok {
 			for i := range st.NumFields() {
 				if f := st.Field(i); f.Name() == "Err" && f.Exported() && types.Identical(f.Type(), errorType) {
-					return Reject{Slice: true}, true
+					return Reject{Slice: true}, true, nil
 				}
 			}
 		}
 	}
-	return Reject{}, false
+	return Reject{}, false, tied
+}
+
+// constructor returns the function of the package of t (a named type, or
+// a pointer to one) that makes a T carrying an error, for a rejection: an
+// exported function, not generic, whose only result is T and whose
+// parameters include exactly one error, every other one of a type whose
+// zero value the wrapper can write (a basic type, a pointer, slice, map,
+// channel, function or interface, or an exported named struct or array);
+// a final variadic parameter is left empty. The generator passes the
+// rejection as the error and zero values as the others. Of several, it
+// takes the one with the fewest parameters (func(error) T first); when
+// two or more tie there, it takes none, and returns them.
+func constructor(t types.Type) (*types.Func, []*types.Func) {
+	base := types.Unalias(t)
+	if p, ok := base.(*types.Pointer); ok {
+		base = types.Unalias(p.Elem())
+	}
+	n, ok := base.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || n.TypeArgs().Len() > 0 {
+		return nil, nil
+	}
+	scope := n.Obj().Pkg().Scope()
+	var best []*types.Func
+	least := -1
+	for _, name := range scope.Names() {
+		fn, ok := scope.Lookup(name).(*types.Func)
+		if !ok || !fn.Exported() || !makesFromError(fn, t) {
+			continue
+		}
+		switch k := fn.Type().(*types.Signature).Params().Len(); {
+		case least < 0 || k < least:
+			best, least = []*types.Func{fn}, k
+		case k == least:
+			best = append(best, fn)
+		}
+	}
+	if len(best) != 1 {
+		return nil, best
+	}
+	return best[0], nil
+}
+
+// makesFromError reports whether fn is a constructor of a T from an error,
+// as constructor says.
+func makesFromError(fn *types.Func, t types.Type) bool {
+	sig := fn.Type().(*types.Signature)
+	if sig.TypeParams() != nil || sig.Results().Len() != 1 || !types.Identical(sig.Results().At(0).Type(), t) {
+		return false
+	}
+	errs := 0
+	params := sig.Params()
+	for i := range params.Len() {
+		pt := params.At(i).Type()
+		switch {
+		case sig.Variadic() && i == params.Len()-1:
+		case types.Identical(pt, errorType):
+			errs++
+		case !zeroable(pt):
+			return false
+		}
+	}
+	return errs == 1
+}
+
+// zeroable reports whether the wrapper can write the zero value of t in
+// any package: a literal, nil, or T{} for an exported named struct or
+// array.
+func zeroable(t types.Type) bool {
+	if hasTypeParam(t) {
+		return false
+	}
+	switch t.Underlying().(type) {
+	case *types.Basic, *types.Pointer, *types.Slice, *types.Map, *types.Chan, *types.Signature, *types.Interface:
+		return true
+	case *types.Struct, *types.Array:
+		n, ok := types.Unalias(t).(*types.Named)
+		return ok && n.Obj().Exported() && n.Obj().Pkg() != nil && !strings.Contains(n.Obj().Pkg().Path(), "internal")
+	}
+	return false
 }
 
 // CarriesStatus reports whether a method of signature sig is HTTP-shaped:

@@ -51,6 +51,26 @@ func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 			jen.Id(n.OK).Op("&&").Add(statusCond(n.Code, c.Statuses, true)),
 		).Block(failure.Clone()))
 	}
+	for _, e := range c.StatusErrors {
+		// A status circuit.ErrorStatus cannot read: a field, or a
+		// method other than StatusCode and HTTPStatusCode.
+		v := targets[0]
+		targets = targets[1:]
+		read := jen.Id(v).Dot(e.Read)
+		if e.Method {
+			read.Call()
+		}
+		matched := jen.Qual("errors", "As").Call(errID(), jen.Op("&").Id(v))
+		if nilable(e.Type) {
+			matched.Op("&&").Id(v).Op("!=").Nil()
+		}
+		onErr = append(onErr,
+			jen.Var().Id(v).Add(typeCode(e.Type)),
+			jen.If(matched).Block(
+				jen.If(jen.Id(n.Code).Op(":=").Add(read), statusCond(n.Code, c.Statuses, false)).Block(failure.Clone()),
+			),
+		)
+	}
 	if len(c.Codes) > 0 {
 		codes := make([]jen.Code, len(c.Codes))
 		for i, code := range c.Codes {
@@ -122,7 +142,19 @@ func describeRule(c *model.Classifier, home string) string {
 				ss = append(ss, fmt.Sprintf("%d-%d", r.Lo, r.Hi))
 			}
 		}
-		parts = append(parts, "HTTP status "+strings.Join(ss, ", "))
+		status := "HTTP status " + strings.Join(ss, ", ")
+		var reads []string
+		for _, e := range c.StatusErrors {
+			read := e.Read
+			if e.Method {
+				read += "()"
+			}
+			reads = append(reads, fmt.Sprintf("the %s of %s", read, types.TypeString(e.Type, qual)))
+		}
+		if len(reads) > 0 {
+			status += " (read also from " + strings.Join(reads, ", ") + ")"
+		}
+		parts = append(parts, status)
 	}
 	if len(c.Codes) > 0 {
 		parts = append(parts, "gRPC code "+strings.Join(c.Codes, ", "))

@@ -308,7 +308,7 @@ func (g guard) reported() []jen.Code {
 	var reject jen.Code
 	switch {
 	case m.Reject.Func != nil:
-		reject = jen.Qual(m.Reject.Func.Pkg().Path(), m.Reject.Func.Name()).Call(jen.Id(m.Err))
+		reject = jen.Qual(m.Reject.Func.Pkg().Path(), m.Reject.Func.Name()).Call(constructorArgs(m.Reject.Func, jen.Id(m.Err))...)
 	case m.Reject.Slice:
 		reject = jen.Add(typeCode(t)).Values(jen.Values(jen.Id("Err").Op(":").Id(m.Err)))
 	case m.Reject.SQLRow:
@@ -331,6 +331,44 @@ func (g guard) reported() []jen.Code {
 	)
 }
 
+// constructorArgs renders the arguments of a call of the constructor fn
+// of a result carrying the rejection rejection: it for the error, zero
+// values for the other parameters, none for a final variadic one.
+func constructorArgs(fn *types.Func, rejection jen.Code) []jen.Code {
+	sig := fn.Type().(*types.Signature)
+	var args []jen.Code
+	for i := range sig.Params().Len() {
+		t := sig.Params().At(i).Type()
+		switch {
+		case sig.Variadic() && i == sig.Params().Len()-1:
+		case types.Identical(t, types.Universe.Lookup("error").Type()):
+			args = append(args, rejection)
+		default:
+			args = append(args, zeroValue(t))
+		}
+	}
+	return args
+}
+
+// zeroValue renders the zero value of t: a literal, nil, or T{}.
+func zeroValue(t types.Type) jen.Code {
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsBoolean != 0:
+			return jen.False()
+		case u.Info()&types.IsString != 0:
+			return jen.Lit("")
+		case u.Kind() == types.UnsafePointer:
+			return jen.Nil()
+		}
+		return jen.Lit(0)
+	case *types.Struct, *types.Array:
+		return jen.Add(typeCode(t)).Values()
+	}
+	return jen.Nil()
+}
+
 // carrier renders the body of a method whose result carries its error.
 func (g guard) carrier() []jen.Code {
 	m := g.m
@@ -340,7 +378,7 @@ func (g guard) carrier() []jen.Code {
 	body := append([]jen.Code{jen.Var().Add(r).Add(typeCode(m.Results[0].Type))}, g.failedVar()...)
 	body = append(body, jen.Id(m.Err).Op(":=").Add(g.run(
 		jen.Add(r).Op("=").Add(g.call),
-		jen.Id(m.CallErr).Op(":=").Add(r).Dot("Err").Call(),
+		jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
 		g.classify(m.CallErr),
 	)))
 	body = append(body, g.fallback(m.Err, true, answer)...)

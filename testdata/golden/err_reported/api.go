@@ -9,9 +9,33 @@ type Result struct{ err error }
 // Err returns the result's error.
 func (r Result) Err() error { return r.err }
 
+// NewResult takes no error: it is no constructor from one.
+func NewResult() Result { return Result{} }
+
+// Reply reports its error with Error() error, and its package has no
+// constructor either.
+type Reply struct{ err error }
+
+// Error returns the reply's error.
+func (r *Reply) Error() error { return r.err }
+
+// Tied reports its error, and two constructors of one parameter make one.
+type Tied struct{ err error }
+
+// Err returns the error.
+func (t Tied) Err() error { return t.err }
+
+// TiedFrom makes a Tied from err.
+func TiedFrom(err error) Tied { return Tied{err} }
+
+// TiedOf makes a Tied from err too.
+func TiedOf(err error) Tied { return Tied{err} }
+
 // API is a client returning such results.
 //
 //circuitgen:guard circuit=api errors=context.DeadlineExceeded
 type API interface {
 	Get(ctx context.Context, key string) Result
+	Send(ctx context.Context) *Reply
+	Both(ctx context.Context) Tied
 }
