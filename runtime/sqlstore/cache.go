@@ -254,9 +254,17 @@ const (
 	tickChannel = beatChannel + "tick"
 )
 
-// tickGap is the least time between two writes of the shared heartbeat row,
-// for a stall bound.
-func tickGap(bound time.Duration) time.Duration { return bound / 4 }
+// tickGap is the least time between two writes of the shared heartbeat row
+// that a heartbeat asks for, for a stall bound: a quarter of it in a busy
+// process, half in an idle one (copies.Cache.Busy). An idle fleet wakes
+// each listener at most twice a bound; a heartbeat is vouched for within
+// tickGap and a sixteenth of the bound (session).
+func tickGap(bound time.Duration, busy bool) time.Duration {
+	if busy {
+		return bound / 4
+	}
+	return bound / 2
+}
 
 // beatStmt is a store's heartbeat ($1 tickName, $2 tickGap in
 // microseconds): it writes the shared row if no write is younger than $2
@@ -360,7 +368,6 @@ func (l *listener) session(ctx context.Context) error {
 		}
 	}
 	var (
-		gap      = int64(tickGap(bound))
 		pending  []beat // heartbeats not vouched for yet, oldest first
 		vouched  int64  // send time of the last heartbeat vouched for
 		nextBeat int64
@@ -370,7 +377,8 @@ func (l *listener) session(ctx context.Context) error {
 	for {
 		now := l.c.Clock()
 		if now >= nextBeat || again >= 0 && now >= again {
-			sent := now
+			sent, busy := now, l.c.Busy(bound)
+			gap := int64(tickGap(bound, busy))
 			var (
 				wrote int64
 				snap  string
@@ -392,7 +400,10 @@ func (l *listener) session(ctx context.Context) error {
 					again = sent + gap + int64(bound/16)
 				}
 			}
-			nextBeat = sent + int64(l.c.Beat(bound))
+			nextBeat = sent + int64(bound)
+			if busy {
+				nextBeat = sent + int64(bound/2)
+			}
 			now = l.c.Clock()
 		}
 		if len(pending) > 0 && now-pending[0].sent > int64(bound) {

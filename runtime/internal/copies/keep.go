@@ -30,11 +30,14 @@ func Bound(d time.Duration) time.Duration {
 // before the last one's bound ends, and its copies do not lapse while
 // answers take less than half the bound.
 func (c *Cache) Beat(bound time.Duration) time.Duration {
-	if c.Clock()-c.wanted.Load() < int64(bound) {
+	if c.Busy(bound) {
 		return bound / 2
 	}
 	return bound
 }
+
+// Busy reports whether a Load asked for a copy within the last bound.
+func (c *Cache) Busy(bound time.Duration) bool { return c.Clock()-c.wanted.Load() < int64(bound) }
 
 // MaxPause bounds the pause between two sessions of a stream that keeps
 // failing (Keep).
