@@ -46,7 +46,7 @@ const clockTicks = 100
 func main() {
 	ns := flag.String("n", "10,100,1000", "fleet sizes")
 	idle := flag.Duration("idle", 10*time.Second, "how long each fleet idles while measured")
-	settle := flag.Duration("settle", 3*time.Second, "how long each fleet runs before it is measured")
+	settle := flag.Duration("settle", 0, "how long each fleet runs before it is measured (0: 3 s and 10 ms a process)")
 	stores := flag.String("store", "redis,postgres", "stores to measure")
 	flag.Parse()
 	var sizes []int
@@ -62,14 +62,18 @@ func main() {
 		var rows []row
 		for _, n := range sizes {
 			var (
-				r   row
-				err error
+				r    row
+				err  error
+				wait = *settle
 			)
+			if wait == 0 {
+				wait = 3*time.Second + time.Duration(n)*10*time.Millisecond
+			}
 			switch st {
 			case "redis":
-				r, err = measureRedis(ctx, n, *settle, *idle)
+				r, err = measureRedis(ctx, n, wait, *idle)
 			case "postgres":
-				r, err = measurePostgres(ctx, n, *settle, *idle)
+				r, err = measurePostgres(ctx, n, wait, *idle)
 			default:
 				log.Fatalf("-store: unknown store %q", st)
 			}
