@@ -1,7 +1,7 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross api test test-next rehearse demo bench fuzz soak nemesis nemesis-fleet fleet
+.PHONY: all generate check cross api test test-next rehearse demo bench fuzz soak nemesis nemesis-fleet fleet fleet-idle
 
 all: check test
 
@@ -110,3 +110,16 @@ FLEET_G ?= 4
 fleet:
 	$(GO) build -o bench/out/fleet ./bench/fleet
 	bench/out/fleet -k $(FLEET_K) -g $(FLEET_G) -steady 5s -openings 50 -svg bench/fleet.svg
+
+# The idle fleet: FLEET_IDLE_N simulated processes (goroutines, each with its
+# own store and connections) with copies on and no calls, against a private
+# redis-server and PostgreSQL, for FLEET_IDLE each; prints the servers'
+# commands or transactions a second, connections and CPU (BENCHMARKS.md).
+FLEET_IDLE_N ?= 10,100,1000
+FLEET_IDLE ?= 10s
+FLEET_IDLE_STORES ?= redis,postgres
+fleet-idle:
+	$(GO) build -o bench/out/fleetidle ./bench/fleetidle
+	bash -c 'ulimit -n 20000 2>/dev/null; . .ci/services.sh && trap stop_services EXIT && \
+	  start_redis >/dev/null && CIRCUITGEN_PG_MAX_CONNECTIONS=2500 start_postgres >/dev/null && \
+	  bench/out/fleetidle -n $(FLEET_IDLE_N) -idle $(FLEET_IDLE) -store $(FLEET_IDLE_STORES)'

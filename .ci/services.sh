@@ -18,6 +18,7 @@
 # (docs/distributed-stores.md): appendonly yes, appendfsync everysec,
 # maxmemory-policy noeviction. PostgreSQL refuses to run as root, so as root it runs as the
 # "postgres" user (Debian's postgresql package creates it) or $CIRCUITGEN_PG_USER.
+# $CIRCUITGEN_PG_MAX_CONNECTIONS sets PostgreSQL's max_connections (200).
 
 _circuitgen_redis_dir=""
 _circuitgen_pg_dir=""
@@ -149,7 +150,7 @@ start_postgres() {
 	}
 	# No TCP: listen_addresses is empty, the socket lives in $d.
 	"${run[@]}" "$bindir/postgres" -D "$d/data" -k "$d" -c listen_addresses= -p 5432 \
-		-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 \
+		-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections="${CIRCUITGEN_PG_MAX_CONNECTIONS:-200}" \
 		>"$d/postgres.log" 2>&1 &
 	if ! _circuitgen_wait "${run[@]}" "$bindir/pg_isready" -q -h "$d" -p 5432; then
 		echo "start_postgres: postgres did not start; log:" >&2

@@ -7,9 +7,11 @@ tool github.com/circuitgen/circuitgen/cmd/circuitgen
 require (
 	github.com/circuitgen/circuitgen v0.1.0
 	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
+	github.com/circuitgen/circuitgen/runtime/sqlstore v0.1.0
 	github.com/eapache/go-resiliency v1.7.0
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/gofrs/flock v0.13.2
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mercari/go-circuitbreaker v0.0.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
@@ -23,6 +25,9 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -34,6 +39,8 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
@@ -57,6 +64,7 @@ replace (
 	github.com/circuitgen/circuitgen/cmd/circuitgen => ../cmd/circuitgen
 	github.com/circuitgen/circuitgen/generator => ../generator
 	github.com/circuitgen/circuitgen/runtime/redisstore => ../runtime/redisstore
+	github.com/circuitgen/circuitgen/runtime/sqlstore => ../runtime/sqlstore
 )
 
 replace github.com/circuitgen/circuitgen/runtime/otelcircuit => ../runtime/otelcircuit

@@ -102,8 +102,10 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	for i, opt := range nodes {
 		tc := redis.NewClient(trackerOptions(opt, prefix))
 		ps := tc.Subscribe(ctx, invalidations)
-		// A read waits up to bound whatever ctx says: closing the
-		// connection ends it when the session ends.
+		// A read waits up to half as long again as the longest pause
+		// between two PINGs (the bound) whatever ctx says: closing the
+		// connection ends it when the session ends. Copies stop being
+		// served at the bound after the last PONG's PING all the same.
 		stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 		wg.Add(2)
 		go func() { // the reader: the connection's only reader
@@ -113,7 +115,7 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 			defer stop()
 			first := true
 			for {
-				msg, err := ps.ReceiveTimeout(ctx, bound)
+				msg, err := ps.ReceiveTimeout(ctx, bound+bound/2)
 				if ctx.Err() != nil {
 					return // the session is over: nothing to report
 				}
@@ -149,10 +151,8 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 				}
 			}
 		}()
-		go func() { // the heartbeat: the stall bound is four of its periods
+		go func() { // the heartbeat: once a bound while idle, twice while busy (copies.Cache.Beat)
 			defer wg.Done()
-			tick := time.NewTicker(bound / 4)
-			defer tick.Stop()
 			for {
 				// The payload is the send time: its PONG vouches for it.
 				if err := ps.Ping(ctx, strconv.FormatInt(c.Clock(), 10)); err != nil {
@@ -160,10 +160,12 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 					errc <- fmt.Errorf("redisstore: ping %s: %w", opt.Addr, err)
 					return
 				}
+				t := time.NewTimer(c.Beat(bound))
 				select {
 				case <-ctx.Done():
+					t.Stop()
 					return
-				case <-tick.C:
+				case <-t.C:
 				}
 			}
 		}()

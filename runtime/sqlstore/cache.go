@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -29,10 +30,11 @@ const channel = "circuitgen_circuits"
 // connection, as pg_stat_activity shows it.
 const ListenerName = "circuitgen-invalidations"
 
-// A row of circuits whose name begins with beatPrefix is a listening
-// store's heartbeat, not a circuit (no circuit name begins with "~"): the
-// trigger announces its every write on beatChannel + the rest of the name,
-// with the row's incarnation as the payload, and nothing on channel.
+// A row of circuits whose name begins with beatPrefix is a heartbeat of
+// the listening stores, not a circuit (no circuit name begins with "~"):
+// the trigger announces its every write on beatChannel + the rest of the
+// name, with the row's incarnation as the payload, and nothing on channel.
+// The stores share one such row (tickName).
 const (
 	beatPrefix  = "~beat:"
 	beatChannel = "circuitgen_beat_"
@@ -104,8 +106,7 @@ func (s *Store) startCopies(ctx context.Context, bound time.Duration) error {
 	}
 	tctx, cancel := context.WithCancel(context.Background())
 	s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-	s.beat = randomHex(8)
-	l := &listener{c: s.cache, db: s.db, cfg: cfg, bound: bound, id: s.beat, report: s.reportSession}
+	l := &listener{c: s.cache, db: s.db, cfg: cfg, bound: bound, report: s.reportSession}
 	go l.loop(tctx, s.done)
 	return nil
 }
@@ -143,16 +144,13 @@ func listenConfig(ctx context.Context, db *sql.DB) (*pgx.ConnConfig, error) {
 	return cfg, nil
 }
 
-// Close stops a cached store's listening connection, drops its copies and
-// deletes its heartbeat row. It closes the *sql.DB only when the store owns
-// it (WithOwnedDB).
+// Close stops a cached store's listening connection and drops its copies
+// (the heartbeat row is shared: it stays). It closes the *sql.DB only when
+// the store owns it (WithOwnedDB).
 func (s *Store) Close() error {
 	if s.cache != nil {
 		s.stop()
 		<-s.done
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, _ = s.db.ExecContext(ctx, "DELETE FROM circuits WHERE name = $1", beatPrefix+s.beat)
 	}
 	if s.owned {
 		return s.db.Close()
@@ -224,7 +222,6 @@ type listener struct {
 	db     *sql.DB // writes the heartbeats: a session other than the listening one
 	cfg    *pgx.ConnConfig
 	bound  time.Duration
-	id     string      // the store's heartbeat row is beatPrefix + id
 	report func(error) // hears why a session ended
 }
 
@@ -242,29 +239,112 @@ func (l *listener) loop(ctx context.Context, done chan<- struct{}) {
 	})
 }
 
-// beatStmt writes a store's heartbeat row through the trigger ($1 its name,
-// $2 the payload: the session's nonce and the send time) and returns how
-// the notify triggers are enabled.
-const beatStmt = `INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, updated_at)
-VALUES ($1, 'closed', 0, 1, $2, 1, now())
-ON CONFLICT (name) DO UPDATE SET incarnation = excluded.incarnation, version = circuits.version + 1, updated_at = excluded.updated_at
-RETURNING (` + triggerQuery + `)`
+// The heartbeat of every cached store on a database is one shared row,
+// tickName, whose writes the trigger announces on tickChannel with the
+// row's incarnation column as the payload: the writing transaction's id
+// (pg_current_xact_id). A NOTIFY wakes every listening session of the
+// database, whatever its channel (PostgreSQL signals them all and each
+// reads the queue), so a row per store, each written a few times a second,
+// would cost the server a wake-up per store per write of any store: N²
+// for N stores. The shared row is written at most once per tickGap,
+// whoever asks, and each store's heartbeat otherwise only reads the
+// database's snapshot.
+const (
+	tickName    = beatPrefix + "tick"
+	tickChannel = beatChannel + "tick"
+)
 
-// staleBeats deletes the heartbeat rows of stores gone for an hour.
+// tickGap is the least time between two writes of the shared heartbeat row
+// that a heartbeat asks for, for a stall bound: a quarter of it in a busy
+// process, half in an idle one (copies.Cache.Busy). An idle fleet wakes
+// each listener at most twice a bound; a heartbeat is vouched for within
+// tickGap and a sixteenth of the bound (session).
+func tickGap(bound time.Duration, busy bool) time.Duration {
+	if busy {
+		return bound / 4
+	}
+	return bound / 2
+}
+
+// beatStmt is a store's heartbeat ($1 tickName, $2 tickGap in
+// microseconds): it writes the shared row if no write is younger than $2
+// by the database's clock, and returns how many rows it wrote, its
+// snapshot (pg_current_snapshot) and how the notify triggers are enabled.
+// A notification on tickChannel whose writer the snapshot does not see
+// (pg_visible_in_snapshot would say false: its own write, or one that
+// committed after the snapshot was taken, so after the heartbeat was sent)
+// vouches for the heartbeat's send time: every notification committed
+// before it precedes its own in the queue (PostgreSQL queues them in
+// commit order), and the session receives them in queue order.
+const beatStmt = `WITH w AS (
+	INSERT INTO circuits (name, state, failure_count, generation, incarnation, version, updated_at)
+	VALUES ($1, 'closed', 0, 1, pg_current_xact_id()::text, 1, now())
+	ON CONFLICT (name) DO UPDATE SET
+		incarnation = excluded.incarnation, version = circuits.version + 1, updated_at = excluded.updated_at
+	WHERE circuits.updated_at <= now() - $2 * interval '1 microsecond'
+	RETURNING 1)
+SELECT (SELECT count(*) FROM w), pg_current_snapshot()::text, (` + triggerQuery + `)`
+
+// staleBeats deletes heartbeat rows not written for an hour: the shared row
+// of a database no store listened to for an hour.
 const staleBeats = `DELETE FROM circuits WHERE starts_with(name, '` + beatPrefix + `') AND updated_at < now() - interval '1 hour'`
 
-// session connects, LISTENs, and then every quarter of the bound writes
-// the store's heartbeat row through the trigger, on a connection of the
-// store's pool: its notification reaches the listening connection after
-// every notification committed before it, and only when that connection
+// snapshot is a PostgreSQL snapshot (pg_snapshot's text form
+// "xmin:xmax:xip,..."): the transactions committed when it was taken are
+// those below xmax other than xip's.
+type snapshot struct {
+	xmax uint64
+	xip  []uint64
+}
+
+func parseSnapshot(s string) (snapshot, bool) {
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return snapshot{}, false
+	}
+	xmax, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return snapshot{}, false
+	}
+	sn := snapshot{xmax: xmax}
+	if f[2] != "" {
+		for _, x := range strings.Split(f[2], ",") {
+			id, err := strconv.ParseUint(x, 10, 64)
+			if err != nil {
+				return snapshot{}, false
+			}
+			sn.xip = append(sn.xip, id)
+		}
+	}
+	return sn, true
+}
+
+// after reports whether a transaction xid, known to have committed, had not
+// when sn was taken.
+func (sn snapshot) after(xid uint64) bool { return xid >= sn.xmax || slices.Contains(sn.xip, xid) }
+
+// beat is a heartbeat awaiting its vouching: sent at sent (Clock), with
+// the snapshot its statement read.
+type beat struct {
+	sent int64
+	snap snapshot
+}
+
+// session connects, LISTENs, and then sends its heartbeat (beatStmt) once
+// a bound while the process is idle, twice while it is busy
+// (copies.Cache.Beat), on a connection of the store's pool: a write's
+// notification reaches the listening connection only when that connection
 // holds a session of its own. Behind a pooler in transaction mode it does
 // not (a LISTEN lasts one transaction there, and other sessions'
 // notifications go to whichever client holds the server connection): no
-// heartbeat comes back, and the store serves no copies.
-// Copies are good until the send time of the last heartbeat that came back
-// plus the bound: the cache goes live with the first, and the session ends
-// (every copy dropped) when none has come back for the bound, when a
-// trigger is missing or not enabled ALWAYS, or when the connection fails.
+// heartbeat is vouched for, and the store serves no copies. A heartbeat that found the shared row written less
+// than tickGap ago, and is not vouched for by tickGap and a sixteenth of
+// the bound later, is sent again at once: that one writes the row, unless
+// another store just has. Copies are good until the send time of the last
+// heartbeat vouched for plus the bound: the cache goes live with the first,
+// and the session ends (every copy dropped) when one has not been vouched
+// for within the bound, when a trigger is missing or not enabled ALWAYS,
+// or when the connection fails.
 func (l *listener) session(ctx context.Context) error {
 	bound := l.bound
 	cctx, cancel := context.WithTimeout(ctx, bound)
@@ -286,24 +366,29 @@ func (l *listener) session(ctx context.Context) error {
 	if err := triggerError(states); err != nil {
 		return err
 	}
-	for _, q := range []string{"LISTEN " + channel, "LISTEN " + beatChannel + l.id, staleBeats} {
+	for _, q := range []string{"LISTEN " + channel, "LISTEN " + tickChannel, staleBeats} {
 		if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, q); return err }); err != nil {
 			return err
 		}
 	}
-	nonce := randomHex(8)
 	var (
-		started  = l.c.Clock()
-		vouched  int64 // send time of the last heartbeat that came back
+		pending  []beat // heartbeats not vouched for yet, oldest first
+		vouched  int64  // send time of the last heartbeat vouched for
 		nextBeat int64
+		again    int64 = -1 // when to send a heartbeat again that read a recent write, -1 for never
 		up       bool
 	)
 	for {
 		now := l.c.Clock()
-		if now >= nextBeat {
-			sent := now
+		if now >= nextBeat || again >= 0 && now >= again {
+			sent, busy := now, l.c.Busy(bound)
+			gap := int64(tickGap(bound, busy))
+			var (
+				wrote int64
+				snap  string
+			)
 			if err := bounded(func(ctx context.Context) error {
-				return l.db.QueryRowContext(ctx, beatStmt, beatPrefix+l.id, nonce+" "+strconv.FormatInt(sent, 10)).Scan(&states)
+				return l.db.QueryRowContext(ctx, beatStmt, tickName, gap/int64(time.Microsecond)).Scan(&wrote, &snap, &states)
 			}); err != nil {
 				l.c.Down()
 				return fmt.Errorf("sqlstore: write the heartbeat: %w", err)
@@ -312,14 +397,31 @@ func (l *listener) session(ctx context.Context) error {
 				l.c.Down()
 				return err
 			}
-			nextBeat = sent + int64(bound/4)
+			again = -1
+			if sn, ok := parseSnapshot(snap); ok {
+				pending = append(pending, beat{sent, sn})
+				if wrote == 0 {
+					again = sent + gap + int64(bound/16)
+				}
+			}
+			nextBeat = sent + int64(bound)
+			if busy {
+				nextBeat = sent + int64(bound/2)
+			}
 			now = l.c.Clock()
 		}
-		if since := max(vouched, started); now-since > int64(bound) {
+		if len(pending) > 0 && now-pending[0].sent > int64(bound) {
 			l.c.Down()
 			return fmt.Errorf("%w within %v: copies dropped (a slow link, a trigger that does not fire, or a pooler in transaction mode between the store and the database)", errNoBeat, bound)
 		}
-		wctx, cancel := context.WithTimeout(ctx, time.Duration(nextBeat-now))
+		wake := nextBeat
+		if again >= 0 {
+			wake = min(wake, again)
+		}
+		if len(pending) > 0 {
+			wake = min(wake, pending[0].sent+int64(bound)+1)
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(max(wake-now, 1)))
 		note, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
@@ -332,18 +434,32 @@ func (l *listener) session(ctx context.Context) error {
 			} else {
 				l.c.InvalidateKey(note.Payload)
 			}
-		case err == nil:
-			got, at, ok := strings.Cut(note.Payload, " ")
-			sent, perr := strconv.ParseInt(at, 10, 64)
-			if !ok || got != nonce || perr != nil || sent <= vouched || sent > l.c.Clock() {
-				continue // not this session's heartbeat
+		case err == nil && note.Channel == tickChannel:
+			xid, perr := strconv.ParseUint(note.Payload, 10, 64)
+			if perr != nil {
+				continue
 			}
-			vouched = sent
+			kept := pending[:0]
+			for _, b := range pending {
+				if b.snap.after(xid) {
+					vouched = max(vouched, b.sent)
+					continue
+				}
+				kept = append(kept, b)
+			}
+			if len(kept) == len(pending) {
+				continue // vouches for no heartbeat of this session's
+			}
+			pending = kept
+			if len(pending) == 0 {
+				again = -1
+			}
 			if !up {
 				up = true
 				l.c.Up()
 			}
 			l.c.Heard(vouched, bound)
+		case err == nil:
 		case pgconn.Timeout(err):
 		default:
 			l.c.Down()

@@ -23,7 +23,6 @@ type Store struct {
 	cache *copies.Cache // nil without local copies (cache.go)
 	stop  func()        // ends the listening goroutine
 	done  chan struct{} // closed when it has ended
-	beat  string        // the heartbeat row's name after beatPrefix
 	owned bool          // Close closes db (WithOwnedDB)
 
 	noClears atomic.Bool // the database has no circuit_clears (clears.go)

@@ -61,8 +61,9 @@ type Cache struct {
 	validUntil atomic.Int64
 	origin     time.Time
 
-	ups   atomic.Uint64              // calls of Up, for Keep
-	clock atomic.Pointer[serverTime] // the server's time as last seen (clock.go)
+	ups    atomic.Uint64              // calls of Up, for Keep
+	wanted atomic.Int64               // when (Clock) a Load last asked for a copy, to the nearest wantedGrain (Beat)
+	clock  atomic.Pointer[serverTime] // the server's time as last seen (clock.go)
 
 	entries sync.Map // key → *Entry
 	copies  sync.Map // weak.Pointer[driver.Record] of every copy → struct{}
@@ -84,8 +85,19 @@ type Entry struct {
 	created atomic.Bool
 }
 
-// Fresh reports whether copies may be served now.
-func (c *Cache) Fresh() bool { return int64(time.Since(c.origin)) < c.validUntil.Load() }
+// Fresh reports whether copies may be served now. Asking makes the
+// heartbeat a busy process's (Beat).
+func (c *Cache) Fresh() bool {
+	now := int64(time.Since(c.origin))
+	if now-c.wanted.Load() > int64(wantedGrain) {
+		c.wanted.Store(now)
+	}
+	return now < c.validUntil.Load()
+}
+
+// wantedGrain is how stale Cache.wanted may be: Fresh writes it at most
+// once in that time, not on every Load.
+const wantedGrain = 10 * time.Millisecond
 
 // Heard records that the servers answered heartbeats sent at sent, a
 // reading of Clock, each after every invalidation it had sent before, so

@@ -18,6 +18,27 @@ func Bound(d time.Duration) time.Duration {
 	return d
 }
 
+// Beat returns how long after a heartbeat the next is sent: the bound in
+// an idle process (no Load asked for a copy within the last bound), half
+// of it in a busy one. The freshness rule does not depend on it: a copy is
+// served until the bound after the send time of the last heartbeat
+// answered, whenever heartbeats are sent. It sets what the rule costs. An
+// idle process sends one heartbeat a bound (1 a second by default), so
+// its copies lapse each bound for as long as the next heartbeat takes to
+// be answered, and a Load meanwhile reads the server, as without copies. A
+// busy one sends two a bound, so the next heartbeat's answer arrives
+// before the last one's bound ends, and its copies do not lapse while
+// answers take less than half the bound.
+func (c *Cache) Beat(bound time.Duration) time.Duration {
+	if c.Busy(bound) {
+		return bound / 2
+	}
+	return bound
+}
+
+// Busy reports whether a Load asked for a copy within the last bound.
+func (c *Cache) Busy(bound time.Duration) bool { return c.Clock()-c.wanted.Load() < int64(bound) }
+
 // MaxPause bounds the pause between two sessions of a stream that keeps
 // failing (Keep).
 const MaxPause = 30 * time.Second
