@@ -18,7 +18,10 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 check: cross
 	@bash .ci/phase gofmt bash -c 'out=$$(gofmt -l $$(git ls-files "*.go" | grep -v "^testdata/golden/stale/")) || exit 1; \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
-	@bash .ci/phase vet $(GO) vet $$(bash .ci/packages)
+	@# vet builds with -race so that the tests, which run with -race, reuse
+	@# what it compiled: on empty caches the tests of runtime/circuit then
+	@# build in 14 s instead of 52 s.
+	@bash .ci/phase vet $(GO) vet -race $$(bash .ci/packages)
 	@bash .ci/phase staticcheck $(GO) run $(STATICCHECK) $$(bash .ci/packages)
 	@bash .ci/phase tidy bash .ci/tidy
 	@GOWORK=off bash .ci/phase release-check $(GO) run -C internal/release . check
