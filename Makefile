@@ -1,32 +1,37 @@
 # circuitgen's tasks. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all generate check cross api test test-next rehearse demo bench fuzz soak nemesis nemesis-fleet fleet fleet-idle
+.PHONY: all generate check lint cross api test test-next rehearse demo bench fuzz soak nemesis nemesis-fleet fleet fleet-idle
 
-all: check test
+all: check lint test
 
 # Regenerates every guarded client in the repository (every module of go.work).
 generate:
 	$(GO) generate $$(bash .ci/packages)
 
-# Fails on unformatted files, vet and staticcheck findings, untidy modules,
-# a release shape internal/release check refuses (a zero pseudo-version, a
-# replace line in a command module), stale generated files, packages that
-# do not build or vet on another platform, and an exported API that is not
-# what api/ records. Each phase prints its name and wall time (.ci/phase).
-STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
-check: cross
+# Fails on unformatted files, vet findings, untidy modules, a release
+# shape internal/release check refuses (a zero pseudo-version, a replace
+# line in a command module), stale generated files, and an exported API
+# that is not what api/ records. Each phase prints its name and wall time
+# (.ci/phase). make lint adds staticcheck and the other platforms.
+check:
 	@bash .ci/phase gofmt bash -c 'out=$$(gofmt -l $$(git ls-files "*.go" | grep -v "^testdata/golden/stale/")) || exit 1; \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@# vet builds with -race so that the tests, which run with -race, reuse
 	@# what it compiled: on empty caches the tests of runtime/circuit then
 	@# build in 14 s instead of 52 s.
 	@bash .ci/phase vet $(GO) vet -race $$(bash .ci/packages)
-	@bash .ci/phase staticcheck $(GO) run $(STATICCHECK) $$(bash .ci/packages)
 	@bash .ci/phase tidy bash .ci/tidy
 	@GOWORK=off bash .ci/phase release-check $(GO) run -C internal/release . check
 	@bash .ci/phase stale bash .ci/stale
 	@GO=$(GO) bash .ci/phase api bash .ci/api
+
+# staticcheck's findings, and packages that do not build or vet on darwin
+# or windows. CI runs it after make test; on empty caches it takes as long
+# as the tests (each platform compiles every dependency anew).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: cross
+	@bash .ci/phase staticcheck $(GO) run $(STATICCHECK) $$(bash .ci/packages)
 
 # Rewrites api/, the record of every runtime package's and the generator's
 # exported API, after a change made on purpose; review its diff.
