@@ -23,7 +23,9 @@ check:
 	@bash .ci/phase vet $(GO) vet -race $$(bash .ci/packages)
 	@bash .ci/phase tidy bash .ci/tidy
 	@GOWORK=off bash .ci/phase release-check $(GO) run -C internal/release . check
-	@bash .ci/phase stale bash .ci/stale
+	@# stale loads every package with -race too: its export data is vet's
+	@# (on empty caches 0.4 s instead of 19 s for runtime/circuit's).
+	@GOFLAGS=-race bash .ci/phase stale bash .ci/stale
 	@GO=$(GO) bash .ci/phase api bash .ci/api
 
 # staticcheck's findings, and packages that do not build or vet on darwin
