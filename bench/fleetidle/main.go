@@ -90,12 +90,11 @@ func main() {
 
 // row is one fleet's measurement.
 type row struct {
-	n        int
-	perSec   float64 // Redis commands or PostgreSQL transactions a second
-	conns    int
-	cpu      float64 // server CPU, cores
-	detail   string  // the commands by kind (Redis)
-	clientIn string
+	n      int
+	perSec float64 // Redis commands or PostgreSQL transactions a second
+	conns  int
+	cpu    float64 // server CPU, cores
+	detail string  // the commands by kind (Redis)
 }
 
 func print(store string, idle time.Duration, rows []row) {
