@@ -326,8 +326,8 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 	return rec, nil
 }
 
-// newKnown returns the copy of rec (nil: none), read or written as of the
-// value seq of c under trust, with its end (reread). A record read is copied into the copy's allocation, so
+// newKnown returns the copy of rec (nil: none), read as of the value seq of
+// c under trust, with its end (reread). A record read is copied into the copy's allocation, so
 // that a call finds both in adjacent memory: with many circuits called at
 // random, one cache miss fewer.
 func (s *Store) newKnown(c counter, seq uint64, rec *driver.Record, trust uint64) *known {
@@ -339,10 +339,16 @@ func (s *Store) newKnown(c counter, seq uint64, rec *driver.Record, trust uint64
 		r driver.Record
 	}{k: known{c: c, seq: seq, trust: trust}, r: *rec}
 	both.k.rec = &both.r
-	if !c.owned && rec.State != driver.StateClosed {
-		both.k.until = s.mono() + int64(reread)
-	}
+	both.k.until = s.reread(c, rec)
 	return &both.k
+}
+
+// reread returns the end of a copy of rec under c (0: none; see reread).
+func (s *Store) reread(c counter, rec *driver.Record) int64 {
+	if c.owned || rec == nil || rec.State == driver.StateClosed {
+		return 0
+	}
+	return s.mono() + int64(reread)
 }
 
 // waitStable waits, up to stableWait, for a change of the circuit in
@@ -567,7 +573,7 @@ func (e *entry) replace(ctx context.Context, prev, next *driver.Record, lossKnow
 		c, seq, err := e.s.write(ctx, d, e, c, next, data)
 		if err == nil {
 			e.saw(next, c.m)
-			k := e.s.newKnown(c, seq, next, c.m.trust.Load())
+			k := &known{c: c, seq: seq, rec: next, trust: c.m.trust.Load(), until: e.s.reread(c, next)}
 			e.fast.Store(k)
 			e.share(k)
 		}
