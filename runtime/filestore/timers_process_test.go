@@ -235,10 +235,10 @@ func TestStoppedCounterHelper(t *testing.T) {
 // rate rule (Window 2s: 200ms buckets) is stopped for over two windows,
 // while another process counts 15 failures; the first, resumed, counts a
 // success; then 10 more failures: 25 of 26 or so calls in the window
-// failed, and the circuit must open. Whether the resumed process counts
-// its success before its bucket timer runs is a race (a success counted in
-// the bucket kept from before the stop once emptied the cell of the
-// current one: 4 of 6 attempts failed), so it is tried 3 times.
+// failed, and the circuit must open. The process may be stopped between
+// reading the clock and counting: it then comes back with a bucket two
+// windows old, which must be dropped, not empty the current cell (CI
+// failed 1 of 3 attempts so). It is run 3 times.
 func TestStoppedCounterKeepsTheWindow(t *testing.T) {
 	for attempt := range 3 {
 		if msg := stoppedCounterAttempt(t); msg != "" {

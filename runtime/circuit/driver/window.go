@@ -106,6 +106,15 @@ func enter(epoch *atomic.Uint64, e uint64) (counted, fresh bool) {
 	return true, false
 }
 
+// lateBuckets bounds how far behind the bucket its cell holds a call may
+// come and still be dropped as late rather than start the cell afresh: a
+// process stopped between reading the clock and counting comes back with
+// an old bucket. The tag keeps 32 bits of the bucket, so a cell idle for
+// 2³²−lateBuckets buckets (13.6 years of the smallest window) and no
+// longer would drop calls until its tag is lateBuckets behind; a process
+// stopped for over lateBuckets buckets (19 days of it) empties a cell.
+const lateBuckets = 1 << 24
+
 // add counts one in w for bucket b: it starts w afresh when w holds an
 // earlier bucket, and saturates rather than wrap.
 func add(w *atomic.Uint64, b int64) {
@@ -113,7 +122,7 @@ func add(w *atomic.Uint64, b int64) {
 	for {
 		old := w.Load()
 		next := tag | 1
-		if d := int32(uint32(old>>32) - uint32(b)); old != 0 && d > 0 && d <= WindowBuckets {
+		if d := int32(uint32(old>>32) - uint32(b)); old != 0 && d > 0 && d <= lateBuckets {
 			return // a later bucket already uses the cell: b is past
 		}
 		if old&^countMask == tag {

@@ -40,11 +40,16 @@ func TestWindowCells(t *testing.T) {
 		}
 	})
 	t.Run("a call for a bucket already replaced is dropped", func(t *testing.T) {
-		var c driver.WindowCells
-		c.Add(e1, 20, false)
-		c.Add(e1, 10, true) // same cell, ten buckets earlier: late
-		if got, want := c.Counts(e1, 20), (driver.Counts{Calls: 1}); got != want {
-			t.Errorf("Counts = %+v, want %+v", got, want)
+		// A process stopped between reading the clock and counting comes
+		// back with a bucket windows behind the one its cell holds.
+		for _, late := range []int64{10, 20, 1000, 1 << 20} {
+			var c driver.WindowCells
+			now := int64(3<<32) + 20
+			c.Add(e1, now, true)
+			c.Add(e1, now-late, false) // same cell, late
+			if got, want := c.Counts(e1, now), (driver.Counts{Calls: 1, Failures: 1}); got != want {
+				t.Errorf("%d buckets late: Counts = %+v, want %+v", late, got, want)
+			}
 		}
 	})
 	t.Run("concurrent adds are all counted", func(t *testing.T) {
