@@ -51,7 +51,8 @@ test: check
 	bash .ci/test
 
 # The tests once more on the next Go release, fetched from the module proxy,
-# without the race detector (CI runs it after make test).
+# without the race detector, then every benchmark once (CI runs it after
+# make test).
 GO_NEXT ?= go1.27.3
 test-next:
 	GOTOOLCHAIN=$(GO_NEXT) bash .ci/test -tests-only

@@ -95,6 +95,7 @@ func TestGolden(t *testing.T) {
 			t.Setenv("GOOS", goos)
 			t.Setenv("GOARCH", goarch)
 			t.Setenv("CGO_ENABLED", "0")
+			t.Setenv("GOFLAGS", "") // -race needs cgo
 			vetOverlay(t, "..", overlay, vetDirs)
 		})
 	}
