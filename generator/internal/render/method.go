@@ -332,8 +332,10 @@ func (g guard) reported() []jen.Code {
 }
 
 // constructorArgs renders the arguments of a call of the constructor fn
-// of a result carrying the rejection rejection: it for the error, zero
-// values for the other parameters, none for a final variadic one.
+// of a result carrying the rejection rejection: it for the error, an
+// empty struct for an any (a document: mongo's
+// NewSingleResultFromDocument drops the error for a nil one), zero values
+// for the other parameters, none for a final variadic one.
 func constructorArgs(fn *types.Func, rejection jen.Code) []jen.Code {
 	sig := fn.Type().(*types.Signature)
 	var args []jen.Code
@@ -343,11 +345,19 @@ func constructorArgs(fn *types.Func, rejection jen.Code) []jen.Code {
 		case sig.Variadic() && i == sig.Params().Len()-1:
 		case types.Identical(t, types.Universe.Lookup("error").Type()):
 			args = append(args, rejection)
+		case isAny(t):
+			args = append(args, jen.Struct().Values())
 		default:
 			args = append(args, zeroValue(t))
 		}
 	}
 	return args
+}
+
+// isAny reports whether t is an interface with no methods.
+func isAny(t types.Type) bool {
+	it, ok := t.Underlying().(*types.Interface)
+	return ok && it.Empty()
 }
 
 // zeroValue renders the zero value of t: a literal, nil, or T{}.
