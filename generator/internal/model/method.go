@@ -59,6 +59,9 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	c := b.circuit(o.Circuit.Val, p, where)
+	if m.Shape == Builder {
+		return b.builderMethod(s, m, c, &o, where)
+	}
 	m.Classify = b.classifier(s, m, &o, file, fn.Pkg(), where)
 	if c == nil || m.Classify == nil {
 		return nil
@@ -75,6 +78,23 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 	if !slices.Contains(m.Classify.Circuits, c.Name) {
 		m.Classify.Circuits = append(m.Classify.Circuits, c.Name)
 	}
+	return m
+}
+
+// builderMethod finishes the Builder m of circuit c: it takes no claim, so
+// it has no classifier and no fallback, and returns its result guarded on
+// c's Breaker unless guard_returned=false, which would return the raw
+// builder and is an error.
+func (b *builder) builderMethod(s *spec.Interface, m *Method, c *Circuit, o *spec.Options, where token.Position) *Method {
+	if c == nil {
+		return nil
+	}
+	if o.GuardReturned.Set && !o.GuardReturned.Val {
+		b.errs.Add(where, "method %s.%s returns %s, a builder this run guards, and guard_returned=false would return it unguarded, so its terminal call would never reach a circuit; remove guard_returned=false, or mark it skip",
+			s.Name, m.Name, types.TypeString(m.Results[0].Type, b.qualifier))
+		return nil
+	}
+	m.Field, m.guardReturned = &Field{Circuit: c}, true
 	return m
 }
 
@@ -101,6 +121,8 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	}
 	t := m.Results[0].Type
 	switch {
+	case b.guards(t):
+		m.Shape = Builder
 	case CarriesError(t) && Settable(t):
 		m.Shape, m.ErrMethod = Carrier, errMethod(t)
 	case rowMethods(t) != nil:
