@@ -208,7 +208,7 @@ func resultTuple(m *Method) *types.Tuple {
 // the constructors tied, and what of SetErr(error) it has.
 func (b *builder) noRejecter(t types.Type, tied []*types.Func) string {
 	name := types.TypeString(t, b.qualifier)
-	why := fmt.Sprintf("its package has no constructor from an error (an exported function returning %s whose parameters include exactly one error, as func(error) %[1]s or func(doc D, err error) %[1]s, the others given zero values)", name)
+	why := fmt.Sprintf("its package has no constructor from an error (an exported function returning %s whose parameters include exactly one error, as func(error) %[1]s or func(doc D, err error) %[1]s, the others given zero values, an any struct{}{})", name)
 	if len(tied) > 0 {
 		names := make([]string, len(tied))
 		for i, fn := range tied {

@@ -250,7 +250,8 @@ type Reject struct {
 
 // Shape is how a guarded method reports its error. Each shape is checked
 // in model/method.go (errorResult) and rendered in render/method.go
-// (guardedBody); a new one is a constant here and a case in each.
+// (guardedBody, or builder for a Builder); a new one is a constant here
+// and a case in each.
 type Shape int
 
 const (
