@@ -57,6 +57,9 @@ type builder struct {
 	// declPos are where the guarded interfaces and their methods are
 	// declared: the files holding them give the output's build constraint.
 	declPos []token.Pos
+	// guarding are the types of the non-generic interfaces the target's
+	// specs name, whose values a Builder method returns guarded.
+	guarding []types.Type
 }
 
 // Build checks the specs of t and returns the model of its file. Problems
@@ -68,6 +71,7 @@ func (r *Run) Build(t Target) *File {
 		file:      &File{Path: t.Out, TestPath: TestFile(t.Out), PkgPath: t.Pkg.PkgPath, PkgName: t.Pkg.Name},
 		generated: map[string]bool{},
 	}
+	b.guarding = b.guardedTypes(t.Specs)
 	for _, s := range t.Specs {
 		var defaults spec.Options
 		if s.Manifest {
@@ -162,6 +166,14 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 func (b *builder) returned() {
 	for _, w := range b.file.Wrappers {
 		for _, m := range w.Methods {
+			if m.Shape == Builder {
+				for _, w2 := range b.file.Wrappers {
+					if len(w2.TypeParams) == 0 && types.Identical(m.Results[0].Type, w2.iface) {
+						m.Returns = []Returned{{Result: 0, Wrapper: w2}}
+					}
+				}
+				continue
+			}
 			if m.Skip || m.Shape != ErrorLast || !m.guardReturned {
 				continue
 			}
@@ -174,6 +186,31 @@ func (b *builder) returned() {
 			}
 		}
 	}
+}
+
+// guardedTypes returns the types of the non-generic interfaces specs
+// name, without reporting the names it cannot find: addInterface does.
+func (b *builder) guardedTypes(specs []*spec.Interface) []types.Type {
+	var ts []types.Type
+	for _, s := range specs {
+		pkg := b.home
+		if s.PkgPath != "" && s.PkgPath != b.home.Path() {
+			pkg = b.prog.Pkg(s.PkgPath)
+		}
+		if pkg == nil {
+			continue
+		}
+		tn, ok := pkg.Scope().Lookup(s.Name).(*types.TypeName)
+		if ok && types.IsInterface(tn.Type()) && len(typeParams(tn)) == 0 {
+			ts = append(ts, tn.Type())
+		}
+	}
+	return ts
+}
+
+// guards reports whether t is an interface the run's specs name.
+func (b *builder) guards(t types.Type) bool {
+	return slices.ContainsFunc(b.guarding, func(g types.Type) bool { return types.Identical(g, t) })
 }
 
 // lookupInterface finds the interface s names and checks that it can be

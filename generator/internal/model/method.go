@@ -59,6 +59,9 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	c := b.circuit(o.Circuit.Val, p, where)
+	if m.Shape == Builder {
+		return b.builderMethod(s, m, c, &o, where)
+	}
 	m.Classify = b.classifier(s, m, &o, file, fn.Pkg(), where)
 	if c == nil || m.Classify == nil {
 		return nil
@@ -75,6 +78,23 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 	if !slices.Contains(m.Classify.Circuits, c.Name) {
 		m.Classify.Circuits = append(m.Classify.Circuits, c.Name)
 	}
+	return m
+}
+
+// builderMethod finishes the Builder m of circuit c: it takes no claim, so
+// it has no classifier and no fallback, and returns its result guarded on
+// c's Breaker unless guard_returned=false, which would return the raw
+// builder and is an error.
+func (b *builder) builderMethod(s *spec.Interface, m *Method, c *Circuit, o *spec.Options, where token.Position) *Method {
+	if c == nil {
+		return nil
+	}
+	if o.GuardReturned.Set && !o.GuardReturned.Val {
+		b.errs.Add(where, "method %s.%s returns %s, a builder this run guards, and guard_returned=false would return it unguarded, so its terminal call would never reach a circuit; remove guard_returned=false, or mark it skip",
+			s.Name, m.Name, types.TypeString(m.Results[0].Type, b.qualifier))
+		return nil
+	}
+	m.Field, m.guardReturned = &Field{Circuit: c}, true
 	return m
 }
 
@@ -101,6 +121,8 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	}
 	t := m.Results[0].Type
 	switch {
+	case b.guards(t):
+		m.Shape = Builder
 	case CarriesError(t) && Settable(t):
 		m.Shape, m.ErrMethod = Carrier, errMethod(t)
 	case rowMethods(t) != nil:
@@ -121,6 +143,10 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 			s.Name, m.Name, types.TypeString(t, b.qualifier), types.TypeString(failingSeq(t), b.qualifier))
 		return false
 	case b.concreteError(s, m, where):
+		return false
+	case !types.IsInterface(t) && hasScan(t):
+		b.errs.Add(where, "method %s.%s returns %s, a row of a concrete type: its error surfaces at Scan, but the wrapper cannot return a %[3]s of its own that settles the call there; it is guarded when %[3]s reports its error with Err() error or Error() error and its package has a constructor from an error (func(error) %[3]s, or func(doc any, err error) %[3]s, as mongo's NewSingleResultFromDocument); else mark it skip, or guard it by hand: Circuit.Allow before the call, Ticket.Done with Scan's error",
+			s.Name, m.Name, types.TypeString(t, b.qualifier))
 		return false
 	default:
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
@@ -182,7 +208,7 @@ func resultTuple(m *Method) *types.Tuple {
 // the constructors tied, and what of SetErr(error) it has.
 func (b *builder) noRejecter(t types.Type, tied []*types.Func) string {
 	name := types.TypeString(t, b.qualifier)
-	why := fmt.Sprintf("its package has no constructor from an error (an exported function returning %s whose parameters include exactly one error, as func(error) %[1]s or func(doc D, err error) %[1]s, the others given zero values)", name)
+	why := fmt.Sprintf("its package has no constructor from an error (an exported function returning %s whose parameters include exactly one error, as func(error) %[1]s or func(doc D, err error) %[1]s, the others given zero values, an any struct{}{})", name)
 	if len(tied) > 0 {
 		names := make([]string, len(tied))
 		for i, fn := range tied {

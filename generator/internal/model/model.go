@@ -250,7 +250,8 @@ type Reject struct {
 
 // Shape is how a guarded method reports its error. Each shape is checked
 // in model/method.go (errorResult) and rendered in render/method.go
-// (guardedBody); a new one is a constant here and a case in each.
+// (guardedBody, or builder for a Builder); a new one is a constant here
+// and a case in each.
 type Shape int
 
 const (
@@ -280,6 +281,13 @@ const (
 	// Recv's first error (io.EOF a Success), at CloseSend, or when the
 	// call's context is cancelled (Ignored).
 	Stream
+	// Builder is a method whose only result is an interface this run
+	// also guards, not generic (etcd's KV.Txn returning clientv3.Txn, and
+	// Txn's If, Then and Else): it takes no claim and returns next's
+	// result guarded, on the Breaker of its circuit. The error surfaces at
+	// the builder's terminal call (Txn's Commit), a method of that
+	// interface guarded as its shape says.
+	Builder
 )
 
 // Var is a parameter or result: its name in the generated code, the name

@@ -321,6 +321,10 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	if m.Skip {
 		return
 	}
+	if m.Shape == Builder {
+		m.Results[0].Name = s.add("r0")
+		return
+	}
 	m.Err = s.add("err")
 	m.CallErr = s.add("callErr")
 	if m.Ctx < 0 && m.Request >= 0 || m.Shape == Reported {

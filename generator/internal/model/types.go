@@ -143,6 +143,17 @@ func rowMethods(t types.Type) []*types.Func {
 	return nil
 }
 
+// hasScan reports whether t's method set has Scan(...) error, as a row's.
+func hasScan(t types.Type) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "Scan")
+	fn, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	res := fn.Type().(*types.Signature).Results()
+	return res.Len() == 1 && types.Identical(res.At(0).Type(), errorType)
+}
+
 // interfaceMethods returns the methods of t when t is an interface whose
 // methods are all exported, which a type of any package can implement by
 // forwarding each, and whether it is.
@@ -215,9 +226,10 @@ func rejecter(t types.Type) (r Reject, ok bool, tied []*types.Func) {
 // zero value the wrapper can write (a basic type, a pointer, slice, map,
 // channel, function or interface, or an exported named struct or array);
 // a final variadic parameter is left empty. The generator passes the
-// rejection as the error and zero values as the others. Of several, it
-// takes the one with the fewest parameters (func(error) T first); when
-// two or more tie there, it takes none, and returns them.
+// rejection as the error, struct{}{} as an any (a document, which may not
+// be nil), and zero values as the others. Of several, it takes the one
+// with the fewest parameters (func(error) T first); when two or more tie
+// there, it takes none, and returns them.
 func constructor(t types.Type) (*types.Func, []*types.Func) {
 	base := types.Unalias(t)
 	if p, ok := base.(*types.Pointer); ok {

@@ -30,14 +30,22 @@ func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 		results[i] = typeCode(r.Type)
 	}
 	call := jen.Id(m.Recv).Dot(w.Next).Dot(m.Name).Call(args...)
-	if m.Skip {
+	switch {
+	case m.Skip:
 		f.Commentf("%s calls next.%s directly: it is not guarded.", m.Name, m.Name)
-	} else {
+	case m.Shape == model.Builder:
+		f.Commentf("%s returns next.%s's %s guarded, on circuit %s's Breaker.", m.Name, m.Name, m.Returns[0].Wrapper.Interface, m.Field.Circuit.Name)
+		f.Comment("It takes no claim: the builder's terminal call does.")
+	default:
 		f.Commentf("%s calls next.%s through circuit %s.", m.Name, m.Name, m.Field.Circuit.Name)
 	}
 	decl := withResults(f.Func().Params(jen.Id(m.Recv).Op("*").Id(w.Type).Types(targs...)).Id(m.Name).Params(params...), results)
 	if m.Skip {
 		forward(decl, call, len(results))
+		return
+	}
+	if m.Shape == model.Builder {
+		decl.Block(builder(m, call)...)
 		return
 	}
 	classify := jen.Id(m.Classify.Name)
@@ -332,8 +340,10 @@ func (g guard) reported() []jen.Code {
 }
 
 // constructorArgs renders the arguments of a call of the constructor fn
-// of a result carrying the rejection rejection: it for the error, zero
-// values for the other parameters, none for a final variadic one.
+// of a result carrying the rejection rejection: it for the error, an
+// empty struct for an any (a document: mongo's
+// NewSingleResultFromDocument drops the error for a nil one), zero values
+// for the other parameters, none for a final variadic one.
 func constructorArgs(fn *types.Func, rejection jen.Code) []jen.Code {
 	sig := fn.Type().(*types.Signature)
 	var args []jen.Code
@@ -343,11 +353,19 @@ func constructorArgs(fn *types.Func, rejection jen.Code) []jen.Code {
 		case sig.Variadic() && i == sig.Params().Len()-1:
 		case types.Identical(t, types.Universe.Lookup("error").Type()):
 			args = append(args, rejection)
+		case isAny(t):
+			args = append(args, jen.Struct().Values())
 		default:
 			args = append(args, zeroValue(t))
 		}
 	}
 	return args
+}
+
+// isAny reports whether t is an interface with no methods.
+func isAny(t types.Type) bool {
+	it, ok := t.Underlying().(*types.Interface)
+	return ok && it.Empty()
 }
 
 // zeroValue renders the zero value of t: a literal, nil, or T{}.
@@ -432,13 +450,27 @@ func (g guard) errorLast() []jen.Code {
 			jen.Id("_").Op("=").Add(req.Clone()).Dot("Close").Call(),
 		))
 	}
+	body = append(body, guardReturned(m)...)
+	return append(body, jen.Return(out...))
+}
+
+// guardReturned renders the statements that make each result of m whose
+// interface this file guards come back guarded, on the same Breaker.
+func guardReturned(m *model.Method) []jen.Code {
+	var body []jen.Code
 	for _, ret := range m.Returns {
-		// A returned interface this file guards comes back guarded, on
-		// the same Breaker.
 		r := jen.Id(m.Results[ret.Result].Name)
 		body = append(body, jen.If(r.Clone().Op("!=").Nil()).Block(
 			r.Clone().Op("=").Id(ret.Wrapper.Constructor).Call(r.Clone(), jen.Id(m.Recv).Dot(m.Field.Name).Dot("Breaker").Call()),
 		))
 	}
-	return append(body, jen.Return(out...))
+	return body
+}
+
+// builder renders the body of a Builder method: next's result, guarded;
+// no claim is taken.
+func builder(m *model.Method, call *jen.Statement) []jen.Code {
+	body := []jen.Code{jen.Id(m.Results[0].Name).Op(":=").Add(call)}
+	body = append(body, guardReturned(m)...)
+	return append(body, jen.Return(jen.Id(m.Results[0].Name)))
 }

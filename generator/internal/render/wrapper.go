@@ -126,23 +126,41 @@ func Assertions(f *model.File) ([]byte, error) {
 	return withConstraint(groupImports(buf.Bytes()), f.Constraint), nil
 }
 
-// usage returns the lines of the wrapper's usage example.
-func usage(w *model.Wrapper) []string {
-	var first *model.Method
-	for _, m := range w.Methods {
-		if !m.Skip {
-			first = m
-			break
-		}
-	}
-	args := make([]string, len(first.Params))
-	for i, p := range first.Params {
+// argNames returns the names of m's parameters for an example call, …
+// for an unnamed one.
+func argNames(m *model.Method) []string {
+	args := make([]string, len(m.Params))
+	for i, p := range m.Params {
 		args[i] = p.Declared
 		if args[i] == "" || args[i] == "_" {
 			args[i] = "…"
 		}
 	}
-	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(args, ", "))
+	return args
+}
+
+// usage returns the lines of the wrapper's usage example.
+func usage(w *model.Wrapper) []string {
+	var first, built *model.Method
+	for _, m := range w.Methods {
+		switch {
+		case m.Skip:
+		case m.Shape == model.Builder:
+			if built == nil {
+				built = m
+			}
+		case first == nil:
+			first = m
+		}
+	}
+	if first == nil {
+		// Only builders: the example shows one coming back guarded.
+		return []string{
+			fmt.Sprintf("client := %s(next, b) // b: the application's *circuit.Breaker", w.Constructor),
+			fmt.Sprintf("built := client.%s(%s) // a guarded %s: its terminal call runs through its circuit", built.Name, strings.Join(argNames(built), ", "), built.Returns[0].Wrapper.Interface),
+		}
+	}
+	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(argNames(first), ", "))
 	var results []string
 	switch first.Shape {
 	case model.Carrier, model.Reported:

@@ -39,3 +39,27 @@ type API interface {
 	Send(ctx context.Context) *Reply
 	Both(ctx context.Context) Tied
 }
+
+// Row is a driver's own row: Err and Scan report the query's error, and
+// its package has no constructor from an error.
+type Row struct{ err error }
+
+// Err returns the row's error.
+func (r *Row) Err() error { return r.err }
+
+// Scan copies the row into dest, or returns its error.
+func (r *Row) Scan(dest ...any) error { return r.err }
+
+// Line is a row whose error surfaces only at Scan.
+type Line struct{ err error }
+
+// Scan copies the line into dest, or returns its error.
+func (l *Line) Scan(dest ...any) error { return l.err }
+
+// Driver returns its own concrete rows.
+//
+//circuitgen:guard circuit=driver errors=context.DeadlineExceeded
+type Driver interface {
+	QueryRow(ctx context.Context, query string) *Row
+	QueryLine(ctx context.Context, query string) *Line
+}
