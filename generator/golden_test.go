@@ -84,9 +84,11 @@ func TestGolden(t *testing.T) {
 		vetOverlay(t, "..", overlay, vetDirs)
 		shadowVet(t, "..", overlay, vetDirs)
 	})
-	// Every output compiles wherever its package does: for each platform
-	// circuitgen's users build for, with cgo off as a cross build has it.
-	for _, platform := range []string{"windows/amd64", "darwin/arm64", "linux/arm64"} {
+	// Every output compiles wherever its package does: on the platforms
+	// circuitgen supports besides linux/amd64, with cgo off as a cross
+	// build has it. Each costs a compile of the standard library on empty
+	// caches (70 to 100 s), so darwin/arm64 stands for arm64 too.
+	for _, platform := range []string{"windows/amd64", "darwin/arm64"} {
 		t.Run("vet "+platform, func(t *testing.T) {
 			if len(vetDirs) == 0 {
 				t.Skip("no golden output")

@@ -17,6 +17,7 @@ const planted = "\x1b]0;pwned\x07\x1b[2J\x1b[H\nbilling-api  closed  0  1\u009b3
 
 // TestPrintableTable checks printable on each kind of unsafe byte.
 func TestPrintableTable(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"billing-api":      "billing-api",
 		"a\x1b[2Jb":        `a\x1b[2Jb`,
@@ -54,6 +55,7 @@ func clean(t *testing.T, what string, out []byte) {
 // PostgreSQL store's circuits table: state, state -json and state -watch
 // show it with every control byte escaped, and no forged line.
 func TestPlantedRowEscaped(t *testing.T) {
+	t.Parallel()
 	url, _, _ := setupPostgres(t)
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {

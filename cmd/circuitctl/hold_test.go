@@ -27,6 +27,7 @@ func breakerOn(t *testing.T, storeURL string) *circuit.Breaker {
 }
 
 func TestOpenAndClear(t *testing.T) {
+	t.Parallel()
 	succeed := func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
@@ -86,6 +87,7 @@ func TestOpenAndClear(t *testing.T) {
 }
 
 func TestHoldErrors(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	for _, verb := range []string{"open", "close"} {
 		for _, tt := range []struct {
@@ -111,6 +113,7 @@ func TestHoldErrors(t *testing.T) {
 // TestHoldAsksOnTerminal runs open and close on a pseudo-terminal
 // (util-linux's script) and answers their question.
 func TestHoldAsksOnTerminal(t *testing.T) {
+	t.Parallel()
 	for _, h := range []struct{ verb, state, done string }{{"open", "open", "opened"}, {"close", "closed", "closed"}} {
 		t.Run(h.verb, func(t *testing.T) {
 			storeURL, _, _ := setupFile(t)
@@ -156,6 +159,7 @@ func within(t *testing.T, what string, f func() error) {
 }
 
 func TestCloseAndClear(t *testing.T) {
+	t.Parallel()
 	failure := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, nil }
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {

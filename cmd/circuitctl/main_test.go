@@ -7,6 +7,7 @@ import (
 )
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args       []string
 		wantCode   int

@@ -282,6 +282,7 @@ func setupPostgres(t *testing.T) (string, string, func() string) {
 }
 
 func TestStateAndClear(t *testing.T) {
+	t.Parallel()
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			storeURL, record, raw := be.setup(t)
@@ -362,6 +363,7 @@ func TestStateAndClear(t *testing.T) {
 // TestStateLeavesFilesAlone checks that reading a state directory, corrupt
 // record and all, and a refused clear create, change and remove nothing.
 func TestStateLeavesFilesAlone(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	dir := strings.TrimPrefix(storeURL, "file://")
 	before := listing(t, dir)
@@ -394,6 +396,7 @@ func listing(t *testing.T, dir string) string {
 }
 
 func TestOperatorErrors(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	missing := "file://" + filepath.Join(t.TempDir(), "missing")
 	tests := []struct {
@@ -463,6 +466,7 @@ func answer(t *testing.T, args, a string) (int, string) {
 // TestClearAsksOnTerminal runs clear on a pseudo-terminal (util-linux's
 // script, in every Debian) and answers its question.
 func TestClearAsksOnTerminal(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	for _, tt := range []struct {
 		answer   string
@@ -483,6 +487,7 @@ func TestClearAsksOnTerminal(t *testing.T) {
 // TestSlowAnswerStillClears: -timeout bounds the store's work, not the
 // operator's answer: a "y" given after the timeout has passed still clears.
 func TestSlowAnswerStillClears(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	cmd := onTerminal(t, t.Context(), "clear -timeout 300ms -store '"+storeURL+"' payments")
 	pr, pw := io.Pipe()

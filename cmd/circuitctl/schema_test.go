@@ -22,6 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/state.json from the ou
 // go test ./cmd/circuitctl -run TestStateJSONSchema -update rewrites it; read
 // the diff: a change that renames or removes a field breaks its readers.
 func TestStateJSONSchema(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	s, err := filestore.Open(dir)
 	if err != nil {

@@ -34,6 +34,7 @@ func behind(t *testing.T, storeURL string, ago time.Duration) *circuit.Breaker {
 // a forced open whose window ended, are half-open, ready to probe; a probe
 // that holds its claim is in flight.
 func TestStateReadsTime(t *testing.T) {
+	t.Parallel()
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			storeURL, _, _ := be.setup(t)
@@ -84,6 +85,7 @@ func TestStateReadsTime(t *testing.T) {
 // TestNeverSeen shows that a name the store has no record of is reported
 // as never seen, and that open refuses it unless asked to create it.
 func TestNeverSeen(t *testing.T) {
+	t.Parallel()
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			storeURL, _, _ := be.setup(t)

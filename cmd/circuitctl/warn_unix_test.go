@@ -17,6 +17,7 @@ import (
 // TestUnsafeSettingWarned runs state on a Redis server that persists
 // nothing: circuitctl warns, naming the setting.
 func TestUnsafeSettingWarned(t *testing.T) {
+	t.Parallel()
 	_, sock := testenv.StartRedis(t, "--appendonly", "no")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"state", "-store", "unix://" + sock}, &stdout, &stderr); code != 0 {
@@ -31,6 +32,7 @@ func TestUnsafeSettingWarned(t *testing.T) {
 // TestDeadRedisWatchQuiet watches a Redis server that dies: go-redis's own
 // log lines must not reach the output, only circuitctl's errors.
 func TestDeadRedisWatchQuiet(t *testing.T) {
+	t.Parallel()
 	srv, sock := testenv.StartRedis(t)
 	cmd := exec.Command(binary(t), "state", "-watch", "-json", "-timeout", "3s", "-store", "unix://"+sock)
 	var out lockedBuffer

@@ -89,6 +89,7 @@ func contains(s string) func(string) bool {
 // circuits from the test's process, as an application sharing the store
 // would: each change shows, and only changes print again.
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	b := breakerOn(t, storeURL)
 	w := startWatch(t, "-store", storeURL, "billing-api", "payments")
@@ -122,6 +123,7 @@ func TestWatch(t *testing.T) {
 }
 
 func TestWatchJSON(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	b := breakerOn(t, storeURL)
 	w := startWatch(t, "-json", "-store", storeURL)
@@ -156,6 +158,7 @@ func TestWatchJSON(t *testing.T) {
 // TestWatchTerminal runs state -watch on a pseudo-terminal (util-linux's
 // script): the table is redrawn in place, every second.
 func TestWatchTerminal(t *testing.T) {
+	t.Parallel()
 	storeURL, _, _ := setupFile(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
