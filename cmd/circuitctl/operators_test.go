@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,26 +31,29 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+	binPath  string
+	buildErr error
 )
 
-// binary builds the circuitctl command once for the package's tests.
+// build builds the circuitctl command for the package's tests, before they
+// run: they run in parallel, and a test must not spend its own timeout
+// waiting for the build.
+func build() {
+	dir, err := os.MkdirTemp("", "circuitctl-bin")
+	if err != nil {
+		buildErr = err
+		return
+	}
+	binPath = filepath.Join(dir, "circuitctl")
+	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	if err != nil {
+		buildErr = errors.New(string(out))
+	}
+}
+
+// binary returns the command built for the package's tests.
 func binary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "circuitctl-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "circuitctl")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
 	if buildErr != nil {
 		t.Fatalf("go build: %v", buildErr)
 	}
@@ -59,6 +61,7 @@ func binary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	build()
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
