@@ -19,14 +19,25 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 const goldenDir = "../testdata/golden"
 
 func TestGolden(t *testing.T) {
+	overlay, vetDirs := goldenCases(t)
+	t.Run("vet", func(t *testing.T) {
+		if len(vetDirs) == 0 {
+			t.Fatal("no golden output")
+		}
+		vetOverlay(t, "..", overlay, vetDirs)
+		shadowVet(t, "..", overlay, vetDirs)
+	})
+}
+
+// goldenCases runs every case of goldenDir as a subtest and returns what
+// vetting the golden outputs takes: an overlay from each case's output file
+// to its golden, and the directories of the cases that have outputs.
+func goldenCases(t *testing.T) (overlay map[string]string, vetDirs []string) {
 	cases, err := os.ReadDir(goldenDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// overlay maps each case's output file to its golden, to compile and
-	// vet every golden output in one go vet run.
-	overlay := map[string]string{}
-	var vetDirs []string
+	overlay = map[string]string{}
 	for _, c := range cases {
 		if !c.IsDir() {
 			continue
@@ -77,30 +88,7 @@ func TestGolden(t *testing.T) {
 			vetDirs = append(vetDirs, "./"+filepath.ToSlash(filepath.Join("testdata/golden", c.Name())))
 		})
 	}
-	t.Run("vet", func(t *testing.T) {
-		if len(vetDirs) == 0 {
-			t.Skip("no golden output")
-		}
-		vetOverlay(t, "..", overlay, vetDirs)
-		shadowVet(t, "..", overlay, vetDirs)
-	})
-	// Every output compiles wherever its package does: on the platforms
-	// circuitgen supports besides linux/amd64, with cgo off as a cross
-	// build has it. Each costs a compile of the standard library on empty
-	// caches (70 to 100 s), so darwin/arm64 stands for arm64 too.
-	for _, platform := range []string{"windows/amd64", "darwin/arm64"} {
-		t.Run("vet "+platform, func(t *testing.T) {
-			if len(vetDirs) == 0 {
-				t.Skip("no golden output")
-			}
-			goos, goarch, _ := strings.Cut(platform, "/")
-			t.Setenv("GOOS", goos)
-			t.Setenv("GOARCH", goarch)
-			t.Setenv("CGO_ENABLED", "0")
-			t.Setenv("GOFLAGS", "") // -race needs cgo
-			vetOverlay(t, "..", overlay, vetDirs)
-		})
-	}
+	return overlay, vetDirs
 }
 
 // vetOverlay runs go vet, with flags, on dirs, seen from dir, with files
