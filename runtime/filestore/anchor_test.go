@@ -208,7 +208,9 @@ func TestReplacedIndexLaterAnchorNewProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binary.NativeEndian.PutUint64(data[hdrAnchor:], uint64(valid+int64(time.Hour)))
+	later := uint64(valid + int64(time.Hour))
+	binary.NativeEndian.PutUint64(data[hdrAnchor:], later)
+	binary.NativeEndian.PutUint64(data[hdrCheck:], anchorCheck(binary.NativeEndian.Uint64(data[hdrBoot:]), later))
 	if err := os.WriteFile(index+".copy", data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -318,8 +320,9 @@ func openAPI(t *testing.T, dir string) (*Store, *circuit.Breaker, int64) {
 	return s, b, s.m.Load().anchor
 }
 
-// setAnchor writes anchor into the header of the index file at path, in
-// place, as someone editing it by hand would.
+// setAnchor writes anchor, and its check word, into the header of the index
+// file at path, in place: the header another process would write, had it
+// validated that anchor.
 func setAnchor(t *testing.T, path string, anchor int64) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -327,10 +330,57 @@ func setAnchor(t *testing.T, path string, anchor int64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	var boot [8]byte
+	if _, err := f.ReadAt(boot[:], hdrBoot); err != nil {
+		t.Fatal(err)
+	}
+	var words [16]byte
+	binary.NativeEndian.PutUint64(words[:], uint64(anchor))
+	binary.NativeEndian.PutUint64(words[8:], anchorCheck(binary.NativeEndian.Uint64(boot[:]), uint64(anchor)))
+	if _, err := f.WriteAt(words[:], hdrAnchor); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAnchorForgedBeforeANewProcess: the anchor in the index header made an
+// hour later in place, its check word left as it was, while no process
+// maps the index. A process that never validated an anchor cannot tell it
+// from the right one by its value; the check word tells it the header was
+// changed in place. It replaces the index, with an anchor no later than
+// the one the records were written by, and the circuit stays open.
+func TestAnchorForgedBeforeANewProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := t.Context()
+	first := openDir(t, dir)
+	if ran, _ := failN(ctx, circuit.New(first), "api", 3); ran != 3 {
+		t.Fatal(ran)
+	}
+	valid := first.m.Load().anchor
+	f, err := os.OpenFile(filepath.Join(dir, indexName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var word [8]byte
-	binary.NativeEndian.PutUint64(word[:], uint64(anchor))
+	binary.NativeEndian.PutUint64(word[:], uint64(valid+int64(time.Hour)))
 	if _, err := f.WriteAt(word[:], hdrAnchor); err != nil {
 		t.Fatal(err)
+	}
+	f.Close()
+	fresh := openDir(t, dir)
+	b := circuit.New(fresh)
+	var last error
+	for range 2 { // the first call may fail closed on the damage
+		ran := false
+		last = b.Run(ctx, "api", p3, func(context.Context) (circuit.Outcome, error) { ran = true; return circuit.Success, nil })
+		if ran {
+			t.Fatalf("a new process ran a call on a circuit open for 10 minutes: the forged anchor was taken")
+		}
+	}
+	if !errors.Is(last, circuit.ErrOpen) {
+		t.Fatalf("a new process's call: %v, want rejected as open", last)
+	}
+	if got := fresh.m.Load().anchor; got > valid {
+		t.Fatalf("the new process's anchor: %v, later than the records' %v", time.Unix(0, got), time.Unix(0, valid))
 	}
 }
 

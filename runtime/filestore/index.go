@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
@@ -21,9 +22,10 @@ import (
 // (native byte order, accessed atomically):
 //
 //	offset         size              what
-//	0              8                 magic "cgindex2"
+//	0              8                 magic "cgindex3"
 //	hdrBoot        8                 hash of the boot the anchor belongs to (0: none yet)
 //	hdrAnchor      8                 the anchor: wall-clock Unix ns at which the boot clock read 0
+//	hdrCheck       8                 anchorCheck of the boot and the anchor
 //	…              up to headerSize  reserved, zero
 //	slotsOffset    slotCount × 16    slots: a circuit's tag, then its change counter
 //	spillOffset    spillCount × 8    shared counters of circuits without a slot
@@ -71,10 +73,11 @@ const (
 	indexName     = "index"
 	indexLockName = "index.lock"
 	indexKeepName = "index.keep" // a second name of the index file (indexfile.go)
-	indexMagic    = "cgindex2"
+	indexMagic    = "cgindex3"
 
 	hdrBoot    = 8
 	hdrAnchor  = 16
+	hdrCheck   = 24
 	headerSize = 4096
 
 	slotCount   = 4096
@@ -375,5 +378,27 @@ func newIndex(boot uint64, anchor int64) []byte {
 	copy(buf, indexMagic)
 	binary.NativeEndian.PutUint64(buf[hdrBoot:], boot)
 	binary.NativeEndian.PutUint64(buf[hdrAnchor:], uint64(anchor))
+	binary.NativeEndian.PutUint64(buf[hdrCheck:], anchorCheck(boot, uint64(anchor)))
 	return buf
+}
+
+// anchorCheck returns the header's check word for boot and anchor. A header
+// whose anchor was changed in place, without its check, is forged: a
+// process that never validated an anchor cannot tell a later one from the
+// right one, and a later one ends every recorded deadline early.
+func anchorCheck(boot, anchor uint64) uint64 {
+	var b [16]byte
+	binary.NativeEndian.PutUint64(b[:], boot)
+	binary.NativeEndian.PutUint64(b[8:], anchor)
+	sum := sha256.Sum256(b[:])
+	return binary.NativeEndian.Uint64(sum[:])
+}
+
+// forged reports whether m's header holds this or another boot's anchor
+// that does not match its check word (anchorCheck).
+func (m *mapping) forged() bool {
+	boot, ok1 := m.load(hdrBoot)
+	anchor, ok2 := m.load(hdrAnchor)
+	check, ok3 := m.load(hdrCheck)
+	return ok1 && ok2 && ok3 && boot != 0 && check != anchorCheck(boot, anchor)
 }

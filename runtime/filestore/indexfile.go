@@ -60,6 +60,12 @@ const (
 	needWrite             // a checked, anchored index, created if missing: writers
 )
 
+// errForged is the damage of an index whose header's anchor does not match
+// its check word: changed in place by another actor.
+func errForged(path string) error {
+	return &damagedError{path, "its clock anchor was changed in place (it does not match the header's check word)"}
+}
+
 // indexMagicWord is indexMagic as the header's first word.
 var indexMagicWord = binary.NativeEndian.Uint64([]byte(indexMagic))
 
@@ -97,6 +103,10 @@ func (s *Store) current(ctx context.Context, n need) (*mapping, error) {
 		if err == nil && s.anchorLater(m) {
 			unmap(m.data)
 			m, err = nil, &damagedError{s.indexPath(), "its clock anchor changed to a later one than this process validated"}
+		}
+		if err == nil && m.forged() {
+			unmap(m.data)
+			m, err = nil, errForged(s.indexPath())
 		}
 		var dmg *damagedError
 		switch {
@@ -216,7 +226,7 @@ func (s *Store) verify(m *mapping) (moved bool, err error) {
 	switch {
 	case !ok1 || !ok2 || !ok3 || magic != indexMagicWord:
 		return false, errors.New("damaged")
-	case m.anchored.Load() && (boot != m.boot || int64(anchor) != m.anchor):
+	case m.anchored.Load() && (boot != m.boot || int64(anchor) != m.anchor), m.forged():
 		return false, errors.New("anchor changed")
 	}
 	s.adopt(m)
@@ -244,7 +254,7 @@ func (m *mapping) trusted(moved bool) bool {
 // adopt takes the anchor in m's header when it is this boot's. The caller
 // holds s.mu.
 func (s *Store) adopt(m *mapping) {
-	if m.anchored.Load() {
+	if m.anchored.Load() || m.forged() {
 		return
 	}
 	boot, ok := m.load(hdrBoot)
@@ -352,6 +362,9 @@ func (s *Store) learnKeep(m *mapping) {
 		return
 	}
 	defer unmap(k.data)
+	if k.forged() {
+		return
+	}
 	boot, ok := k.load(hdrBoot)
 	anchor, ok2 := k.load(hdrAnchor)
 	if ok && ok2 && boot == s.boot() && (!s.lastSet || int64(anchor) < s.last) {
@@ -391,13 +404,17 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 		unmap(m.data)
 		m, err = nil, &damagedError{path, "its clock anchor is later than this process validated"}
 	}
+	if err == nil && m.forged() {
+		unmap(m.data)
+		m, err = nil, errForged(path)
+	}
 	var dmg *damagedError
 	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {
 		return m, err // made meanwhile, or an error a new index cannot cure
 	}
 	keep := filepath.Join(s.dir, indexKeepName)
 	if _, serr := os.Lstat(keep); serr == nil && dmg == nil { // removed: put back the file every process still maps, if whole
-		if k, kerr := mapFile(keep); kerr == nil && !s.anchorLater(k) {
+		if k, kerr := mapFile(keep); kerr == nil && !s.anchorLater(k) && !k.forged() {
 			unmap(k.data)
 			if err := os.Link(keep, path); err == nil || errors.Is(err, fs.ErrExist) {
 				return mapIndex(path)
@@ -441,7 +458,11 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 // recorded deadline early. The caller holds the directory-wide lock.
 func (s *Store) restoreAnchor(m *mapping) {
 	if a, ok := m.load(hdrAnchor); ok && int64(a) > s.last {
-		m.cas(hdrAnchor, a, uint64(s.last))
+		if boot, ok := m.load(hdrBoot); ok {
+			if swapped, _ := m.cas(hdrAnchor, a, uint64(s.last)); swapped {
+				m.store(hdrCheck, anchorCheck(boot, uint64(s.last)))
+			}
+		}
 	}
 }
 
@@ -512,7 +533,7 @@ func (s *Store) anchorIndex(ctx context.Context, m *mapping) error {
 	// The header is another boot's: records were written under that boot's
 	// anchor and keep their wall-clock meaning; this boot gets its own.
 	a := s.chooseAnchor(false)
-	if !m.store(hdrAnchor, uint64(a)) || !m.store(hdrBoot, s.boot()) {
+	if !m.store(hdrAnchor, uint64(a)) || !m.store(hdrCheck, anchorCheck(s.boot(), uint64(a))) || !m.store(hdrBoot, s.boot()) {
 		return fmt.Errorf("change index %s faulted", s.indexPath())
 	}
 	s.adopt(m)
