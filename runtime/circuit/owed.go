@@ -17,11 +17,12 @@ import (
 // *StateError before running it until the settlement is written: the next
 // call writes it again (one at a time; after a try that failed, not again
 // for owedRetry), and is admitted once a write succeeds or the settlement
-// has gone stale. It is written as of the time it was first decided: a
-// failure that would have opened the circuit an hour ago, while the store
-// refused, leaves a cooldown that has ended. A refused write may have
-// landed (a rename made before a directory sync failed): a record that is
-// the one tried is the settlement written.
+// has gone stale. It is decided again as of the time it is written: other
+// processes could not see the circuit open before, so an opening it makes
+// gets its whole cooldown (one dated back to the first try would end at
+// once and let a probe through). A refused write may have landed (a rename
+// made before a directory sync failed): a record that is the one last
+// tried is the settlement written.
 
 // owedRetry is how long a circuit that owes a settlement waits after a try
 // to write it that failed.
@@ -49,7 +50,6 @@ func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a 
 	if se.Op == "window" && o != machine.Failure {
 		return // the counts go back to the batch; only a failure could change the record
 	}
-	a.clk.Now() // the time it is written as of
 	c.owed.Store(&owed{p: p, g: *g, o: o, a: *a, err: se.Err})
 }
 
@@ -74,6 +74,7 @@ func (c *Circuit) repay(ctx context.Context, ow *owed) error {
 		c.owed.CompareAndSwap(ow, nil)
 		return nil
 	}
+	ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
 	if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
 		ow.next = time.Since(c.b.epoch) + owedRetry
 		return refused()
