@@ -236,9 +236,6 @@ func (c *Circuit) allow(ctx context.Context, p *machine.Policy, k *kept, g *mach
 // returns the OpenError when it is a rejection.
 func (c *Circuit) admit(v *view, p *machine.Policy, a *machine.Admission) *OpenError {
 	rj := c.rej.Load()
-	if rj != nil && rj.rec == v.rec {
-		rj.tell(&v.clk)
-	}
 	machine.Admit(v.rec, p, &v.clk, newID, a)
 	if !a.Admitted {
 		return c.rejection(v, rj, a, p.ObserveOnly)
@@ -300,7 +297,7 @@ func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Gran
 type view struct {
 	rec   *driver.Record
 	clk   machine.Clock
-	local bool // clk is the local one (the store gave no time): rejections may use timers
+	local bool // clk is the local one (the store gave no time): an OpenError's RetryAfter counts down
 }
 
 // update loads the circuit's record, asks decide for the record to store in

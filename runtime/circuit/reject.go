@@ -2,42 +2,22 @@ package circuit
 
 import (
 	"math"
-	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// A rejection costs an in-memory breaker a few nanoseconds; a reading of the
-// clock costs more than that (30 ns for the monotonic clock, 55 ns for the
-// wall clock on the machine BENCHMARKS.md describes). So the Breaker keeps
-// each circuit's latest rejection: the record it was decided for, its
-// OpenError, shared by every call that record rejects, and a timer set for
-// its deadline. While the store still returns that record and the timer has
-// not fired, the machine's decision is told the deadline has not come
-// (machine.Clock.NotYet) and reads no clock. A timer never fires early; one
-// that fires late, in a process stopped or starved past the deadline,
-// delays the next probe by as much, and never admits a call early.
-//
-// Only a decision by the local clock uses a timer: a store's own time, or
-// an injected clock, says nothing of the local timers.
+// The Breaker keeps each circuit's latest rejection: the record it was
+// decided for and its OpenError, shared by every call that record rejects
+// before the same deadline, so that a rejection allocates nothing. A
+// rejection reads the clock once, in the machine's decision.
 
 // rejection is a circuit's latest rejection.
 type rejection struct {
-	rec    *driver.Record // the record it was decided for
-	until  time.Time      // its deadline
-	passed atomic.Bool    // the deadline has come; always set without a timer
-	timer  *time.Timer
-	err    OpenError
-}
-
-// tell tells clk, the clock of a decision on the rejection's record, that
-// the deadline has not come, while the timer says so.
-func (rj *rejection) tell(clk *machine.Clock) {
-	if !rj.passed.Load() {
-		clk.NotYet(rj.until)
-	}
+	rec   *driver.Record // the record it was decided for
+	until time.Time      // its deadline
+	err   OpenError
 }
 
 // retryAfter is how long a call rejected with left to go should wait:
@@ -72,12 +52,7 @@ func (c *Circuit) rejection(v *view, rj *rejection, a *machine.Admission, observ
 			at = time.Now()
 		}
 		rj.err.due = at.Add(min(left, math.MaxInt64/2))
-		rj.timer = time.AfterFunc(left, func() { rj.passed.Store(true) })
-	} else {
-		rj.passed.Store(true)
 	}
-	if old := c.rej.Swap(rj); old != nil && old.timer != nil {
-		old.timer.Stop()
-	}
+	c.rej.Store(rj)
 	return &rj.err
 }
