@@ -130,10 +130,12 @@ type server struct {
 	closed    string // the circuit's closed record, before it opened
 }
 
-// startServer starts a server, persisting every write (appendonly) or
-// nothing.
+// startServer starts a server, persisting every write before its reply
+// (appendfsync always) or nothing. Under everysec a write is put off while
+// a slow fsync runs, and its reply is sent anyway: a SIGKILL then loses it
+// (it did once in CI, and the store rightly reported the loss).
 func startServer(t *testing.T, persist bool) *server {
-	srv := &server{dir: t.TempDir()}
+	srv := &server{dir: t.TempDir(), extra: []string{"--appendfsync", "always"}}
 	if !persist {
 		srv.extra = []string{"--appendonly", "no"}
 	}
