@@ -233,6 +233,7 @@ func TestLostRecordIsUnknown(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each in its own directory; the time is the processes' waits
 			root := t.TempDir()
 			dir := filepath.Join(root, "state")
 			ctx := t.Context()
