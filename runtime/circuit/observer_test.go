@@ -1,10 +1,15 @@
 package circuit_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,5 +101,94 @@ func TestCallObserver(t *testing.T) {
 	}
 	if w := []string{"closed→open", "open→half_open", "half_open→closed"}; !slices.Equal(plain, w) {
 		t.Errorf("the plain observer heard %q, want %q", plain, w)
+	}
+}
+
+func TestObservers(t *testing.T) {
+	var mu sync.Mutex
+	var got []circuit.Transition
+	var s *memStore
+	obs := circuit.ObserverFunc(func(tr circuit.Transition) {
+		// Heard after the commit: the store already holds the new state.
+		if r := s.rec(tr.Name); r == nil || r.State != tr.To || r.Generation != tr.Generation {
+			t.Errorf("transition %v→%v heard before it was stored (store: %s)", tr.From, tr.To, fmtRecord(r))
+		}
+		mu.Lock()
+		got = append(got, tr)
+		mu.Unlock()
+	})
+	var second atomic.Int32
+	b, s, clock := newBreaker(t, circuit.WithObserver(obs),
+		circuit.WithObserver(circuit.ObserverFunc(func(circuit.Transition) { second.Add(1) })))
+	p := circuit.Policy{FailureThreshold: 2, Cooldown: 10 * time.Second, ProbeLease: 5 * time.Second}
+	boom := errors.New("boom")
+
+	_ = b.Run(t.Context(), testName, p, succeed)       // creates the record: no transition
+	_ = b.Run(t.Context(), testName, p, failing(boom)) // counts: no transition
+	_ = b.Run(t.Context(), testName, p, failing(boom)) // closed → open at t0
+	clock.Advance(10 * time.Second)
+	_ = b.Run(t.Context(), testName, p, failing(boom)) // open → half_open → open at t0+10s
+	clock.Advance(10 * time.Second)
+	_ = b.Run(t.Context(), testName, p, succeed) // open → half_open → closed at t0+20s
+
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	want := []circuit.Transition{
+		{Name: testName, From: circuit.StateClosed, To: circuit.StateOpen, Generation: 1, Failures: 2, At: at(0)},
+		{Name: testName, From: circuit.StateOpen, To: circuit.StateHalfOpen, Generation: 1, Failures: 2, At: at(10 * time.Second)},
+		{Name: testName, From: circuit.StateHalfOpen, To: circuit.StateOpen, Generation: 1, Failures: 3, At: at(10 * time.Second)},
+		{Name: testName, From: circuit.StateOpen, To: circuit.StateHalfOpen, Generation: 1, Failures: 3, At: at(20 * time.Second)},
+		{Name: testName, From: circuit.StateHalfOpen, To: circuit.StateClosed, Generation: 2, Failures: 0, At: at(20 * time.Second)},
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != len(want) {
+		t.Fatalf("heard %d transitions, want %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("transition %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if n := second.Load(); int(n) != len(want) {
+		t.Errorf("the second observer heard %d transitions, want %d", n, len(want))
+	}
+}
+
+func TestObserverNotCalledOnFailedCommit(t *testing.T) {
+	heard := 0
+	b, s, _ := newBreaker(t, circuit.WithObserver(circuit.ObserverFunc(func(circuit.Transition) { heard++ })))
+	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}
+	_ = b.Run(t.Context(), testName, p, succeed)
+	s.set(func(s *memStore) { s.replaceErr = errors.New("disk full") })
+	_ = b.Run(t.Context(), testName, p, failing(errors.New("boom")))
+	if heard != 0 {
+		t.Errorf("observers heard %d transitions that were never stored", heard)
+	}
+}
+
+func TestSlogObserver(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, s, clock := newBreaker(t, circuit.WithObserver(circuit.SlogObserver(logger)))
+	p := circuit.Policy{FailureThreshold: 2, Cooldown: 10 * time.Second, ProbeLease: 5 * time.Second}
+	openCircuit(t, b, s, p)
+	clock.Advance(10 * time.Second)
+	_ = b.Run(t.Context(), testName, p, succeed)
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := [][]string{
+		{"level=WARN", `msg="circuit open"`, "circuit=billing-api", "from=closed", "to=open", "generation=1", "failures=2", "at=2030-01-02T03:04:05.000Z"},
+		{"level=INFO", `msg="circuit half_open"`, "circuit=billing-api", "from=open", "to=half_open", "generation=1", "failures=2", "at=2030-01-02T03:04:15.000Z"},
+		{"level=INFO", `msg="circuit closed"`, "circuit=billing-api", "from=half_open", "to=closed", "generation=2", "failures=0", "at=2030-01-02T03:04:15.000Z"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, parts := range want {
+		for _, part := range parts {
+			if !strings.Contains(lines[i], part) {
+				t.Errorf("line %d = %q, want it to contain %q", i, lines[i], part)
+			}
+		}
 	}
 }
