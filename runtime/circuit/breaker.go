@@ -41,7 +41,7 @@ type Breaker struct {
 
 	clock   func() time.Time // WithClock's; nil: the store's
 	read    func() time.Time // the clock of a decision the store gives no time for
-	local   bool             // read is the local clock (not WithClock's): rejections may use timers
+	local   bool             // read is the local clock (not WithClock's): a rejection may keep its deadline on the monotonic clock (reject.go)
 	observe bool             // WithObserveOnly
 	obs     observers
 	epoch   time.Time // a monotonic reading: durations count from it
