@@ -2,8 +2,6 @@ package circuit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -246,11 +244,4 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-}
-
-// newID returns 16 random bytes as 32 hex digits.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
 }

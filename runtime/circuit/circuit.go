@@ -236,7 +236,7 @@ func (c *Circuit) allow(ctx context.Context, p *machine.Policy, k *kept, g *mach
 // returns the OpenError when it is a rejection.
 func (c *Circuit) admit(v *view, p *machine.Policy, a *machine.Admission) *OpenError {
 	rj := c.rej.Load()
-	machine.Admit(v.rec, p, &v.clk, newID, a)
+	machine.Admit(v.rec, p, &v.clk, driver.NewID, a)
 	if !a.Admitted {
 		return c.rejection(v, rj, a, p.ObserveOnly)
 	}

@@ -182,7 +182,7 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 		return c.stateError("load", err)
 	}
 	err = c.update(ctx, false, nil, func(v view) (*driver.Record, error) {
-		return machine.Cleared(v.rec, name, v.clk.Now(), newID), nil
+		return machine.Cleared(v.rec, name, v.clk.Now(), driver.NewID), nil
 	})
 	if err == nil {
 		c.owed.Store(nil) // nothing admitted before can settle now
@@ -223,6 +223,6 @@ func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
 		return &ConfigError{Field: op + " duration", Value: d.String(), Reason: "must be within 1s..24h"}
 	}
 	return c.update(ctx, false, nil, func(v view) (*driver.Record, error) {
-		return hold(v.rec, name, v.clk.Now(), d, newID), nil
+		return hold(v.rec, name, v.clk.Now(), d, driver.NewID), nil
 	})
 }

@@ -2,8 +2,6 @@ package circuittest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -107,7 +105,7 @@ func (k *Kit) put(name string, set func(r *driver.Record, now time.Time)) {
 			panic(fmt.Sprintf("circuittest: loading circuit %s: %v", name, err))
 		}
 		now := k.Clock.Now().UTC().Truncate(time.Millisecond) // the precision every store keeps
-		next := &driver.Record{Name: name, Generation: 1, Incarnation: newID(), Version: 1}
+		next := &driver.Record{Name: name, Generation: 1, Incarnation: driver.NewID(), Version: 1}
 		if cur != nil {
 			c := *cur
 			c.Version++
@@ -129,11 +127,4 @@ func (k *Kit) put(name string, set func(r *driver.Record, now time.Time)) {
 		}
 	}
 	panic(fmt.Sprintf("circuittest: circuit %s kept changing under the Kit", name))
-}
-
-// newID returns 16 random bytes as 32 hex digits.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -2,8 +2,6 @@ package filestore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -145,7 +143,7 @@ func (e *entry) lost(ctx context.Context, found *driver.Record, why string, more
 			driver.ErrLost, e.name, e.recordPath(), why))
 	}
 	for range 3 {
-		u := lost.Unknown(e.name, e.s.Now(), newIncarnation())
+		u := lost.Unknown(e.name, e.s.Now(), driver.NewID())
 		err := e.replace(ctx, found, u, true)
 		switch {
 		case err == nil:
@@ -171,14 +169,6 @@ func (e *entry) lost(ctx context.Context, found *driver.Record, why string, more
 	}
 	report()
 	return nil, errors.New("the record was lost, and treating it as unknown was refused three times")
-}
-
-// newIncarnation returns a fresh incarnation: 16 random bytes as 32 hex
-// digits.
-func newIncarnation() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
 }
 
 // Notify adds a function for the store to report to (driver.Notifier): the

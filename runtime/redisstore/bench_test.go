@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
@@ -43,7 +44,7 @@ func BenchmarkStore(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rec := machine.Cleared(nil, "billing-api", now, newID)
+	rec := machine.Cleared(nil, "billing-api", now, driver.NewID)
 	if err := s.Replace(ctx, "billing-api", nil, rec); err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver/drivertest"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
@@ -35,7 +36,7 @@ func newClusterClient(t testing.TB) *redis.ClusterClient {
 // whose keys are removed from every master when the test ends.
 func clusterPrefix(t testing.TB, c *redis.ClusterClient) string {
 	t.Helper()
-	prefix := "circuitgen-test:" + newID()[:16] + ":"
+	prefix := "circuitgen-test:" + driver.NewID()[:16] + ":"
 	t.Cleanup(func() {
 		_ = c.ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
 			keys, _ := n.Keys(ctx, prefix+"*").Result()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -156,7 +157,7 @@ func testMasterKilled(t *testing.T, cl *testCluster, touched map[string]bool) {
 // a prefix of its own, a Breaker on it, and the prefix.
 func cachedOnCluster(t *testing.T, cl *testCluster) (*redisstore.Store, *circuit.Breaker, string) {
 	t.Helper()
-	prefix := "circuitgen-test:" + newID()[:16] + ":"
+	prefix := "circuitgen-test:" + driver.NewID()[:16] + ":"
 	s := newCached(t, cl.newClient(t), prefix)
 	return s, circuit.New(s), prefix
 }

@@ -43,8 +43,10 @@ func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*
 	}
 	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, b.key, what))
-	rec, at, err := lost.MakeUnknown(b.name, now, prev, b.last, writeID,
-		func(prev, next *driver.Record) error { return b.s.replace(ctx, b.key, b.name, prev, next, writeID()) },
+	rec, at, err := lost.MakeUnknown(b.name, now, prev, b.last, driver.NewID,
+		func(prev, next *driver.Record) error {
+			return b.s.replace(ctx, b.key, b.name, prev, next, driver.NewID())
+		},
 		func() (*driver.Record, time.Time, bool, error) {
 			rec, at, exists, err := b.s.loadKey(ctx, b.key)
 			return rec, at, !exists, err

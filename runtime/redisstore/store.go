@@ -2,8 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -294,7 +292,7 @@ var errBadReply = errors.New("unexpected reply")
 // Replace stores next as the circuit's record if the stored one is still
 // prev, in one script; otherwise it returns driver.ErrConflict.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
-	return s.bind(name).replace(ctx, prev, next, writeID())
+	return s.bind(name).replace(ctx, prev, next, driver.NewID())
 }
 
 // Replace is Store.Replace for the bound circuit, except that a cached store
@@ -306,7 +304,7 @@ func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 		b.entry.Drop()
 		return driver.ErrConflict
 	}
-	return b.replace(ctx, prev, next, writeID())
+	return b.replace(ctx, prev, next, driver.NewID())
 }
 
 // replace is Store.Replace with the write id given.
@@ -380,11 +378,4 @@ func (s *Store) run(ctx context.Context, script *redis.Script, key string, args 
 		c.ReloadState(ctx)
 	}
 	return cmd
-}
-
-// writeID returns a random id that marks one Replace's write.
-func writeID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
 }

@@ -2,8 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"reflect"
 	"strings"
@@ -26,7 +24,7 @@ func validRecord(t *testing.T, s *redisstore.Store, name string) *driver.Record 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := machine.Cleared(nil, name, now, newID) // a closed record
+	rec := machine.Cleared(nil, name, now, driver.NewID) // a closed record
 	if err := s.Replace(t.Context(), name, nil, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +156,7 @@ func TestRecordLayout(t *testing.T) {
 	open := *rec
 	open.Version, open.State, open.Failures, open.OpenUntil = 2, circuit.StateOpen, 3, rec.UpdatedAt.Add(time.Minute+123*time.Nanosecond)
 	half := open
-	half.Version, half.State, half.OpenUntil, half.ProbeToken, half.LeaseUntil = 3, circuit.StateHalfOpen, time.Time{}, newID(), open.OpenUntil.Add(time.Second)
+	half.Version, half.State, half.OpenUntil, half.ProbeToken, half.LeaseUntil = 3, circuit.StateHalfOpen, time.Time{}, driver.NewID(), open.OpenUntil.Add(time.Second)
 	prev := rec
 	for _, next := range []*driver.Record{&open, &half} {
 		if err := s.Replace(ctx, name, prev, next); err != nil {
@@ -241,14 +239,6 @@ func editFields(edit func([]string) []string) func(context.Context, *redis.Clien
 func setField(i int, v string) func(context.Context, *redis.Client, string) error {
 	return editFields(func(f []string) []string { f[i] = v; return f })
 }
-
-// newID returns a random 32-hex-digit id, as circuit's ids are.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func TestReplayedReplace(t *testing.T) {
 	const name = "billing-api"
 	s, _ := newStore(t)
@@ -290,7 +280,7 @@ func TestReplaceOverAnotherTypeIsCorrupt(t *testing.T) {
 	if err := c.HSet(t.Context(), s.Key(name), "state", "closed").Err(); err != nil {
 		t.Fatal(err)
 	}
-	rec := machine.Cleared(nil, name, time.Now(), newID) // a closed record
+	rec := machine.Cleared(nil, name, time.Now(), driver.NewID) // a closed record
 	if err := s.Replace(t.Context(), name, nil, rec); !errors.Is(err, driver.ErrCorrupt) {
 		t.Fatalf("Replace over a hash = %v, want an error matching driver.ErrCorrupt", err)
 	}

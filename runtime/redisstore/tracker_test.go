@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -56,7 +57,7 @@ func TestCloseEndsTracking(t *testing.T) {
 // ever less often, not every quarter of the stall bound.
 func TestRefusedTrackingBacksOff(t *testing.T) {
 	admin := newClient(t, testenv.RedisURL(t))
-	user := "circuitgen-test-" + newID()[:8]
+	user := "circuitgen-test-" + driver.NewID()[:8]
 	ctx := t.Context()
 	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-client|tracking").Err(); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -468,13 +466,6 @@ func (l *listener) session(ctx context.Context) error {
 	}
 }
 
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return hex.EncodeToString(b)
-}
-
 // bound is one circuit of a Store, and its copy.
 type bound struct {
 	s     *Store
@@ -551,7 +542,7 @@ func (b *bound) lost(ctx context.Context, now time.Time, stale *driver.Record) (
 	}
 	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, what))
-	rec, at, err := lost.MakeUnknown(b.name, now, stale, b.last, func() string { return randomHex(16) },
+	rec, at, err := lost.MakeUnknown(b.name, now, stale, b.last, driver.NewID,
 		func(prev, next *driver.Record) error { return b.s.Replace(ctx, b.name, prev, next) },
 		func() (*driver.Record, time.Time, bool, error) {
 			rec, at, cleared, err := b.s.load(ctx, b.name)

@@ -2,9 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"testing"
 	"time"
@@ -43,13 +41,6 @@ func TestConformance(t *testing.T) {
 
 var policy = circuit.Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 
-// newID returns a random 32-hex-digit id, as circuit's ids are.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func TestCorruptRows(t *testing.T) {
 	const name = "billing-api"
 	tests := []struct {
@@ -70,7 +61,7 @@ func TestCorruptRows(t *testing.T) {
 			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
 				s, db := b.newStore(t)
 				ctx := t.Context()
-				rec := machine.Cleared(nil, name, time.Now(), newID) // a closed record
+				rec := machine.Cleared(nil, name, time.Now(), driver.NewID) // a closed record
 				if err := s.Replace(ctx, name, nil, rec); err != nil {
 					t.Fatal(err)
 				}
@@ -97,7 +88,7 @@ func TestCorruptRows(t *testing.T) {
 	t.Run("sqlite/BadTimeText", func(t *testing.T) {
 		s, db := backends[1].newStore(t)
 		ctx := t.Context()
-		rec := machine.Cleared(nil, name, time.Now(), newID) // a closed record
+		rec := machine.Cleared(nil, name, time.Now(), driver.NewID) // a closed record
 		if err := s.Replace(ctx, name, nil, rec); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -226,4 +227,14 @@ func Quote(name string) string {
 		return strconv.Quote(name)
 	}
 	return strconv.Quote(name[:quoteMax]) + "… (" + strconv.Itoa(len(name)) + " bytes)"
+}
+
+// NewID returns a fresh random id: 16 bytes from crypto/rand as 32
+// lower-case hex digits, the form of a record's Incarnation and
+// ProbeToken. A store that makes a record anew (a lost record made
+// unknown) takes its incarnation from it.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }

@@ -2,8 +2,6 @@ package drivertest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime"
@@ -93,20 +91,11 @@ const circuitName = "storetest-circuit"
 // base is the time of the suite's records: whole milliseconds, UTC.
 var base = time.Date(2030, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
 
-func randomID(t *testing.T) string {
-	t.Helper()
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b[:])
-}
-
 // closedRecord returns a valid first revision of a closed record.
 func closedRecord(t *testing.T) *driver.Record {
 	return &driver.Record{
 		Name: circuitName, State: circuit.StateClosed, Generation: 1,
-		Incarnation: randomID(t), Version: 1, UpdatedAt: base,
+		Incarnation: driver.NewID(), Version: 1, UpdatedAt: base,
 	}
 }
 
@@ -220,7 +209,7 @@ func testReplaceUpdates(t *testing.T, cfg Config) {
 	}))
 	revs = append(revs, successor(last(), func(r *driver.Record) {
 		r.State = circuit.StateHalfOpen
-		r.ProbeToken = randomID(t)
+		r.ProbeToken = driver.NewID()
 		r.LeaseUntil = r.UpdatedAt.Add(10 * time.Second)
 	}))
 	revs = append(revs, successor(last(), func(r *driver.Record) {
@@ -260,7 +249,7 @@ func testReplaceUpdates(t *testing.T, cfg Config) {
 func testStaleSwapRefused(t *testing.T, cfg Config) {
 	v1 := closedRecord(t)
 	v2 := successor(v1, func(r *driver.Record) { r.Failures = 1 })
-	otherIncarnation := successor(v1, func(r *driver.Record) { r.Incarnation = randomID(t) })
+	otherIncarnation := successor(v1, func(r *driver.Record) { r.Incarnation = driver.NewID() })
 	otherIncarnation.Version = v2.Version
 	tests := []struct {
 		name   string
