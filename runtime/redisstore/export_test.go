@@ -8,7 +8,7 @@ import (
 
 // ReplaceWithWriteID is Replace with a chosen write id, for replay tests.
 func ReplaceWithWriteID(s *Store, ctx context.Context, name string, prev, next *driver.Record, id string) error {
-	return s.bind(name).replace(ctx, prev, next, id)
+	return s.bind(name).write(ctx, prev, next, id)
 }
 
 // Live reports whether a cached store's invalidation stream is live.

@@ -45,7 +45,7 @@ func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*
 		driver.ErrLost, b.name, b.key, what))
 	rec, at, err := lost.MakeUnknown(b.name, now, prev, b.last, driver.NewID,
 		func(prev, next *driver.Record) error {
-			return b.s.replace(ctx, b.key, b.name, prev, next, driver.NewID())
+			return b.s.compareAndSet(ctx, b.key, b.name, prev, next, driver.NewID())
 		},
 		func() (*driver.Record, time.Time, bool, error) {
 			rec, at, exists, err := b.s.loadKey(ctx, b.key)

@@ -292,7 +292,7 @@ var errBadReply = errors.New("unexpected reply")
 // Replace stores next as the circuit's record if the stored one is still
 // prev, in one script; otherwise it returns driver.ErrConflict.
 func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
-	return s.bind(name).replace(ctx, prev, next, driver.NewID())
+	return s.bind(name).write(ctx, prev, next, driver.NewID())
 }
 
 // Replace is Store.Replace for the bound circuit, except that a cached store
@@ -304,15 +304,16 @@ func (b *bound) Replace(ctx context.Context, prev, next *driver.Record) error {
 		b.entry.Drop()
 		return driver.ErrConflict
 	}
-	return b.replace(ctx, prev, next, driver.NewID())
+	return b.write(ctx, prev, next, driver.NewID())
 }
 
-// replace is Store.Replace with the write id given.
-func (b *bound) replace(ctx context.Context, prev, next *driver.Record, id string) error {
+// write stores next over prev under the write id id (a replay of the same
+// write is no conflict), and notes next as what this process last saw.
+func (b *bound) write(ctx context.Context, prev, next *driver.Record, id string) error {
 	if b.entry != nil {
 		defer b.entry.Drop() // this process sees its own write at once
 	}
-	err := b.s.replace(ctx, b.key, b.name, prev, next, id)
+	err := b.s.compareAndSet(ctx, b.key, b.name, prev, next, id)
 	if err == nil {
 		if !b.seen.Load() {
 			b.seen.Store(true)
@@ -322,8 +323,9 @@ func (b *bound) replace(ctx context.Context, prev, next *driver.Record, id strin
 	return err
 }
 
-// replace runs replaceScript on key.
-func (s *Store) replace(ctx context.Context, key, name string, prev, next *driver.Record, id string) error {
+// compareAndSet runs replaceScript on key: the server stores next, written
+// under id, if key still holds prev's revision.
+func (s *Store) compareAndSet(ctx context.Context, key, name string, prev, next *driver.Record, id string) error {
 	if next == nil || next.Name != name {
 		return fmt.Errorf("redisstore: replace %s: the new record must be circuit %q's", key, name)
 	}
