@@ -34,8 +34,7 @@ func TestIndexFromAnotherBootIsReanchored(t *testing.T) {
 		t.Fatal(ran, err)
 	}
 	m := s.m.Load()
-	boot, _ := m.load(hdrBoot)
-	anchor, _ := m.load(hdrAnchor)
+	boot, anchor := m.load(hdrBoot), m.load(hdrAnchor)
 	if boot != s.boot() || int64(anchor) == old {
 		t.Fatalf("header: boot %x anchor %v; want this boot's (%x), anchored anew", boot, time.Unix(0, int64(anchor)), s.boot())
 	}

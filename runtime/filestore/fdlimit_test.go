@@ -90,8 +90,7 @@ func TestNoFDsAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unmap(m.data)
-	boot, _ := m.load(hdrBoot)
-	anchor, _ := m.load(hdrAnchor)
+	boot, anchor := m.load(hdrBoot), m.load(hdrAnchor)
 	if boot != s.boot() || int64(anchor) != s.last {
 		t.Errorf("index header after the child wrote: boot %x, anchor %d; want this boot's %x and the anchor %d every process validated",
 			boot, int64(anchor), s.boot(), s.last)

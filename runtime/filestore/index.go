@@ -5,12 +5,10 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
-	"runtime/debug"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
-	"github.com/circuitgen/circuitgen/runtime/internal/mapped"
 )
 
 // The change index lets a process reuse its decoded copy of a record with no
@@ -65,10 +63,11 @@ import (
 //     zero: the circuits of that counter are then read from their files
 //     (correct, slower) until the index is made anew.
 //
-// Every access goes through load, store, add and cas, which turn a fault of
-// the mapping (the file truncated under a running process) into an error
-// instead of a SIGBUS; the process then drops the mapping and checks the
-// file (store.go).
+// Every access is a plain atomic operation on the mapping, with no guard
+// against a fault: the store never shrinks a mapped index file, and one
+// truncated under a running process by another actor is outside the
+// store's model (docs/file-store.md): a process that touches the cut part
+// dies of SIGBUS, as with a bbolt file.
 const (
 	indexName     = "index"
 	indexLockName = "index.lock"
@@ -141,64 +140,29 @@ func tagOf(key [32]byte) uint64 {
 	return binary.LittleEndian.Uint64(key[:8]) | 1
 }
 
-func (m *mapping) word(off int) *mapped.Word {
-	return (*mapped.Word)(unsafe.Pointer(&m.data[off]))
+func (m *mapping) word(off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&m.data[off]))
 }
 
-// load returns the word at off; ok is false when the mapping faulted, which
-// retires it.
-func (m *mapping) load(off int) (v uint64, ok bool) {
-	old := debug.SetPanicOnFault(true)
-	defer m.recoverFault(old, &ok)
-	return m.word(off).Load(), true
-}
+// load returns the word at off.
+func (m *mapping) load(off int) uint64 { return m.word(off).Load() }
 
-// store sets the word at off; false when the mapping faulted.
-func (m *mapping) store(off int, v uint64) (ok bool) {
-	old := debug.SetPanicOnFault(true)
-	defer m.recoverFault(old, &ok)
-	m.word(off).Store(v)
-	return true
-}
-
-// add adds d to the word at off and returns the new value; ok is false when
-// the mapping faulted.
-func (m *mapping) add(off int, d uint64) (v uint64, ok bool) {
-	old := debug.SetPanicOnFault(true)
-	defer m.recoverFault(old, &ok)
-	return m.word(off).Add(d), true
-}
-
-// cas is CompareAndSwap on the word at off; ok is false when the mapping
-// faulted.
-func (m *mapping) cas(off int, old, new uint64) (swapped, ok bool) {
-	prev := debug.SetPanicOnFault(true)
-	defer m.recoverFault(prev, &ok)
-	return m.word(off).CompareAndSwap(old, new), true
-}
-
-// recoverFault restores the goroutine's panic-on-fault setting and turns a
-// fault of the mapping into ok = false.
-func (m *mapping) recoverFault(old bool, ok *bool) {
-	debug.SetPanicOnFault(old)
-	if recover() != nil {
-		m.retire()
-		*ok = false
-	}
-}
+// store sets the word at off.
+func (m *mapping) store(off int, v uint64) { m.word(off).Store(v) }
 
 // retire stops every use of the mapping. It stays mapped (a reader may be
 // using it this instant) until the store lets go of it (release).
 func (m *mapping) retire() { m.trust.Store(trustRetired) }
 
 // release retires the mapping and lets go of its file, which the store no
-// longer uses: the addresses stay reserved but inaccessible (seal), so that
-// a reader still holding the mapping gets a fault, turned into an error by
-// load, store, add and cas, and the space of a removed index file is freed
-// once no process maps it. The caller holds Store.mu, and calls it once.
+// longer uses: the addresses are given private zeroed memory in its place
+// (detach), so that a reader still holding the mapping reads a word that
+// vouches for nothing (its trust is retired first), and the space of a
+// removed index file is freed once no process maps it. The caller holds
+// Store.mu, and calls it once.
 func (m *mapping) release() {
 	m.retire()
-	_ = seal(m.data) // failing, it stays mapped: retired, and used no more
+	_ = detach(m.data) // failing, it stays mapped: retired, and used no more
 }
 
 // fresh reports whether the mapping may be used without checking the file.
@@ -210,35 +174,26 @@ func (m *mapping) fresh() bool { return m.trust.Load()&trustState == trustFresh 
 // change no file) a circuit with no slot yet uses its spill counter, which
 // a writer that claims a slot for it bumps once, after the claim: a copy
 // read under the spill counter is dropped then. final reports that the
-// result cannot change for this mapping (a slot, or a full window). ok is
-// false when the mapping faulted.
-func (m *mapping) counterOf(tag uint64, claim bool) (c counter, fresh, final, ok bool) {
+// result cannot change for this mapping (a slot, or a full window).
+func (m *mapping) counterOf(tag uint64, claim bool) (c counter, fresh, final bool) {
 	spill := m.spillOf(tag)
 	home := int(tag>>1) % slotCount
 	for i := range probeWindow {
 		at := slotsOffset + (home+i)%slotCount*slotSize
-		t, ok := m.load(at)
-		if !ok {
-			return counter{}, false, false, false
-		}
+		t := m.load(at)
 		if t == 0 {
 			if !claim {
-				return spill, false, false, true
+				return spill, false, false
 			}
-			swapped, ok := m.cas(at, 0, tag)
-			if !ok {
-				return counter{}, false, false, false
-			}
-			if t, ok = m.load(at); !ok {
-				return counter{}, false, false, false
-			}
+			swapped := m.word(at).CompareAndSwap(0, tag)
+			t = m.load(at)
 			fresh = swapped && t == tag
 		}
 		if t == tag {
-			return counter{m: m, off: at + 8, owned: true}, fresh, true, true
+			return counter{m: m, off: at + 8, owned: true}, fresh, true
 		}
 	}
-	return spill, false, true, true
+	return spill, false, true
 }
 
 // spillOf returns the spill counter of tag.
@@ -256,28 +211,26 @@ func (c counter) stable(v uint64) bool {
 
 // begin marks a change of the circuit's record as under way. It returns the
 // value to give end.
-func (c counter) begin() (v uint64, ok bool) {
+func (c counter) begin() uint64 {
 	if !c.owned {
 		return c.spill(+1)
 	}
-	old, ok := c.m.load(c.off)
-	if !ok {
-		return 0, false
-	}
-	v = fresh(old) | 1
-	return v, c.m.store(c.off, v)
+	v := fresh(c.m.load(c.off)) | 1
+	c.m.store(c.off, v)
+	return v
 }
 
 // end marks the change begun with value v as complete, and returns the
 // counter's value after it. A slot's counter then holds mark, the mark of
 // what the change left (markOf, markCleared, or the mark it held before:
 // a bump that changed no file); a spill counter holds none.
-func (c counter) end(v, mark uint64) (uint64, bool) {
+func (c counter) end(v, mark uint64) uint64 {
 	if !c.owned {
 		return c.spill(-1)
 	}
 	v = fresh(v)&^(markBits|1) | mark&markBits
-	return v, c.m.store(c.off, v)
+	c.m.store(c.off, v)
+	return v
 }
 
 // A slot's counter, stable, holds in its bits 1 to 15 (markBits) the mark
@@ -303,9 +256,9 @@ func (c counter) leftRecord() bool {
 	if !c.owned {
 		return false
 	}
-	v, ok := c.m.load(c.off)
+	v := c.m.load(c.off)
 	mark := markOfValue(v)
-	return ok && c.stable(v) && mark != markNone && mark != markCleared
+	return c.stable(v) && mark != markNone && mark != markCleared
 }
 
 // markOf returns the mark of rec, written as a circuit's record.
@@ -348,15 +301,12 @@ func behind(rec *driver.Record, mark uint64) bool {
 
 // spill adds d to the writers in progress of a spill counter and gives its
 // other bits a new random value; it returns the new value.
-func (c counter) spill(d int) (uint64, bool) {
+func (c counter) spill(d int) uint64 {
 	for {
-		old, ok := c.m.load(c.off)
-		if !ok {
-			return 0, false
-		}
+		old := c.m.load(c.off)
 		v := fresh(old)&^spillBusy | uint64(int(old&spillBusy)+d)&spillBusy
-		if swapped, ok := c.m.cas(c.off, old, v); !ok || swapped {
-			return v, ok
+		if c.m.word(c.off).CompareAndSwap(old, v) {
+			return v
 		}
 	}
 }
@@ -397,8 +347,6 @@ func anchorCheck(boot, anchor uint64) uint64 {
 // forged reports whether m's header holds this or another boot's anchor
 // that does not match its check word (anchorCheck).
 func (m *mapping) forged() bool {
-	boot, ok1 := m.load(hdrBoot)
-	anchor, ok2 := m.load(hdrAnchor)
-	check, ok3 := m.load(hdrCheck)
-	return ok1 && ok2 && ok3 && boot != 0 && check != anchorCheck(boot, anchor)
+	boot, anchor, check := m.load(hdrBoot), m.load(hdrAnchor), m.load(hdrCheck)
+	return boot != 0 && check != anchorCheck(boot, anchor)
 }

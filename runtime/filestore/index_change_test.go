@@ -24,7 +24,8 @@ import (
 // TestUnwrittenCopyAfterFullReplacement: a reader's copy of a closed
 // record read under a new index (made after the record was written), before
 // any writer changed the circuit there, is vouched for by a counter that
-// still reads zero. That index is then cut short and replaced on a tmpfs
+// still reads zero. That index is then cut short (replaced by a short
+// copy) and replaced on a tmpfs
 // with room for the new index but for nothing more, so the old file's
 // counters cannot be marked; once there is room again, a page of the old
 // file read anew reads zero too. The reader's call on the circuit, opened
@@ -46,16 +47,12 @@ func TestUnwrittenCopyAfterFullReplacement(t *testing.T) {
 			t.Fatalf("the writer's call that finds the damage: %v (ran %d), want a StateError before running", err, ran)
 		}
 	}
-	if err := os.Truncate(index, headerSize); err != nil {
-		t.Fatal(err)
-	}
+	cutIndex(t, index, headerSize, writer)
 	replace() // a new index, under which the circuit is not changed yet
 	if snap, err := rb.Snapshot(ctx, "api"); err != nil || snap.State != circuit.StateClosed || snap.Failures != 1 {
 		t.Fatalf("reader: %+v, %v", snap, err)
 	}
-	if err := os.Truncate(index, headerSize); err != nil {
-		t.Fatal(err)
-	}
+	cutIndex(t, index, headerSize, writer)
 	filler := fill(t, mnt, indexSize) // room for a new index, not a page more
 	replace()
 	if err := os.Remove(filler); err != nil {
@@ -74,11 +71,12 @@ func TestUnwrittenCopyAfterFullReplacement(t *testing.T) {
 }
 
 // TestSparseIndexReplacedOnFullFileSystem: an index with holes (cut short
-// and extended again, its header whole) replaced on a tmpfs with room for
-// the new index but for none of the old one's holes, which marking every
-// counter of the old file would fill. Another process's copy, read by a
-// counter after a hole, must still be dropped: its call on the circuit,
-// opened in the new index, is rejected.
+// and extended again, its header whole: outside the model) replaced on a
+// tmpfs with room for the new index but for none of the old one's holes,
+// which marking every counter of the old file would fill, and fault. The
+// writer does not mark a file with holes, and lives; another process's
+// copy, read by a counter after a hole, is dropped at its recheck: its
+// call on the circuit, opened in the new index, is rejected.
 func TestSparseIndexReplacedOnFullFileSystem(t *testing.T) {
 	mnt := t.TempDir()
 	mountOrSkip(t, "tmpfs", mnt, "tmpfs", 0, "size=512k,mode=0700")
@@ -130,9 +128,33 @@ func TestSparseIndexReplacedOnFullFileSystem(t *testing.T) {
 	if wsnap, _ := wb.Snapshot(ctx, name); wsnap.State != circuit.StateOpen {
 		t.Fatalf("writer: %+v, want open", wsnap)
 	}
+	reader.due() // its recheck, within a second
 	err := rb.Run(ctx, name, p3, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil })
 	if !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("reader's call after the writer opened the circuit in the new index: %v, want rejected as open", err)
+	}
+}
+
+// cutIndex replaces the index by a copy of its first size bytes, renamed
+// over it (truncating the file in place would kill every process using it:
+// outside the model), and marks the mapping of each of stores due for its
+// check, as its recheck does within a second: so their next call finds the
+// damage.
+func cutIndex(t *testing.T, index string, size int64, stores ...*Store) {
+	t.Helper()
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := index + ".cut"
+	if err := os.WriteFile(tmp, data[:min(size, int64(len(data)))], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, index); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stores {
+		s.due()
 	}
 }
 
@@ -182,10 +204,7 @@ func TestIndexReplacedDuringWrite(t *testing.T) {
 			return
 		}
 		replaced = true
-		if err := os.Truncate(index, headerSize); err != nil {
-			t.Error(err)
-			return
-		}
+		cutIndex(t, index, headerSize, reader)
 		if _, err := rb.Snapshot(ctx, "api"); err == nil {
 			t.Error("reader: no error on a damaged index")
 		}

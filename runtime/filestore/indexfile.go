@@ -220,11 +220,9 @@ func (s *Store) verify(m *mapping) (moved bool, err error) {
 	if ct := changeTime(fi); ct != m.ctime {
 		m.ctime, moved = ct, true
 	}
-	magic, ok1 := m.load(0)
-	boot, ok2 := m.load(hdrBoot)
-	anchor, ok3 := m.load(hdrAnchor)
+	magic, boot, anchor := m.load(0), m.load(hdrBoot), m.load(hdrAnchor)
 	switch {
-	case !ok1 || !ok2 || !ok3 || magic != indexMagicWord:
+	case magic != indexMagicWord:
 		return false, errors.New("damaged")
 	case m.anchored.Load() && (boot != m.boot || int64(anchor) != m.anchor), m.forged():
 		return false, errors.New("anchor changed")
@@ -257,9 +255,8 @@ func (s *Store) adopt(m *mapping) {
 	if m.anchored.Load() || m.forged() {
 		return
 	}
-	boot, ok := m.load(hdrBoot)
-	anchor, ok2 := m.load(hdrAnchor)
-	if ok && ok2 && boot != 0 && boot == s.boot() {
+	boot, anchor := m.load(hdrBoot), m.load(hdrAnchor)
+	if boot != 0 && boot == s.boot() {
 		m.boot, m.anchor = boot, int64(anchor)
 		if s.lastSet && s.last != m.anchor {
 			s.anchorMoved.Store(s.mono()) // decisions in flight are checked (decidedBy)
@@ -312,7 +309,7 @@ func mapFile(path string) (*mapping, error) {
 	}
 	m := &mapping{data: data, id: identify(fi), ctime: changeTime(fi)}
 	m.trust.Store(trustDue) // not retired; to be checked
-	if magic, ok := m.load(0); !ok || magic != indexMagicWord {
+	if m.load(0) != indexMagicWord {
 		unmap(data)
 		return nil, &damagedError{path, "unknown format"}
 	}
@@ -365,9 +362,8 @@ func (s *Store) learnKeep(m *mapping) {
 	if k.forged() {
 		return
 	}
-	boot, ok := k.load(hdrBoot)
-	anchor, ok2 := k.load(hdrAnchor)
-	if ok && ok2 && boot == s.boot() && (!s.lastSet || int64(anchor) < s.last) {
+	boot, anchor := k.load(hdrBoot), k.load(hdrAnchor)
+	if boot == s.boot() && (!s.lastSet || int64(anchor) < s.last) {
 		s.last, s.lastSet = int64(anchor), true
 	}
 }
@@ -383,9 +379,8 @@ func (s *Store) anchorLater(m *mapping) bool {
 	if !s.lastSet {
 		return false
 	}
-	boot, ok := m.load(hdrBoot)
-	anchor, ok2 := m.load(hdrAnchor)
-	return ok && ok2 && boot == s.boot() && int64(anchor) > s.last
+	boot, anchor := m.load(hdrBoot), m.load(hdrAnchor)
+	return boot == s.boot() && int64(anchor) > s.last
 }
 
 // makeIndex creates the index, or replaces a damaged one (or one with a
@@ -457,26 +452,21 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 // that never validated an anchor takes the header's, which would end every
 // recorded deadline early. The caller holds the directory-wide lock.
 func (s *Store) restoreAnchor(m *mapping) {
-	if a, ok := m.load(hdrAnchor); ok && int64(a) > s.last {
-		if boot, ok := m.load(hdrBoot); ok {
-			if swapped, _ := m.cas(hdrAnchor, a, uint64(s.last)); swapped {
-				m.store(hdrCheck, anchorCheck(boot, uint64(s.last)))
-			}
+	if a := m.load(hdrAnchor); int64(a) > s.last {
+		if m.word(hdrAnchor).CompareAndSwap(a, uint64(s.last)) {
+			m.store(hdrCheck, anchorCheck(m.load(hdrBoot), uint64(s.last)))
 		}
 	}
 }
 
 // poison makes every process that still maps the index file at path, about
-// to be replaced, drop its copies at their next use: the file is brought
-// back to its full size (its mappings fault no more), every counter is
+// to be replaced, drop its copies at their next use: every counter is
 // marked as changing, and its magic cleared, so that no process maps it
-// again. A page of the file that holds no data (a hole, left by a
-// truncation and an extension) takes room to be marked; when the file
-// system has none, the mark faults, and the pages after it would go
-// unmarked, copies read by their counters still vouched for: the file is
-// then cut to nothing instead, so that every access to it faults, and each
-// process drops its mapping and every copy read under it. The caller holds
-// the directory-wide lock.
+// again. A file not of the index's size, or with holes, was cut by another
+// actor (outside the model: a process touching a cut part dies of SIGBUS;
+// marking a hole on a full file system would too), and is left as it is:
+// processes drop their copies at their recheck. The caller holds the
+// directory-wide lock.
 func poison(path string) {
 	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
 	if err != nil {
@@ -484,39 +474,28 @@ func poison(path string) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || checkOwner("change index", path, fi) != nil {
-		return
-	}
-	if fi.Size() != indexSize && f.Truncate(indexSize) != nil {
-		_ = f.Truncate(0)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != indexSize || sparse(fi) || checkOwner("change index", path, fi) != nil {
 		return
 	}
 	data, err := mapShared(f, indexSize)
 	if err != nil {
-		_ = f.Truncate(0)
 		return
 	}
 	defer unmap(data)
-	if !markAll(&mapping{data: data}) {
-		_ = f.Truncate(0)
-	}
+	markAll(&mapping{data: data})
 }
 
 // markAll marks every counter of the index m maps as changing and clears
-// its magic; false when an access faulted, which leaves the rest unmarked.
-func markAll(m *mapping) bool {
+// its magic.
+func markAll(m *mapping) {
 	for i := range slotCount {
 		off := slotsOffset + i*slotSize + 8
-		if v, ok := m.load(off); !ok || !m.store(off, (v|1)+2) {
-			return false
-		}
+		m.store(off, (m.load(off)|1)+2)
 	}
 	for i := range spillCount {
-		if _, ok := m.add(spillOffset+i*8, spillBegin); !ok {
-			return false
-		}
+		m.word(spillOffset + i*8).Add(spillBegin)
 	}
-	return m.store(0, 0)
+	m.store(0, 0)
 }
 
 // anchorIndex gives m's header this boot's anchor, under the directory-wide
@@ -533,9 +512,9 @@ func (s *Store) anchorIndex(ctx context.Context, m *mapping) error {
 	// The header is another boot's: records were written under that boot's
 	// anchor and keep their wall-clock meaning; this boot gets its own.
 	a := s.chooseAnchor(false)
-	if !m.store(hdrAnchor, uint64(a)) || !m.store(hdrCheck, anchorCheck(s.boot(), uint64(a))) || !m.store(hdrBoot, s.boot()) {
-		return fmt.Errorf("change index %s faulted", s.indexPath())
-	}
+	m.store(hdrAnchor, uint64(a))
+	m.store(hdrCheck, anchorCheck(s.boot(), uint64(a)))
+	m.store(hdrBoot, s.boot())
 	s.adopt(m)
 	if !m.anchored.Load() {
 		return fmt.Errorf("change index %s: could not anchor this boot's clock", s.indexPath())

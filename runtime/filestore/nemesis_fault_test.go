@@ -25,7 +25,7 @@ import (
 type nemFault struct {
 	kind      string
 	needsRoot bool // it needs the workers to be another user (root)
-	stale     bool // it lets processes use copies until they check the index (nStale)
+	stale     bool // it may let processes use copies until they check the index (nStale)
 	inject    func(*nemesis)
 }
 
@@ -34,7 +34,7 @@ var nemFaults = []nemFault{
 	{kind: "sigstop", inject: (*nemesis).sigstop},
 	{kind: "nofile", inject: (*nemesis).nofile},
 	{kind: "full", inject: func(n *nemesis) { n.fill([]int64{0, 8 << 10, 32 << 10}[n.rng.IntN(3)]) }},
-	{kind: "index", inject: (*nemesis).truncateIndex},
+	{kind: "index", stale: true, inject: (*nemesis).damageIndex},
 	{kind: "clock", inject: (*nemesis).tamperClock},
 	{kind: "records", inject: (*nemesis).removeRecords},
 	{kind: "perm", inject: (*nemesis).flipPermission},
@@ -156,31 +156,57 @@ func (n *nemesis) fill(leave int64) {
 	n.later(n.span(300*time.Millisecond, 3*time.Second), "full", func() { _ = os.Remove(path) })
 }
 
-// truncateIndex cuts the change index short (half the time extending it
-// back to its size later, its counters and header then zero), or removes
-// it.
-func (n *nemesis) truncateIndex() {
+// damageIndex removes the change index, or puts a copy cut short in its
+// place by a rename: damaged, or (half the time) zero-extended back to its
+// size, a usable index with its counters and slots blank, whose changes
+// workers still on the old file see only at their recheck (nStale).
+// Truncating the index in place is outside the model: it kills the workers
+// using it (TestIndexTruncatedUnderRunningProcess).
+func (n *nemesis) damageIndex() {
 	path := filepath.Join(n.env.state, indexName)
-	if _, err := os.Lstat(path); err != nil {
-		return
-	}
 	if n.rng.IntN(4) == 0 {
 		if os.Remove(path) == nil {
 			n.count("index removed")
 		}
 		return
 	}
-	size := []int64{0, 64, 4096, indexSize - 16, n.rng.Int64N(indexSize)}[n.rng.IntN(5)]
-	if err := os.Truncate(path, size); err != nil {
-		n.t.Logf("truncate index: %v", err)
+	start := bootNanos()
+	fi, err := os.Lstat(path)
+	if err != nil {
 		return
 	}
-	if n.rng.IntN(2) == 0 {
-		n.count("index truncated")
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) != indexSize {
 		return
 	}
-	n.count("index truncated, then zero-extended")
-	n.later(n.span(200*time.Millisecond, 2*time.Second), "index", func() { _ = os.Truncate(path, indexSize) })
+	size := []int{0, 64, 4096, indexSize - 16, n.rng.IntN(indexSize)}[n.rng.IntN(5)]
+	blank := n.rng.IntN(2) == 0
+	cut := data[:size]
+	if blank {
+		cut = append(cut, make([]byte, indexSize-size)...)
+	}
+	tmp := path + ".nemesis"
+	if err := os.WriteFile(tmp, cut, 0o600); err != nil {
+		_ = os.Remove(tmp)
+		n.t.Logf("damage index: %v", err)
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok { // the workers' file, as a truncation leaves it
+		if err := os.Chown(tmp, int(st.Uid), int(st.Gid)); err != nil {
+			n.t.Logf("damage index: %v", err)
+			return
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		n.t.Logf("damage index: %v", err)
+		return
+	}
+	if !blank {
+		n.count("index replaced by a short copy")
+		return
+	}
+	n.log.stale = append(n.log.stale, nStale{after: start, until: bootNanos() + int64(recheck+staleSlack)})
+	n.count("index replaced by a blanked copy")
 }
 
 // tamperClock attacks the store's clock anchor, an hour off: it replaces
@@ -368,8 +394,9 @@ func (n *nemesis) flipOwner() {
 }
 
 // rollBackIndex copies the change index now and, later, writes the copy
-// back over it in place (the same inode): with pwrite, as dd conv=notrunc
-// does, or truncating it first, as cp does. Every counter goes back to a
+// back over it in place (the same inode) with pwrite, as dd conv=notrunc
+// does (cp truncates first: outside the model, it kills the workers using
+// the index). Every counter goes back to a
 // value the workers may have seen, hiding the changes made in between from
 // those that did not look since: they may use their copies until they
 // check the index again (nStale).
@@ -384,7 +411,6 @@ func (n *nemesis) rollBackIndex() {
 	if err != nil || len(data) != indexSize {
 		return
 	}
-	truncate := n.rng.IntN(2) == 0
 	n.later(n.span(50*time.Millisecond, 1500*time.Millisecond), "rollback", func() {
 		now, err := os.Lstat(path)
 		if err != nil || identify(now) != identify(fi) {
@@ -394,11 +420,7 @@ func (n *nemesis) rollBackIndex() {
 		if err != nil || len(cur) != indexSize {
 			return
 		}
-		flag := os.O_WRONLY
-		if truncate {
-			flag |= os.O_TRUNC
-		}
-		f, err := os.OpenFile(path, flag, 0)
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			return
 		}
@@ -412,11 +434,7 @@ func (n *nemesis) rollBackIndex() {
 			n.earlier += time.Duration(was - is) // an anchor changed in place since, put back
 		}
 		n.log.stale = append(n.log.stale, nStale{after: copied, before: end, until: end + int64(recheck+staleSlack)})
-		if truncate {
-			n.count("index rolled back in place (truncated and written)")
-		} else {
-			n.count("index rolled back in place (pwrite)")
-		}
+		n.count("index rolled back in place (pwrite)")
 	})
 }
 

@@ -198,7 +198,7 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 // Load is Store.Load for the bound circuit.
 func (e *entry) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	if k := e.fast.Load(); k != nil && k.c.m.trust.Load() == k.trust {
-		if v, ok := k.c.m.load(k.c.off); ok && v == k.seq && k.usable(e.s) {
+		if k.c.m.load(k.c.off) == k.seq && k.usable(e.s) {
 			return k.rec, time.Time{}, nil
 		}
 	}
@@ -242,16 +242,10 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		}
 		return e.judged(ctx, judge, rec, seen, counter{}, 0, false)
 	}
-	c, ok := e.counterIn(m, false)
-	if !ok {
-		return nil, errFaulted(m, e.s)
-	}
+	c := e.counterIn(m, false)
 	trust := m.trust.Load() // before the counter: a check that moves it after drops the copy
 	fresh := trust&trustState == trustFresh
-	before, ok := m.load(c.off)
-	if !ok {
-		return nil, errFaulted(m, e.s)
-	}
+	before := m.load(c.off)
 	if k := e.fast.Load(); fresh && k != nil && k.c == c && k.seq == before && k.trust == trust && k.usable(e.s) {
 		return k.rec, nil // the mapping was checked; the record is unchanged
 	}
@@ -265,21 +259,21 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		if err != nil {
 			return nil, err
 		}
-		after, ok := m.load(c.off)
-		settled = ok && c.stable(before) && after == before
+		after := m.load(c.off)
+		settled = c.stable(before) && after == before
 		if settled && !c.owned {
 			// A writer may have claimed a slot for the circuit between the
 			// look-up and the first load, and bumped the spill counter
 			// before it: its changes go to the slot, which this copy would
 			// not watch.
-			if now, ok := e.counterIn(m, false); !ok || now != c {
+			if e.counterIn(m, false) != c {
 				settled = false
 			}
 		}
 		if judge == 0 {
 			break
 		}
-		if rec == nil && !settled && ok {
+		if rec == nil && !settled {
 			// No file, read while the circuit changed: the change index
 			// cannot say whether the file is gone behind the store's back
 			// (lost) or was never written, and no record admits calls as
@@ -287,9 +281,7 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 			// has ended; a circuit that changes under every read fails
 			// closed.
 			if attempt < unsettledReads {
-				if c, before, ok = e.again(m, c, after); !ok {
-					return nil, errFaulted(m, e.s)
-				}
+				c, before = e.again(m, c, after)
 				continue
 			}
 			return nil, errors.New("the record changed under each of its reads: none could be judged")
@@ -298,14 +290,12 @@ func (e *entry) loadFile(ctx context.Context, judge int) (*driver.Record, error)
 		if why == "" {
 			break
 		}
-		if !settled && ok && attempt < unsettledReads {
+		if !settled && attempt < unsettledReads {
 			// The record changed during the read: a Clear, say, which
 			// writes a record of a fresh incarnation over the one the mark
 			// names. What was read is judged only on a read the counter
 			// vouches for: read again once the change has ended.
-			if c, before, ok = e.again(m, c, after); !ok {
-				return nil, errFaulted(m, e.s)
-			}
+			c, before = e.again(m, c, after)
 			continue
 		}
 		return e.lost(ctx, rec, why, judge-1)
@@ -362,11 +352,7 @@ func waitStable(m *mapping, c counter, v uint64) uint64 {
 	deadline := time.Now().Add(stableWait)
 	for !c.stable(v) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Microsecond)
-		nv, ok := m.load(c.off)
-		if !ok {
-			return v
-		}
-		v = nv
+		v = m.load(c.off)
 	}
 	return v
 }
@@ -375,18 +361,15 @@ func waitStable(m *mapping, c counter, v uint64) uint64 {
 // which its counter c could not vouch for (after being c's value after the
 // read) is made again under: c, unless c is a spill counter and a writer has
 // since claimed a slot for the circuit, whose counter it then is (under c,
-// no read would ever be vouched for again). ok is false when the mapping
-// faulted.
-func (e *entry) again(m *mapping, c counter, after uint64) (counter, uint64, bool) {
+// no read would ever be vouched for again).
+func (e *entry) again(m *mapping, c counter, after uint64) (counter, uint64) {
 	if c.owned {
-		return c, after, true
+		return c, after
 	}
-	now, ok := e.counterIn(m, false)
-	if !ok || now == c {
-		return c, after, ok
+	if now := e.counterIn(m, false); now != c {
+		return now, m.load(now.off)
 	}
-	v, ok := m.load(now.off)
-	return now, v, ok
+	return c, after
 }
 
 // unsettledReads is how many times loadFile reads a record that looks lost
@@ -422,55 +405,39 @@ func (e *entry) judged(ctx context.Context, judge int, rec *driver.Record, seen 
 // longer watch (they use the spill counter). So a writer claims the slot
 // anew (the same one, when it is still free), bumping the spill counter as
 // every claim does, and a reader looks the slot up again.
-func (e *entry) counterIn(m *mapping, claim bool) (counter, bool) {
+func (e *entry) counterIn(m *mapping, claim bool) counter {
 	tag := e.tag()
 	if c := e.ctr.Load(); c != nil && c.m == m {
 		if !c.owned {
-			return *c, true
+			return *c
 		}
-		t, ok := m.load(c.off - 8)
-		if !ok {
-			return *c, false
-		}
+		t := m.load(c.off - 8)
 		if t == tag {
-			return *c, true
+			return *c
 		}
 		e.ctr.CompareAndSwap(c, nil)
-		if claim && t == 0 {
-			swapped, ok := m.cas(c.off-8, 0, tag)
-			if !ok {
-				return *c, false
-			}
-			if swapped {
-				if !e.bumpSpill(m, tag) {
-					return *c, false
-				}
-				e.ctr.Store(c)
-				return *c, true
-			}
+		if claim && t == 0 && m.word(c.off-8).CompareAndSwap(0, tag) {
+			bumpSpill(m, tag)
+			e.ctr.Store(c)
+			return *c
 		}
 	}
-	c, fresh, final, ok := m.counterOf(tag, claim)
-	if !ok {
-		return c, false
-	}
-	if fresh && !e.bumpSpill(m, tag) {
-		return c, false
+	c, fresh, final := m.counterOf(tag, claim)
+	if fresh {
+		bumpSpill(m, tag)
 	}
 	if final {
 		e.ctr.Store(&c)
 	}
-	return c, true
+	return c
 }
 
 // bumpSpill changes the spill counter of tag once, after a writer claimed a
 // slot for the circuit: readers may hold copies by the spill counter, and
-// drop them. It reports false when the mapping faulted.
-func (e *entry) bumpSpill(m *mapping, tag uint64) bool {
+// drop them.
+func bumpSpill(m *mapping, tag uint64) {
 	spill := m.spillOf(tag)
-	v, ok := spill.begin()
-	_, ok2 := spill.end(v, markNone)
-	return ok && ok2
+	spill.end(spill.begin(), markNone)
 }
 
 // share points the circuit's cached counter at k's copy of it when the two
@@ -480,11 +447,6 @@ func (e *entry) share(k *known) {
 	if p := e.ctr.Load(); p != nil && p != &k.c && *p == k.c {
 		e.ctr.CompareAndSwap(p, &k.c)
 	}
-}
-
-func errFaulted(m *mapping, s *Store) error {
-	m.retire()
-	return fmt.Errorf("change index %s faulted (truncated under this process?): its mapping is dropped", s.indexPath())
 }
 
 // read reads the record from its file, without a lock.
@@ -592,10 +554,8 @@ func (e *entry) unknown(c counter, cur *driver.Record) {
 	if k == nil || k.c != c || driver.SameRevision(k.rec, cur) {
 		return
 	}
-	if v, ok := c.m.load(c.off); ok && v == k.seq {
-		if seq, ok := c.begin(); ok {
-			c.end(seq, markOfValue(v))
-		}
+	if v := c.m.load(c.off); v == k.seq {
+		c.end(c.begin(), markOfValue(v))
 	}
 }
 
@@ -656,11 +616,7 @@ func (e *entry) changeIn(ctx context.Context, fn func(*dirFD, counter) error) er
 		if id, err := d.id(indexName); err != nil || id.dev != m.id.dev || id.ino != m.id.ino {
 			return errDirReplaced // d's index is not the one mapped
 		}
-		c, ok := e.counterIn(m, true)
-		if !ok {
-			return errFaulted(m, s)
-		}
-		return fn(d, c)
+		return fn(d, e.counterIn(m, true))
 	})
 }
 

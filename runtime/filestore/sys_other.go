@@ -31,11 +31,13 @@ func identify(fs.FileInfo) fileID { return fileID{uid: -1} }
 
 func changeTime(fs.FileInfo) int64 { return 0 }
 
+func sparse(fs.FileInfo) bool { return false }
+
 func mapShared(*os.File, int) ([]byte, error) { return nil, errUnsupported }
 
 func unmap([]byte) {}
 
-func seal([]byte) error { return errUnsupported }
+func detach([]byte) error { return errUnsupported }
 
 type dirFD struct{ path string }
 

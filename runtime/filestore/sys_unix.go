@@ -38,20 +38,26 @@ func identify(fi fs.FileInfo) fileID {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino, uid: int(st.Uid)}
 }
 
+// sparse reports whether the file has holes: fewer bytes allocated than
+// its size. A write to a hole needs room, and faults on a full file system.
+func sparse(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int64(st.Blocks)*512 < fi.Size()
+}
+
 func mapShared(f *os.File, size int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
 
 func unmap(b []byte) { _ = syscall.Munmap(b) }
 
-// seal replaces the shared mapping b, in one step, by an inaccessible
-// private one at the same addresses: the file's pages are let go (a removed
+// detach replaces the shared mapping b, in one step, by private zeroed
+// memory at the same addresses: the file's pages are let go (a removed
 // file's space is freed once nothing else maps it), and a goroutine still
-// holding b faults, which the mapping's accessors turn into an error,
-// instead of reading memory the addresses were reused for, as it could after
-// munmap.
-func seal(b []byte) error {
-	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&b[0]), uintptr(len(b)), unix.PROT_NONE, unix.MAP_FIXED|unix.MAP_PRIVATE|unix.MAP_ANON)
+// holding b reads and writes that memory, never a fault, nor memory the
+// addresses were reused for, as it could after munmap.
+func detach(b []byte) error {
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&b[0]), uintptr(len(b)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_FIXED|unix.MAP_PRIVATE|unix.MAP_ANON)
 	return err
 }
 

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
-	"github.com/circuitgen/circuitgen/runtime/internal/mapped"
 )
 
 // The window counts of the rate rule (circuit.Policy.FailureRate) live in
@@ -45,10 +43,10 @@ import (
 // the call it was making: every completed call is already in the shared
 // cells. Each process maps each file once, when a circuit first needs it; a
 // window file removed or replaced while processes use the directory is not
-// supported (they would go on counting in the old one), and a fault of the
-// mapping (the file truncated under a process) is turned by the Breaker
-// into a *circuit.StateError; the process then maps the file again, which
-// reports a file that is no longer a window file until it is removed.
+// supported (they would go on counting in the old one), and one truncated
+// under a running process is outside the store's model: a process that
+// touches the cut part dies of SIGBUS; the next process refuses the file
+// until it is removed.
 const (
 	windowName   = "window"
 	windowMagic  = "cgwindw1"
@@ -110,53 +108,34 @@ func (s *Store) CallCells(name string, n int) (*driver.CallCells, error) {
 
 // windowCells returns the cells, of type T, of the named circuit's window w
 // (a span or a number of calls) in the file of layout l that m maps.
-//
-// A fault of the mapping (the file truncated under the process) lets go of
-// it, so that the file is mapped again: a file that is no longer a window
-// file is then an error that says so, and one removed is made again.
 func windowCells[T any](s *Store, m *windowMapping, l windowLayout, name string, w uint64) (*T, error) {
 	tag := (s.entry(name).tag() ^ w*0x9e3779b97f4a7c15) | 1
-	for range 2 {
-		d, err := s.windowData(m, l)
-		if err != nil {
-			return nil, err
-		}
-		off, ok := claimSlot(*d, l, tag)
-		if !ok {
-			m.data.CompareAndSwap(d, nil)
-			continue
-		}
-		if off >= 0 {
-			return (*T)(unsafe.Pointer(&(*d)[off+8])), nil
-		}
-		c, _ := m.local.LoadOrStore(tag, new(T))
-		return c.(*T), nil
+	d, err := s.windowData(m, l)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("window counts: %s faults again once mapped again", filepath.Join(s.dir, l.name))
+	if off := claimSlot(*d, l, tag); off >= 0 {
+		return (*T)(unsafe.Pointer(&(*d)[off+8])), nil
+	}
+	c, _ := m.local.LoadOrStore(tag, new(T))
+	return c.(*T), nil
 }
 
 // claimSlot returns the offset in data of the slot of tag, claiming a free
-// one; -1 when none of its windowProbe slots is free. ok is false when the
-// mapping faulted.
-func claimSlot(data []byte, l windowLayout, tag uint64) (off int, ok bool) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if recover() != nil {
-			off, ok = -1, false
-		}
-	}()
+// one; -1 when none of its windowProbe slots is free.
+func claimSlot(data []byte, l windowLayout, tag uint64) int {
 	home := int(tag>>1) % windowSlots
 	for i := range windowProbe {
 		off := windowHeader + (home+i)%windowSlots*l.slot
-		t := (*mapped.Word)(unsafe.Pointer(&data[off]))
+		t := (*atomic.Uint64)(unsafe.Pointer(&data[off]))
 		if t.Load() == 0 {
 			t.CompareAndSwap(0, tag)
 		}
 		if t.Load() == tag {
-			return off, true
+			return off
 		}
 	}
-	return -1, true
+	return -1
 }
 
 // windowData returns the window file of layout l that m maps, mapping it

@@ -119,27 +119,18 @@ func syncDir(d *dirFD) error {
 // replaces c's after that look is made after the change, and its readers
 // read the changed file.
 func (s *Store) marked(ctx context.Context, d *dirFD, e *entry, c counter, mark uint64, change func() error) (counter, uint64, error) {
-	held, ok := c.m.load(c.off)
-	if !ok {
-		return c, 0, errFaulted(c.m, s)
-	}
-	seq, ok := c.begin()
-	if !ok {
-		return c, 0, errFaulted(c.m, s)
-	}
+	held := c.m.load(c.off)
+	seq := c.begin()
 	err := change()
 	if err != nil && c.stable(held) {
 		mark = markOfValue(held) // the file is as the last change left it
 	}
-	after, ok := c.end(seq, mark)
+	after := c.end(seq, mark)
 	if err != nil {
 		return c, 0, err
 	}
 	if id, err := d.id(indexName); err != nil || !sameFile(id, c.m.id) {
 		return s.remarked(ctx, d, e, c, mark)
-	}
-	if !ok {
-		return c, 0, errFaulted(c.m, s)
 	}
 	return c, after, nil
 }
@@ -159,19 +150,8 @@ func (s *Store) remarked(ctx context.Context, d *dirFD, e *entry, old counter, m
 		// Not errDirReplaced: the change is made, and must not be tried again.
 		return old, 0, errors.New("the change index was replaced during the write, and the state directory's index is not the one this process maps: the write could not be marked in it")
 	}
-	c, ok := e.counterIn(m, true)
-	if !ok {
-		return old, 0, errFaulted(m, s)
-	}
-	seq, ok := c.begin()
-	if !ok {
-		return old, 0, errFaulted(m, s)
-	}
-	after, ok := c.end(seq, mark)
-	if !ok {
-		return old, 0, errFaulted(m, s)
-	}
-	return c, after, nil
+	c := e.counterIn(m, true)
+	return c, c.end(c.begin(), mark), nil
 }
 
 // temp writes data to a new private temporary record, fsynced and closed.
