@@ -140,8 +140,11 @@ func tagOf(key [32]byte) uint64 {
 	return binary.LittleEndian.Uint64(key[:8]) | 1
 }
 
-func (m *mapping) word(off int) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(&m.data[off]))
+func (m *mapping) word(off int) *atomic.Uint64 { return wordAt(m.data, off) }
+
+// wordAt returns the 8-byte word at off in a mapped file's data.
+func wordAt(data []byte, off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&data[off]))
 }
 
 // load returns the word at off.

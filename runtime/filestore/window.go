@@ -127,7 +127,7 @@ func claimSlot(data []byte, l windowLayout, tag uint64) int {
 	home := int(tag>>1) % windowSlots
 	for i := range windowProbe {
 		off := windowHeader + (home+i)%windowSlots*l.slot
-		t := (*atomic.Uint64)(unsafe.Pointer(&data[off]))
+		t := wordAt(data, off)
 		if t.Load() == 0 {
 			t.CompareAndSwap(0, tag)
 		}
