@@ -415,8 +415,16 @@ func TestIndexTruncatedUnderRunningProcess(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "state")
 			sc := startScript(t, "hammer", dir, "", nil, "")
 			sc.expect(t, "ready")
+			// Its first call makes the index; on a loaded machine that
+			// can come well after "ready".
+			index := filepath.Join(dir, indexName)
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(index); err == nil || time.Now().After(deadline) {
+					break
+				}
+			}
 			time.Sleep(50 * time.Millisecond)
-			if err := os.Truncate(filepath.Join(dir, indexName), size); err != nil {
+			if err := os.Truncate(index, size); err != nil {
 				t.Fatal(err)
 			}
 			// It dies of SIGBUS; only if its recheck came between the cut
