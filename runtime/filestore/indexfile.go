@@ -249,6 +249,17 @@ func (m *mapping) trusted(moved bool) bool {
 	}
 }
 
+// drop makes every copy taken under m's trust stale, as a moved change
+// time does, and leaves its state as it is.
+func (m *mapping) drop() {
+	for {
+		t := m.trust.Load()
+		if t == trustRetired || m.trust.CompareAndSwap(t, t+trustMoved) {
+			return
+		}
+	}
+}
+
 // adopt takes the anchor in m's header when it is this boot's. The caller
 // holds s.mu.
 func (s *Store) adopt(m *mapping) {

@@ -103,6 +103,7 @@ var (
 	_ driver.Binder   = (*Store)(nil)
 	_ driver.Clock    = (*Store)(nil)
 	_ driver.Notifier = (*Store)(nil)
+	_ driver.Watcher  = (*entry)(nil)
 )
 
 // Open returns a store over dir. It creates and changes nothing: the
@@ -204,6 +205,22 @@ func (e *entry) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 	}
 	rec, err := e.loadSlow(ctx)
 	return rec, time.Time{}, err
+}
+
+// LoadWatched is Load, with the Watch of the record: the counter it was
+// read under and the mapping's trust, the two words Load's fast path
+// compares. A copy with an end (reread), or taken while the mapping was
+// due for a check, gets none: Load decides on it each time.
+func (e *entry) LoadWatched(ctx context.Context) (*driver.Record, driver.Watch, error) {
+	rec, _, err := e.Load(ctx)
+	if err != nil {
+		return nil, driver.Watch{}, err
+	}
+	k := e.fast.Load()
+	if k == nil || k.rec != rec || k.until != 0 || k.trust&trustState != trustFresh {
+		return rec, driver.Watch{}, nil
+	}
+	return rec, driver.NewWatch(k.c.m.word(k.c.off), k.seq, &k.c.m.trust, k.trust), nil
 }
 
 // loadSlow reads the record from its file, and remembers it as of its
@@ -629,6 +646,9 @@ func (e *entry) wrote(err error) error {
 	case !errors.Is(err, driver.ErrConflict):
 		e.failed.Store(true)
 		e.fast.Store(nil)
+		if m := e.s.m.Load(); m != nil {
+			m.drop() // no Watch of a copy holds now (LoadWatched)
+		}
 	}
 	return err
 }

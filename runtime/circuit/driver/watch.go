@@ -22,10 +22,12 @@ type Watch struct {
 }
 
 // NewWatch returns the Watch of a record read while word held value and
-// epoch held epochValue, both stable before and after the read. A value of 0
-// vouches for nothing: a store's words are never 0 while they vouch.
+// epoch held epochValue, both stable before and after the read. An epoch
+// value of 0 vouches for nothing: a store's epoch word is never 0 while it
+// vouches, so that memory it zeroes to let go of its words vouches for
+// nothing either.
 func NewWatch(word *atomic.Uint64, value uint64, epoch *atomic.Uint64, epochValue uint64) Watch {
-	if word == nil || epoch == nil || value == 0 {
+	if word == nil || epoch == nil || epochValue == 0 {
 		return Watch{}
 	}
 	return Watch{word: word, value: value, epoch: epoch, epochV: epochValue}
