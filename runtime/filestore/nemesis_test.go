@@ -69,7 +69,7 @@ func nemesisDuration(t *testing.T) time.Duration {
 	if testing.Short() {
 		return 10 * time.Second
 	}
-	return 30 * time.Second
+	return 20 * time.Second
 }
 
 // nemesisKinds returns the fault kinds to inject: every kind, or those of

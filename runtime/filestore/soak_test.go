@@ -13,7 +13,7 @@ package filestore
 // has run out.
 //
 //	go test -short ./runtime/filestore/ -run TestCrashSoak     100 kills
-//	go test ./runtime/filestore/ -run TestCrashSoak             300 kills
+//	go test ./runtime/filestore/ -run TestCrashSoak             200 kills
 //	go test ./runtime/filestore/ -run TestCrashSoak -soak       1000 kills (make soak)
 //
 // CIRCUITGEN_SOAK=1 in the environment is the same as -soak, and
@@ -193,7 +193,7 @@ type soakStats struct {
 }
 
 func TestCrashSoak(t *testing.T) {
-	kills, workers := 300, 3
+	kills, workers := 200, 3
 	switch {
 	case soakMode():
 		kills = 1000
