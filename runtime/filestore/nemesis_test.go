@@ -21,7 +21,7 @@ package filestore
 // that permission flips bite; without root, the tmpfs and ownership faults are
 // left out, and the test fails instead when CI=true.
 //
-//	go test ./runtime/filestore/ -run TestNemesis -v            30s of faults (10s with -short)
+//	go test ./runtime/filestore/ -run TestNemesis -v            20s of faults (10s with -short)
 //	make nemesis                                                 10 minutes (NEMESIS=5m to change)
 //
 // CIRCUITGEN_NEMESIS=<duration> sets how long the faults go on, and
