@@ -139,7 +139,7 @@ func (e *entry) lostWhy(rec *driver.Record, seen lost.Seen, c counter, v uint64,
 // closed; once more is none, the call fails.
 func (e *entry) lost(ctx context.Context, found *driver.Record, why string, more int) (*driver.Record, error) {
 	report := func() {
-		e.s.notify(fmt.Errorf("%w: filestore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
+		e.s.reports.Send(fmt.Errorf("%w: filestore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 			driver.ErrLost, e.name, e.recordPath(), why))
 	}
 	for range 3 {
@@ -175,18 +175,4 @@ func (e *entry) lost(ctx context.Context, found *driver.Record, why string, more
 // circuits whose records it finds lost, each once, by the process that
 // treats it as unknown. circuit.New calls it once for each Breaker over the
 // store.
-func (s *Store) Notify(report func(error)) {
-	s.reportMu.Lock()
-	s.reports = append(s.reports, report)
-	s.reportMu.Unlock()
-}
-
-// notify reports err to Notify's functions.
-func (s *Store) notify(err error) {
-	s.reportMu.Lock()
-	reports := s.reports
-	s.reportMu.Unlock()
-	for _, r := range reports {
-		r(err)
-	}
-}
+func (s *Store) Notify(report func(error)) { s.reports.Add(report) }

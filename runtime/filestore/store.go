@@ -13,6 +13,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/lost"
+	"github.com/circuitgen/circuitgen/runtime/internal/notify"
 )
 
 // Store is a driver.Store over one directory. It is safe for concurrent
@@ -41,8 +42,7 @@ type Store struct {
 
 	win windowFile // the shared window counts (window.go)
 
-	reportMu sync.Mutex
-	reports  []func(error) // Notify's
+	reports notify.List // Notify's
 }
 
 // Option configures a Store.

@@ -41,7 +41,7 @@ func (b *bound) lost(ctx context.Context, now time.Time, prev *driver.Record) (*
 	if prev != nil {
 		what = fmt.Sprintf("is older than one this process saw (it holds version %d of incarnation %s, written %s): the server's dataset was rolled back", prev.Version, prev.Incarnation, prev.UpdatedAt.Format(time.RFC3339Nano))
 	}
-	b.s.notify(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
+	b.s.reports.Send(fmt.Errorf("%w: redisstore: the record of circuit %q (%s) %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, b.key, what))
 	rec, at, err := lost.MakeUnknown(b.name, now, prev, b.last, driver.NewID,
 		func(prev, next *driver.Record) error {

@@ -78,21 +78,8 @@ func serverSettings(ctx context.Context, c *redis.Client) ([]error, error) {
 // unsafe settings New found, at once, and later the circuits whose records
 // it finds lost. circuit.New calls it once for each Breaker over the store.
 func (s *Store) Notify(report func(error)) {
-	s.reportMu.Lock()
-	s.reports = append(s.reports, report)
-	findings := s.findings
-	s.reportMu.Unlock()
-	for _, f := range findings {
+	s.reports.Add(report)
+	for _, f := range s.findings { // set by New, never changed
 		report(f)
-	}
-}
-
-// notify reports err to Notify's functions.
-func (s *Store) notify(err error) {
-	s.reportMu.Lock()
-	reports := s.reports
-	s.reportMu.Unlock()
-	for _, r := range reports {
-		r(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
 	"github.com/circuitgen/circuitgen/runtime/internal/lost"
+	"github.com/circuitgen/circuitgen/runtime/internal/notify"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -33,9 +34,8 @@ type Store struct {
 
 	bound sync.Map // circuit name → *bound
 
-	reportMu sync.Mutex
-	reports  []func(error) // Notify's
-	findings []error       // what New found unsafe, reported to Notify
+	reports  notify.List // Notify's
+	findings []error     // what New found unsafe, reported to Notify
 }
 
 var (

@@ -540,7 +540,7 @@ func (b *bound) lost(ctx context.Context, now time.Time, stale *driver.Record) (
 	if stale != nil {
 		what = fmt.Sprintf("is older than one this process saw (it holds version %d of incarnation %s, written %s): the database was rolled back", stale.Version, stale.Incarnation, stale.UpdatedAt.Format(time.RFC3339Nano))
 	}
-	b.s.notify(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
+	b.s.reports.Send(fmt.Errorf("%w: sqlstore: the row of circuit %q %s; the circuit is treated as unknown, its next call a probe",
 		driver.ErrLost, b.name, what))
 	rec, at, err := lost.MakeUnknown(b.name, now, stale, b.last, driver.NewID,
 		func(prev, next *driver.Record) error { return b.s.Replace(ctx, b.name, prev, next) },
@@ -612,11 +612,7 @@ func (b *bound) Delete(ctx context.Context) error {
 // trigger missing or not enabled ALWAYS, heartbeats that do not come back
 // (errors wrapping ErrNoTrigger), a row rolled back (driver.ErrLost).
 // circuit.New calls it once for each Breaker over the store.
-func (s *Store) Notify(report func(error)) {
-	s.reportMu.Lock()
-	defer s.reportMu.Unlock()
-	s.reports = append(s.reports, report)
-}
+func (s *Store) Notify(report func(error)) { s.reports.Add(report) }
 
 // reportSession passes on why a listening session ended, when it is a
 // trigger's state or a heartbeat that did not come back, once until the
@@ -626,22 +622,10 @@ func (s *Store) reportSession(err error) {
 		return
 	}
 	s.reportMu.Lock()
-	defer s.reportMu.Unlock()
-	if err.Error() == s.reported {
-		return
-	}
+	again := err.Error() == s.reported
 	s.reported = err.Error()
-	for _, r := range s.reports {
-		r(err)
-	}
-}
-
-// notify reports err to Notify's functions.
-func (s *Store) notify(err error) {
-	s.reportMu.Lock()
-	reports := s.reports
 	s.reportMu.Unlock()
-	for _, r := range reports {
-		r(err)
+	if !again {
+		s.reports.Send(err)
 	}
 }

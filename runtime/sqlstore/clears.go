@@ -27,7 +27,7 @@ func (s *Store) withoutClears(err error) bool {
 		return false
 	}
 	if !s.noClears.Swap(true) {
-		s.notify(fmt.Errorf("%w: sqlstore: the table circuit_clears is missing: run Migrate; until this process restarts after it, a row deleted behind the store's back reads as a Clear (%v)",
+		s.reports.Send(fmt.Errorf("%w: sqlstore: the table circuit_clears is missing: run Migrate; until this process restarts after it, a row deleted behind the store's back reads as a Clear (%v)",
 			driver.ErrUnsafe, err))
 	}
 	return true

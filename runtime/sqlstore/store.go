@@ -11,6 +11,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/copies"
+	"github.com/circuitgen/circuitgen/runtime/internal/notify"
 )
 
 // Store is a driver.Store on the circuits table of a SQL database. It is
@@ -27,9 +28,9 @@ type Store struct {
 
 	noClears atomic.Bool // the database has no circuit_clears (clears.go)
 
+	reports  notify.List // Notify's
 	reportMu sync.Mutex
-	reports  []func(error) // Notify's
-	reported string        // the last error reported, not to repeat it
+	reported string // the last session error reported, not to repeat it (under reportMu)
 }
 
 var (

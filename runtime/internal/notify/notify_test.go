@@ -1,0 +1,19 @@
+package notify
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestList(t *testing.T) {
+	var l List
+	l.Send(errors.New("to nobody")) // an empty list is ready
+	var got []string
+	for _, name := range []string{"a", "b"} {
+		l.Add(func(err error) { got = append(got, name+": "+err.Error()) })
+	}
+	l.Send(errors.New("lost"))
+	if want := "a: lost,b: lost"; len(got) != 2 || got[0]+","+got[1] != want {
+		t.Fatalf("Send reached %q, want %s", got, want)
+	}
+}
