@@ -216,8 +216,10 @@ func (e *entry) LoadWatched(ctx context.Context) (*driver.Record, driver.Watch, 
 	if err != nil {
 		return nil, driver.Watch{}, err
 	}
+	// A copy a racing Load stored before it saw a write fail (and took
+	// back) must get no Watch: failed is set before the trust moves.
 	k := e.fast.Load()
-	if k == nil || k.rec != rec || k.until != 0 || k.trust&trustState != trustFresh {
+	if k == nil || k.rec != rec || k.until != 0 || k.trust&trustState != trustFresh || e.failed.Load() {
 		return rec, driver.Watch{}, nil
 	}
 	return rec, driver.NewWatch(k.c.m.word(k.c.off), k.seq, &k.c.m.trust, k.trust), nil
