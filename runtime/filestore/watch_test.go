@@ -80,3 +80,20 @@ func TestWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestNoWatchWhileWriteFailed: a copy that a Load stored as a write
+// failed (before the Load saw the failure and took it back) gets no
+// Watch. The state is set by hand: the interleaving is a race that the
+// nemesis found once.
+func TestNoWatchWhileWriteFailed(t *testing.T) {
+	s := openDir(t, filepath.Join(t.TempDir(), "state"))
+	e := s.Bind("watched").(*entry)
+	if _, w, err := e.LoadWatched(t.Context()); err != nil || !w.Holds() {
+		t.Fatalf("setup: LoadWatched: %v, holds %v", err, w.Holds())
+	}
+	e.failed.Store(true) // the write failed; the racing Load's copy is still in e.fast
+	defer e.failed.Store(false)
+	if _, w, err := e.LoadWatched(t.Context()); err != nil || w.Holds() {
+		t.Fatalf("LoadWatched while a write has failed: %v, a Watch that holds %v; want none", err, w.Holds())
+	}
+}
