@@ -60,10 +60,11 @@ test-next:
 # A release rehearsal of HEAD (not of uncommitted changes): every module
 # tagged REHEARSE_VERSION (v0.1.0) in a scratch clone and served from a
 # file-based module proxy, then the README's install commands, generate,
-# build, vet and test in fresh modules outside the repository. make test
-# runs it too.
+# build, vet and test in fresh modules outside the repository. CI runs it
+# after make test, whose -race builds it reuses. It prints every command
+# with its output, result and time.
 rehearse:
-	bash .ci/rehearse
+	@bash .ci/phase rehearse bash .ci/rehearse
 
 # The billing demo: a guarded client, a failing provider, several processes
 # sharing one circuit.

@@ -12,8 +12,8 @@ package filestore
 // every circuit admits a call once any lease or cooldown a dead worker left
 // has run out.
 //
-//	go test -short ./runtime/filestore/ -run TestCrashSoak     100 kills
-//	go test ./runtime/filestore/ -run TestCrashSoak             200 kills
+//	go test -short ./runtime/filestore/ -run TestCrashSoak     50 kills
+//	go test ./runtime/filestore/ -run TestCrashSoak             100 kills
 //	go test ./runtime/filestore/ -run TestCrashSoak -soak       1000 kills (make soak)
 //
 // CIRCUITGEN_SOAK=1 in the environment is the same as -soak, and
@@ -193,12 +193,12 @@ type soakStats struct {
 }
 
 func TestCrashSoak(t *testing.T) {
-	kills, workers := 200, 3
+	kills, workers := 100, 3
 	switch {
 	case soakMode():
 		kills = 1000
 	case testing.Short():
-		kills = 100
+		kills = 50
 	}
 	if n, err := strconv.Atoi(os.Getenv("CIRCUITGEN_SOAK_KILLS")); err == nil && n > 0 {
 		kills = n
