@@ -33,6 +33,7 @@ type Breaker struct {
 	store Store
 	// The optional interfaces of the store, nil when it has none.
 	binder   driver.Binder
+	watcher  driver.Watcher
 	windows  driver.WindowStore
 	callWins driver.CallWindowStore
 	sharer   driver.WindowSharer
@@ -49,6 +50,7 @@ type Breaker struct {
 
 	policies  sync.Map // Policy → *bound, each distinct policy validated
 	npolicies atomic.Int32
+	unset     *bound // the bound of a handle without a policy
 }
 
 // Option configures a Breaker.
@@ -73,7 +75,9 @@ func WithObserver(o Observer) Option {
 // New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store, epoch: time.Now()}
+	b.unset = &bound{b: b}
 	b.binder, _ = store.(driver.Binder)
+	b.watcher, _ = store.(driver.Watcher)
 	b.windows, _ = store.(driver.WindowStore)
 	b.callWins, _ = store.(driver.CallWindowStore)
 	b.sharer, _ = store.(driver.WindowSharer)
@@ -110,7 +114,7 @@ func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(contex
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, rules, nil, op)
+	return c.run(ctx, rules, op)
 }
 
 // Allow admits one call to the named circuit under policy p, or returns the
@@ -134,7 +138,7 @@ func (b *Breaker) Names() []string {
 	b.mu.RLock()
 	names := make([]string, 0, len(b.circuits))
 	for name, c := range b.circuits {
-		if c.p != nil {
+		if c.p.set {
 			names = append(names, name)
 		}
 	}
@@ -152,14 +156,14 @@ func (b *Breaker) bind(name string, p Policy) (*Circuit, *machine.Policy, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.p != nil && c.p.policy == p {
+	if c.p.set && c.p.policy == p {
 		return c, &c.p.rules, nil
 	}
 	v, err := b.validated(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.p == nil {
+	if !c.p.set {
 		c = b.keep(b.newCircuit(name, v)) // its first policy: listed from now on
 	}
 	return c, &v.rules, nil
@@ -177,7 +181,7 @@ func (b *Breaker) named(name string) (*Circuit, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	return b.keep(b.newCircuit(name, nil)), nil
+	return b.keep(b.newCircuit(name, b.unset)), nil
 }
 
 // keep makes c its name's first handle unless the name has one with a
@@ -186,7 +190,7 @@ func (b *Breaker) named(name string) (*Circuit, error) {
 func (b *Breaker) keep(c *Circuit) *Circuit {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if old := b.circuits[c.name]; old != nil && (old.p != nil || c.p == nil) {
+	if old := b.circuits[c.name]; old != nil && (old.p.set || !c.p.set) {
 		return old
 	}
 	if b.circuits == nil {
@@ -198,11 +202,17 @@ func (b *Breaker) keep(c *Circuit) *Circuit {
 
 // bound is a Policy that Validate accepted, and its rules.
 type bound struct {
+	b      *Breaker
+	set    bool  // policy is set; false for a handle without one, or an invalid one (err)
+	err    error // the *ConfigError of an invalid name or policy
 	policy Policy
 	rules  machine.Policy
 	// plain reports that a healthy call has nothing to do but run: no rate
 	// rule counts it, no slow-call rule times it, no observer hears it.
 	plain bool
+	// rejects reports that a standing rejection has nothing to do but
+	// return: the circuit is not observe-only, and no observer hears it.
+	rejects bool
 }
 
 // validated returns p's bound, validating p the first time it is seen.
@@ -213,9 +223,10 @@ func (b *Breaker) validated(p Policy) (*bound, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	v := &bound{policy: p, rules: p.rules()}
+	v := &bound{b: b, set: true, policy: p, rules: p.rules()}
 	v.rules.ObserveOnly = v.rules.ObserveOnly || b.observe
 	v.plain = v.rules.FailureRate == 0 && v.rules.SlowCall == 0 && !b.obs.calls
+	v.rejects = !v.rules.ObserveOnly && !b.obs.calls
 	if b.npolicies.Load() >= maxPolicies {
 		return v, nil
 	}

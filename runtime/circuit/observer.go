@@ -160,17 +160,17 @@ const stateErrorEvery = time.Minute
 // reported within stateErrorEvery.
 func (c *Circuit) stateError(op string, err error) *StateError {
 	se := &StateError{Name: c.name, Op: op, Err: err}
-	if len(c.b.obs.events) == 0 {
+	if len(c.p.b.obs.events) == 0 {
 		return se
 	}
-	now := int64(c.b.since())
+	now := int64(c.p.b.since())
 	reported := &c.extra().reported
 	last := reported.Load()
 	if last != 0 && now-last < int64(stateErrorEvery) || !reported.CompareAndSwap(last, now) {
 		return se
 	}
 	e := *se // callers may still mark the returned one as Ran
-	c.b.obs.event(Event{Name: c.name, Err: &e, At: time.Now()})
+	c.p.b.obs.event(Event{Name: c.name, Err: &e, At: time.Now()})
 	return se
 }
 

@@ -50,7 +50,8 @@ func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a 
 	if se.Op == "window" && o != machine.Failure {
 		return // the counts go back to the batch; only a failure could change the record
 	}
-	c.owed.Store(&owed{p: p, g: *g, o: o, a: *a, err: se.Err})
+	c.extra().owed.Store(&owed{p: p, g: *g, o: o, a: *a, err: se.Err})
+	c.drop(c.kept.Load()) // the shortcut would admit calls
 }
 
 // repay writes the settlement ow the circuit owes when it is time to try,
@@ -64,22 +65,22 @@ func (c *Circuit) repay(ctx context.Context, ow *owed) error {
 		return refused()
 	}
 	defer ow.mu.Unlock()
-	if c.owed.Load() != ow {
+	if c.owing() != ow {
 		return nil // written meanwhile
 	}
-	if time.Since(c.b.epoch) < ow.next {
+	if time.Since(c.p.b.epoch) < ow.next {
 		return refused()
 	}
 	if c.landed(ctx, ow.a.tried) {
-		c.owed.CompareAndSwap(ow, nil)
+		c.extra().owed.CompareAndSwap(ow, nil)
 		return nil
 	}
 	ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
 	if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
-		ow.next = time.Since(c.b.epoch) + owedRetry
+		ow.next = time.Since(c.p.b.epoch) + owedRetry
 		return refused()
 	}
-	c.owed.CompareAndSwap(ow, nil)
+	c.extra().owed.CompareAndSwap(ow, nil)
 	return nil
 }
 

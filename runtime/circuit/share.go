@@ -87,7 +87,7 @@ func (c *Circuit) countShared(ctx context.Context, p *machine.Policy, rec *drive
 	}
 	if flush != nil {
 		fctx, cancel := detach(ctx)
-		remote, err := c.b.sharer.ShareWindow(fctx, c.name, p.Window, e, bk, flush)
+		remote, err := c.p.b.sharer.ShareWindow(fctx, c.name, p.Window, e, bk, flush)
 		cancel()
 		bt.mu.Lock()
 		mine := bt.epoch == e && bt.flight == flight

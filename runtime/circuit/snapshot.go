@@ -173,9 +173,9 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	switch _, _, err := c.store.Load(ctx); {
+	switch _, _, err := c.storeLoad(ctx); {
 	case errors.Is(err, driver.ErrCorrupt):
-		if err := c.store.Delete(ctx); err != nil {
+		if err := c.storeDelete(ctx); err != nil {
 			return c.stateError("delete", err)
 		}
 	case err != nil:
@@ -185,7 +185,7 @@ func (b *Breaker) Clear(ctx context.Context, name string) error {
 		return machine.Cleared(v.rec, name, v.clk.Now(), driver.NewID), nil
 	})
 	if err == nil {
-		c.owed.Store(nil) // nothing admitted before can settle now
+		c.extra().owed.Store(nil) // nothing admitted before can settle now
 	}
 	return err
 }

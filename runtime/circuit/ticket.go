@@ -25,15 +25,15 @@ type Ticket struct {
 // ticket admits one call to the circuit under p and returns its Ticket.
 func (c *Circuit) ticket(ctx context.Context, p *machine.Policy) (*Ticket, error) {
 	t := &Ticket{c: c, ctx: ctx, p: p}
-	if err := c.allow(ctx, p, nil, &t.grant); err != nil {
+	if err := c.allow(ctx, p, &t.grant); err != nil {
 		if !passes(p, err) {
 			return nil, err
 		}
 		t.passed = true
 		return t, nil
 	}
-	if t.timed = p.SlowCall > 0 || c.b.obs.calls; t.timed {
-		t.start = c.b.since()
+	if t.timed = p.SlowCall > 0 || c.p.b.obs.calls; t.timed {
+		t.start = c.p.b.since()
 	}
 	return t, nil
 }
@@ -51,7 +51,7 @@ func (t *Ticket) Done(o Outcome) error {
 	}
 	var d time.Duration
 	if t.timed {
-		d = t.c.b.since() - t.start
+		d = t.c.p.b.since() - t.start
 	}
 	if err := t.c.settle(t.ctx, t.p, &t.grant, t.p.Classify(machine.Outcome(o), d), d); err != nil && !t.p.ObserveOnly {
 		return ranError(err, nil)

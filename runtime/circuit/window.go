@@ -11,8 +11,13 @@ import (
 )
 
 // more is the part of a Circuit that only some circuits use, made on first
-// use: the rate rule's windows and the pacing of reports.
+// use (or with the Circuit, for bound): the store's handle of a
+// driver.Binder, the rate rule's windows, the latest rejection of a record
+// not kept, a settlement owed and the pacing of reports.
 type more struct {
+	bound    driver.BoundStore          // the store's handle of the circuit (driver.Binder)
+	rej      atomic.Pointer[rejection]  // the latest rejection of a record not kept (reject.go)
+	owed     atomic.Pointer[owed]       // a settlement the store refused (owed.go)
 	win      atomic.Pointer[window]     // the time window last used
 	calls    atomic.Pointer[callWindow] // the count window last used
 	batch    atomic.Pointer[batch]      // the shared batch last used (share.go)
@@ -29,6 +34,14 @@ func (c *Circuit) extra() *more {
 	}
 	c.more.CompareAndSwap(nil, new(more))
 	return c.more.Load()
+}
+
+// owing returns the settlement the circuit owes, or nil.
+func (c *Circuit) owing() *owed {
+	if m := c.more.Load(); m != nil {
+		return m.owed.Load()
+	}
+	return nil
 }
 
 // window is the cells of a circuit's time window, and the epoch of the
@@ -57,7 +70,7 @@ func (c *Circuit) count(ctx context.Context, p *machine.Policy, v *view, o machi
 	switch {
 	case p.WindowCalls > 0:
 		return c.countCalls(p, v.rec, o, add)
-	case c.b.sharer != nil:
+	case c.p.b.sharer != nil:
 		return c.countShared(ctx, p, v.rec, v.clk.Now(), o, add)
 	}
 	w, err := c.window(p.Window, v.rec)
@@ -86,9 +99,9 @@ func (c *Circuit) window(span time.Duration, rec *driver.Record) (*window, error
 	switch {
 	case w != nil && w.span == span:
 		cells = w.cells
-	case c.b.windows != nil:
+	case c.p.b.windows != nil:
 		var err error
-		if cells, err = c.b.windows.WindowCells(c.name, span); err != nil {
+		if cells, err = c.p.b.windows.WindowCells(c.name, span); err != nil {
 			return nil, c.stateError("window", err)
 		}
 	default:
@@ -110,9 +123,9 @@ func (c *Circuit) countCalls(p *machine.Policy, rec *driver.Record, o machine.Ou
 		switch {
 		case w != nil && w.n == p.WindowCalls:
 			cells = w.cells
-		case c.b.callWins != nil:
+		case c.p.b.callWins != nil:
 			var err error
-			if cells, err = c.b.callWins.CallCells(c.name, p.WindowCalls); err != nil {
+			if cells, err = c.p.b.callWins.CallCells(c.name, p.WindowCalls); err != nil {
 				return driver.Counts{}, c.stateError("window", err)
 			}
 		default:

@@ -160,24 +160,6 @@ func dirProblem(dir string, fi fs.FileInfo) *DirError {
 	return nil
 }
 
-// openDir opens the state directory for a write, creating it 0700
-// (whatever the umask) when missing, after checkDir's checks, which it makes
-// again of the directory it opened.
-func (s *Store) openDir() (*dirFD, error) {
-	if err := s.checkDir(true); err != nil {
-		return nil, err
-	}
-	d, fi, err := openDirFD(s.dir)
-	if err != nil {
-		return nil, fmt.Errorf("open state directory: %w", err)
-	}
-	if de := dirProblem(s.dir, fi); de != nil {
-		_ = d.close()
-		return nil, de
-	}
-	return d, nil
-}
-
 // checkDir verifies the state directory before a read or write:
 // dirProblem's checks. With create, a missing directory is created 0700
 // (whatever the umask); without, it is errNoDir.

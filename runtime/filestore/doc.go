@@ -12,13 +12,14 @@
 // Load, and a circuit's record (0600) on its first write: a circuit has
 // none until an outcome changes something. A directory the store cannot
 // use is a *DirError saying what to fix. A call on a closed circuit makes
-// no system call: each process keeps copies of the records (and of no
-// record), validated by a change index every process maps.
+// no system call: the Breaker keeps the record it loaded, and the change
+// index every process maps vouches for it (driver.Watcher).
 // A store that cannot be read or written fails closed, with a
 // *circuit.StateError.
 //
 // How it works (the files, a write, the change index and its recheck, the
-// boot clock, the faults it survives and its limits) is in the repository's
+// boot clock) and its threat model (what it survives, and what another
+// actor changing its files does) are in the repository's
 // docs/file-store.md:
 // https://github.com/circuitgen/circuitgen/blob/main/docs/file-store.md
 package filestore

@@ -268,11 +268,14 @@ func TestWritesRefusedWhenDirBecomesWritable(t *testing.T) {
 	if err := run(t, b, circuit.Failure, errDown); !errors.Is(err, errDown) {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	// The same store, with the record cached, must not write into it.
-	err := run(t, b, circuit.Failure, errDown)
+	// The directory becomes writable while a call runs, admitted on the
+	// record the Breaker keeps: its settlement must not write into it.
+	err := b.Run(t.Context(), name, policy, func(context.Context) (circuit.Outcome, error) {
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		return circuit.Failure, errDown
+	})
 	se := wantStateError(t, err, false)
 	if !se.Ran || !errors.Is(err, errDown) {
 		t.Fatalf("settling failure: %v, Ran = %v; want Ran and the operation's error reachable", err, se.Ran)
@@ -408,9 +411,9 @@ func TestStrictDecoding(t *testing.T) {
 	}
 }
 
-// TestCorruptRecordIsNeverOverwritten corrupts the record behind the back
-// of a store that has it cached: the next change, which must read the
-// record under the lock, reports it as corrupt and leaves it for Clear.
+// TestCorruptRecordIsNeverOverwritten corrupts the record while a call
+// admitted on it runs: the settlement, which must read the record under
+// the lock, reports it as corrupt and leaves it for Clear.
 func TestCorruptRecordIsNeverOverwritten(t *testing.T) {
 	dir := stateDir(t)
 	b := circuit.New(openStore(t, dir))
@@ -418,9 +421,10 @@ func TestCorruptRecordIsNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	garbage := []byte(`{"v":1,"name":"billing-api","sta`)
-	replaceFile(t, recordPath(dir, name), garbage)
-
-	err := run(t, b, circuit.Failure, errDown)
+	err := b.Run(t.Context(), name, policy, func(context.Context) (circuit.Outcome, error) {
+		replaceFile(t, recordPath(dir, name), garbage)
+		return circuit.Failure, errDown
+	})
 	se := wantStateError(t, err, true)
 	if !se.Ran || !errors.Is(err, errDown) {
 		t.Fatalf("settling over a corrupt record: %v, Ran = %v; want Ran and the operation's error reachable", err, se.Ran)

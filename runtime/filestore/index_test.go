@@ -283,12 +283,13 @@ func init() {
 		var owned, spilled *circuit.Circuit
 		// Written circuits have claimed slots (the first 4,096 or so);
 		// the others are read by their spill counters.
+		m := s.m.Load()
 		for i := 1; i < n && (owned == nil || spilled == nil); i++ {
-			c := s.entry(circuitName(i)).ctr.Load()
+			c := m.counterOf(tag(circuitName(i)))
 			switch {
-			case c != nil && c.owned && owned == nil:
+			case c.owned && owned == nil:
 				owned = cs[i]
-			case (c == nil || !c.owned) && spilled == nil:
+			case !c.owned && spilled == nil:
 				spilled = cs[i]
 			}
 		}
@@ -594,4 +595,50 @@ func TestReplacedIndexLetGo(t *testing.T) {
 	if v := old.load(slotsOffset); v != 0 {
 		t.Errorf("the first mapping still reads %#x after it was let go: want the zeroed memory that replaces its file", v)
 	}
+}
+
+// cutIndex replaces the index by a copy of its first size bytes, renamed
+// over it (truncating the file in place would kill every process using it:
+// outside the model), and marks the mapping of each of stores due for its
+// check, as its recheck does within a second: so their next call finds the
+// damage.
+func cutIndex(t *testing.T, index string, size int64, stores ...*Store) {
+	t.Helper()
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := index + ".cut"
+	if err := os.WriteFile(tmp, data[:min(size, int64(len(data)))], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, index); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stores {
+		s.due()
+	}
+}
+
+// fill fills the file system mounted at mnt until leave bytes are free, and
+// returns the filler's path.
+func fill(t *testing.T, mnt string, leave int64) string {
+	t.Helper()
+	path := filepath.Join(mnt, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := int64(os.Getpagesize())
+	var size int64
+	for chunk := make([]byte, page); ; size += page {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	if err := f.Truncate(size - leave); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

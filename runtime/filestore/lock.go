@@ -15,35 +15,6 @@ import (
 // lockRetry is how often a waiting process tries the lock again.
 const lockRetry = time.Millisecond
 
-// locked runs fn holding the circuit's flock in the state directory d: the
-// lock file is taken by its path, then checked to be d's (errDirReplaced
-// when the path names another directory by then). Each call opens its own
-// lock handle: flock locks belong to an open file, so two handles exclude
-// each other even within one process, where a shared *flock.Flock would not.
-func (s *Store) locked(ctx context.Context, d *dirFD, e *entry, fn func() error) (err error) {
-	path := e.lockPath()
-	if err := fault("lock", "open", path); err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
-	}
-	fl, err := lockFile(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := fl.Close(); cerr != nil && err == nil { // Close unlocks
-			err = fmt.Errorf("unlock %s: %w", path, cerr)
-		}
-	}()
-	fi, err := fl.Stat()
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
-	}
-	if id, err := d.id(e.lockName()); err != nil || id.dev != identify(fi).dev || id.ino != identify(fi).ino {
-		return errDirReplaced
-	}
-	return fn()
-}
-
 // lockFile takes the flock of the lock file at path, creating it 0600: a
 // regular file, not a symlink, owned by this process's user.
 func lockFile(ctx context.Context, path string) (*flock.Flock, error) {

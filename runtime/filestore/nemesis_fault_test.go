@@ -7,10 +7,8 @@ package filestore
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +33,6 @@ var nemFaults = []nemFault{
 	{kind: "nofile", inject: (*nemesis).nofile},
 	{kind: "full", inject: func(n *nemesis) { n.fill([]int64{0, 8 << 10, 32 << 10}[n.rng.IntN(3)]) }},
 	{kind: "index", stale: true, inject: (*nemesis).damageIndex},
-	{kind: "clock", inject: (*nemesis).tamperClock},
 	{kind: "records", inject: (*nemesis).removeRecords},
 	{kind: "perm", inject: (*nemesis).flipPermission},
 	{kind: "owner", needsRoot: true, inject: (*nemesis).flipOwner},
@@ -207,72 +204,6 @@ func (n *nemesis) damageIndex() {
 	}
 	n.log.stale = append(n.log.stale, nStale{after: start, until: bootNanos() + int64(recheck+staleSlack)})
 	n.count("index replaced by a blanked copy")
-}
-
-// tamperClock attacks the store's clock anchor, an hour off: it replaces
-// the change index, whose header holds the anchor, with a copy whose anchor
-// is an hour earlier or later; or it removes the clock file that earlier
-// versions of the store kept the anchor in, replaces it with another
-// anchor, or plants a directory in its place (each undone later).
-func (n *nemesis) tamperClock() {
-	shift := time.Hour
-	if n.rng.IntN(2) == 0 {
-		shift = -shift
-	}
-	path := filepath.Join(n.env.state, "clock")
-	switch n.rng.IntN(4) {
-	case 0:
-		// In place: an index renamed over by hand is another fault, whose
-		// copies readers may use for up to recheck (RELIABILITY.md).
-		f, err := os.OpenFile(filepath.Join(n.env.state, indexName), os.O_RDWR, 0)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		var word [8]byte
-		if _, err := f.ReadAt(word[:], hdrAnchor); err != nil {
-			return
-		}
-		a := binary.NativeEndian.Uint64(word[:])
-		binary.NativeEndian.PutUint64(word[:], uint64(int64(a)+int64(shift)))
-		if _, err := f.WriteAt(word[:], hdrAnchor); err == nil {
-			n.count("index anchor changed in place (an hour off)")
-			if shift < 0 {
-				n.earlier -= shift
-			}
-		}
-	case 1:
-		if err := os.Remove(path); err == nil {
-			n.count("clock file removed")
-		}
-	case 2:
-		orig, err := os.ReadFile(path)
-		var c struct {
-			V      int       `json:"v"`
-			BootID string    `json:"boot_id"`
-			Wall   time.Time `json:"wall_at_boot"`
-		}
-		if err != nil || json.Unmarshal(orig, &c) != nil {
-			return
-		}
-		c.Wall = c.Wall.Add(shift)
-		data, _ := json.Marshal(c)
-		if n.writeFile(path, append(data, '\n')) != nil {
-			return
-		}
-		n.count("clock file replaced (anchor an hour off)")
-		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = n.writeFile(path, orig) })
-	case 3:
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		if err := os.Mkdir(path, 0o700); err != nil {
-			return
-		}
-		n.chown(path)
-		n.count("clock file planted as a directory")
-		n.later(n.span(500*time.Millisecond, 3*time.Second), "clock", func() { _ = os.Remove(path) })
-	}
 }
 
 // writeFile replaces path with data, owned by the workers' user.

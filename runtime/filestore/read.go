@@ -26,12 +26,6 @@ func readRecord(path string) (*driver.Record, error) {
 	return decodeFile(path, f, err)
 }
 
-// readRecordIn is readRecord of the record name in the directory d.
-func readRecordIn(d *dirFD, name string) (*driver.Record, error) {
-	f, err := d.open(name, os.O_RDONLY|oNonBlock, 0)
-	return decodeFile(d.at(name), f, err)
-}
-
 // decodeFile checks and decodes the record file f at path, which it
 // closes, as opened with the error err.
 func decodeFile(path string, f *os.File, err error) (*driver.Record, error) {

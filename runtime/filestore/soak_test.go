@@ -298,7 +298,7 @@ func soakCheck(t *testing.T, dir string, epoch time.Time, st *soakStats, when st
 		// The lock is free, or freed within a bound by the live workers.
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		t0 := time.Now()
-		err := s.entry(name).change(lctx, func(*dirFD, counter) error { return nil })
+		err := s.change(lctx, name, func(counter) error { return nil })
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: lock of %s: %v", when, name, err)

@@ -11,12 +11,9 @@ package filestore
 //	bootID() (string, error)               an id that changes with every boot
 //	identify(fs.FileInfo) fileID           device, inode and owner of a file
 //	changeTime(fs.FileInfo) int64          its status change time, which no one can set back
-//	sparse(fs.FileInfo) bool               whether a file has holes
 //	mapShared(*os.File, int) ([]byte, error), unmap([]byte)
 //	detach([]byte) error                   a mapping given private zeroed memory in place (sys_unix.go)
-//	openDirFD(path) (*dirFD, …)            the state directory, open, for a write's openat,
-//	                                       fstatat, renameat and unlinkat (sys_unix.go)
-//	oNoFollow, oNonBlock, oDirectory       open flags (0 where they do not exist)
+//	oNoFollow, oNonBlock                   open flags (0 where they do not exist)
 //
 // sys_linux.go and sys_darwin.go hold the clock and the boot id, sys_unix.go
 // what linux and darwin share (mmap, stat fields, flags), sys_other.go the

@@ -11,9 +11,8 @@ import (
 )
 
 const (
-	oNoFollow  = 0
-	oNonBlock  = 0
-	oDirectory = 0
+	oNoFollow = 0
+	oNonBlock = 0
 )
 
 var errUnsupported = errors.New("filestore: the file store needs linux or darwin (it relies on flock, mmap and a boot clock); on " +
@@ -31,21 +30,8 @@ func identify(fs.FileInfo) fileID { return fileID{uid: -1} }
 
 func changeTime(fs.FileInfo) int64 { return 0 }
 
-func sparse(fs.FileInfo) bool { return false }
-
 func mapShared(*os.File, int) ([]byte, error) { return nil, errUnsupported }
 
 func unmap([]byte) {}
 
 func detach([]byte) error { return errUnsupported }
-
-type dirFD struct{ path string }
-
-func openDirFD(string) (*dirFD, fs.FileInfo, error)            { return nil, nil, errUnsupported }
-func (d *dirFD) at(name string) string                         { return d.path + string(os.PathSeparator) + name }
-func (*dirFD) open(string, int, os.FileMode) (*os.File, error) { return nil, errUnsupported }
-func (*dirFD) id(string) (fileID, error)                       { return fileID{}, errUnsupported }
-func (*dirFD) rename(string, string) error                     { return errUnsupported }
-func (*dirFD) remove(string) error                             { return errUnsupported }
-func (*dirFD) sync() error                                     { return errUnsupported }
-func (*dirFD) close() error                                    { return nil }

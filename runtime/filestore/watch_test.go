@@ -21,10 +21,9 @@ func TestWatch(t *testing.T) {
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "state")
 	s := openDir(t, dir)
-	e := s.Bind("watched").(driver.Watcher)
 	load := func() (*driver.Record, driver.Watch) {
 		t.Helper()
-		rec, w, err := e.LoadWatched(ctx)
+		rec, w, err := s.LoadWatched(ctx, "watched")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,21 +78,39 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("a Watch still holds %v after it was taken: the index is never rechecked", 3*recheck)
 		}
 	}
+	if err := s.Refresh(ctx); err != nil || !w.Holds() {
+		t.Fatalf("after the recheck's Refresh: %v, holds %v; want the Watch of the unchanged record to hold again", err, w.Holds())
+	}
 }
 
-// TestNoWatchWhileWriteFailed: a copy that a Load stored as a write
-// failed (before the Load saw the failure and took it back) gets no
-// Watch. The state is set by hand: the interleaving is a race that the
-// nemesis found once.
+// TestNoWatchWhileWriteFailed: a load that a failed write of the circuit
+// races gets no Watch that holds, and the loads after it fail closed until
+// a write succeeds. The failure comes while the load reads the file (a
+// hook): the load has passed its first look at the failed writes by then.
 func TestNoWatchWhileWriteFailed(t *testing.T) {
+	ctx := t.Context()
 	s := openDir(t, filepath.Join(t.TempDir(), "state"))
-	e := s.Bind("watched").(*entry)
-	if _, w, err := e.LoadWatched(t.Context()); err != nil || !w.Holds() {
+	if _, w, err := s.LoadWatched(ctx, "watched"); err != nil || !w.Holds() {
 		t.Fatalf("setup: LoadWatched: %v, holds %v", err, w.Holds())
 	}
-	e.failed.Store(true) // the write failed; the racing Load's copy is still in e.fast
-	defer e.failed.Store(false)
-	if _, w, err := e.LoadWatched(t.Context()); err != nil || w.Holds() {
-		t.Fatalf("LoadWatched while a write has failed: %v, a Watch that holds %v; want none", err, w.Holds())
+	faultHook = func(op string) error {
+		switch op {
+		case "read":
+			_ = s.wrote("watched", syscall.EIO) // a write of another goroutine fails now
+		case "create":
+			return syscall.ENOSPC // and the retry of the next load too
+		}
+		return nil
+	}
+	defer func() { faultHook = nil }()
+	if _, w, err := s.LoadWatched(ctx, "watched"); err != nil || w.Holds() {
+		t.Fatalf("LoadWatched while a write failed: %v, a Watch that holds %v; want none", err, w.Holds())
+	}
+	if _, _, err := s.LoadWatched(ctx, "watched"); err == nil {
+		t.Fatal("LoadWatched after a failed write, its retry failing: no error, want it to fail closed")
+	}
+	faultHook = nil
+	if _, w, err := s.LoadWatched(ctx, "watched"); err != nil || !w.Holds() {
+		t.Fatalf("LoadWatched once a write succeeds: %v, holds %v", err, w.Holds())
 	}
 }

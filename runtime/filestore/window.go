@@ -109,15 +109,15 @@ func (s *Store) CallCells(name string, n int) (*driver.CallCells, error) {
 // windowCells returns the cells, of type T, of the named circuit's window w
 // (a span or a number of calls) in the file of layout l that m maps.
 func windowCells[T any](s *Store, m *windowMapping, l windowLayout, name string, w uint64) (*T, error) {
-	tag := (s.entry(name).tag() ^ w*0x9e3779b97f4a7c15) | 1
+	t := (tag(name) ^ w*0x9e3779b97f4a7c15) | 1
 	d, err := s.windowData(m, l)
 	if err != nil {
 		return nil, err
 	}
-	if off := claimSlot(*d, l, tag); off >= 0 {
+	if off := claimSlot(*d, l, t); off >= 0 {
 		return (*T)(unsafe.Pointer(&(*d)[off+8])), nil
 	}
-	c, _ := m.local.LoadOrStore(tag, new(T))
+	c, _ := m.local.LoadOrStore(t, new(T))
 	return c.(*T), nil
 }
 

@@ -38,7 +38,13 @@ func (w *Watch) Holds() bool {
 	return w.word != nil && w.word.Load() == w.value && w.epoch.Load() == w.epochV
 }
 
-// Watcher is implemented by a BoundStore that can vouch for the records it
+// Unchanged reports whether the circuit's change word still holds the value
+// it held when the record was read, leaving the epoch word aside: whether
+// any process changed the record since. A Watch that held a moment ago and
+// is still Unchanged vouches that no write came in between.
+func (w *Watch) Unchanged() bool { return w.word != nil && w.word.Load() == w.value }
+
+// Watcher is implemented by a Store that can vouch for the records it
 // loads with a Watch. The Breaker then keeps the record of each circuit it
 // loaded last and uses it again, without calling the store, while its Watch
 // holds: the healthy call of such a store makes no call into it.
@@ -48,5 +54,11 @@ type Watcher interface {
 	// during the read), and then the Breaker loads again next time. Its
 	// time is that of the store's Clock (or the local clock): a Watcher's
 	// Load returns the zero Time.
-	LoadWatched(ctx context.Context) (rec *Record, w Watch, err error)
+	LoadWatched(ctx context.Context, name string) (rec *Record, w Watch, err error)
+	// Refresh checks the store's epoch word when it is due for a check (a
+	// store may move it at intervals, to look at what its words stand for),
+	// and puts it back when nothing changed: a Watch that failed only for
+	// that holds again. The Breaker calls it before it loads a record it
+	// keeps again.
+	Refresh(ctx context.Context) error
 }

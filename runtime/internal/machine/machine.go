@@ -66,7 +66,7 @@ func Admit(rec *driver.Record, p *Policy, clk *Clock, fresh func() string, a *Ad
 	}
 	switch rec.State {
 	case driver.StateClosed:
-		a.Admitted, a.Grant = true, GrantOf(rec)
+		a.Admitted, a.Grant = true, Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
 		return
 	case driver.StateOpen:
 		if clk.Before(rec.OpenUntil) {
@@ -291,26 +291,54 @@ func successor(r *driver.Record, now time.Time) *driver.Record {
 	return &next
 }
 
-// Clean reports whether rec, a record or none, is clean: none, or closed,
-// not forced, with no failures counted. It is the one shortcut of the
-// healthy call: a clean record admits a call as closed without a clock, and
-// a Success of a call it admitted leaves it unchanged, whatever the policy
-// and the time, while it is still the circuit's record (only the rate rule,
-// which counts the call in its window, has anything to do):
+// Standing is what Admit decides on a record at every time before Until,
+// the same for every call, with no clock, no claim and nothing to write: the
+// one shortcut of the hot path. While the record is still the circuit's,
+// the Breaker may take the decision again without the machine:
 //
-//	Admit(rec, p, clk, fresh, &a); a == Admission{Admitted: true, Grant: GrantOf(rec)}, clk unread
-//	Settle(rec, name, GrantOf(rec), Success, p, clk, w) == nil, clk unread
-func Clean(rec *driver.Record) bool {
-	return rec == nil || rec.State == driver.StateClosed && !rec.Forced && rec.Failures == 0
+//   - an admission (Admitted, with Grant) stands at every time (Until is
+//     zero); Quiet adds that a Success of the call leaves the record as it
+//     is, whatever the policy, the window and the time (Settle returns nil
+//     and reads no clock), so a quiet call has nothing to decide after it
+//     either. The rate rule still counts it in its window;
+//   - a rejection (State, Forced) stands until Until: the end of the
+//     cooldown, or of the probe's lease. At Until Admit claims a probe, so
+//     the Breaker must know Until has not come without reading a clock (a
+//     timer set for it, which never fires early).
+type Standing struct {
+	Admitted bool
+	Grant    Grant
+	Quiet    bool
+	State    driver.State
+	Until    time.Time
+	Forced   bool
 }
 
-// GrantOf returns the Grant of a call that rec, a closed record or none,
-// admits.
-func GrantOf(rec *driver.Record) Grant {
-	if rec == nil {
-		return First
+// StandingOf returns the standing decision on rec (nil: none), and false
+// when there is none: Admit would claim a probe now (an open record past
+// its cooldown, or a half-open one with no live claim), or a closed record
+// is held closed by an operator, whose hold ends at a time no standing
+// admission marks.
+//
+//	rec                        standing
+//	none                       admitted (First), quiet
+//	closed, no failures        admitted, quiet
+//	closed, failures counted   admitted
+//	open until t               rejected until t (forced when an operator holds it open)
+//	half-open, leased until t  rejected until t
+func StandingOf(rec *driver.Record) (Standing, bool) {
+	switch {
+	case rec == nil:
+		return Standing{Admitted: true, Grant: First, Quiet: true}, true
+	case rec.State == driver.StateClosed && !rec.Forced:
+		g := Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
+		return Standing{Admitted: true, Grant: g, Quiet: rec.Failures == 0}, true
+	case rec.State == driver.StateOpen:
+		return Standing{State: driver.StateOpen, Until: rec.OpenUntil, Forced: rec.Forced}, true
+	case rec.State == driver.StateHalfOpen && !rec.LeaseUntil.IsZero():
+		return Standing{State: driver.StateHalfOpen, Until: rec.LeaseUntil}, true
 	}
-	return Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
+	return Standing{}, false
 }
 
 // Counted reports whether the rate rule's window counts the outcome of the

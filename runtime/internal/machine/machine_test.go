@@ -750,48 +750,82 @@ func fmtTime(t time.Time) string {
 // t0 is the fixed start of every test clock.
 var t0 = time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
 
-// TestClean: Clean holds for exactly the records of the healthy call's
-// shortcut: wherever it holds, Admit admits with GrantOf(rec) reading no
-// clock, and a Success of that grant changes nothing under any policy, time
-// and window, reading no clock; wherever it does not, a Success either reads
-// the clock or changes the record.
-func TestClean(t *testing.T) {
+// TestStanding: the standing decision is Admit's, at every time before
+// its Until, with no clock read for an admission; a quiet admission's
+// Success changes nothing under any policy, time and window, reading no
+// clock, and a loud one's does; at Until a rejection gives way to a claim;
+// and there is none where Admit would claim now.
+func TestStanding(t *testing.T) {
 	rate := machine.Policy{FailureRate: 0.5, MinCalls: 1, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
+	until := t0.Add(time.Hour)
+	forcedOpen := with(openRec(0, until), func(r *driver.Record) { r.Forced = true })
 	for _, c := range []struct {
 		name string
 		rec  *driver.Record
-		want bool
+		want machine.Standing
+		ok   bool
 	}{
-		{"closed, no failures", closedRec(0), true},
-		{"no record", nil, true},
-		{"closed, failures counted", closedRec(2), false},
-		{"forced closed", with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = t0.Add(time.Hour) }), false},
-		{"half-open", halfOpenRec(0, tokA, t0.Add(time.Second)), false},
-		{"open", openRec(0, t0.Add(time.Hour)), false},
+		{"no record", nil, machine.Standing{Admitted: true, Grant: machine.First, Quiet: true}, true},
+		{"closed, no failures", closedRec(0), machine.Standing{Admitted: true, Grant: machine.Grant{Incarnation: incA, Generation: 3}, Quiet: true}, true},
+		{"closed, failures counted", closedRec(2), machine.Standing{Admitted: true, Grant: machine.Grant{Incarnation: incA, Generation: 3}}, true},
+		{"open", openRec(0, until), machine.Standing{State: driver.StateOpen, Until: until}, true},
+		{"forced open", forcedOpen, machine.Standing{State: driver.StateOpen, Until: until, Forced: true}, true},
+		{"half-open, leased", halfOpenRec(0, tokA, until), machine.Standing{State: driver.StateHalfOpen, Until: until}, true},
+		{"half-open, between probes", with(halfOpenRec(0, tokA, until), func(r *driver.Record) { r.ProbeToken = ""; r.LeaseUntil = time.Time{} }), machine.Standing{}, false},
+		{"held closed", with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = until }), machine.Standing{}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := machine.Clean(c.rec); got != c.want {
-				t.Fatalf("Clean = %v, want %v", got, c.want)
+			st, ok := machine.StandingOf(c.rec)
+			if st != c.want || ok != c.ok {
+				t.Fatalf("StandingOf = %+v, %v; want %+v, %v", st, ok, c.want, c.ok)
+			}
+			if !ok {
+				// Admit claims a probe now, or (held closed) a Success
+				// changes the record once the hold ends: the decision
+				// depends on a time no standing one marks.
+				a := admit(c.rec, &pol, machine.At(t0), func() string { return freshID })
+				if a.Admitted && a.Grant.Probe {
+					return
+				}
+				after := machine.Settle(c.rec, testName, &a.Grant, machine.Success, &pol, machine.At(until), driver.Counts{})
+				if before := machine.Settle(c.rec, testName, &a.Grant, machine.Success, &pol, machine.At(t0), driver.Counts{}); before != nil || after == nil {
+					t.Errorf("no standing decision, yet Admit = %+v and Success settles the same before and after the hold", a)
+				}
+				return
 			}
 			for _, p := range []machine.Policy{pol, rate} {
-				for _, now := range []time.Time{t0, t0.Add(2 * time.Hour)} {
+				for _, now := range []time.Time{t0.Add(-time.Hour), t0, until.Add(-time.Nanosecond)} {
+					read := false
+					clk := machine.Reading(func() time.Time { read = true; return now })
+					a := admit(c.rec, &p, &clk, func() string { return freshID })
+					want := machine.Admission{Admitted: st.Admitted, Grant: st.Grant, State: st.State, Until: st.Until, Forced: st.Forced}
+					if a != want {
+						t.Errorf("Admit at %s = %+v, want the standing %+v", fmtTime(now), a, want)
+					}
+					if st.Admitted && read {
+						t.Errorf("Admit at %s read the clock for a standing admission", fmtTime(now))
+					}
+					if !st.Admitted {
+						continue
+					}
 					for _, w := range []driver.Counts{{}, {Calls: 10, Failures: 10}} {
-						read := false
+						read = false
 						clk := machine.Reading(func() time.Time { read = true; return now })
-						g := machine.GrantOf(c.rec)
-						if c.want {
-							if a := admit(c.rec, &p, &clk, func() string { return freshID }); !a.Admitted || a.Next != nil || a.Grant != g || read {
-								t.Errorf("Admit = %+v (clock read: %v), want admitted with %+v, no clock", a, read, g)
-							}
+						next := machine.Settle(c.rec, testName, &st.Grant, machine.Success, &p, &clk, w)
+						if st.Quiet && (next != nil || read) {
+							t.Errorf("Settle(Success, %+v, %s, %+v) = %+v (clock read: %v), want nil, no clock", p, fmtTime(now), w, next, read)
 						}
-						next := machine.Settle(c.rec, testName, &g, machine.Success, &p, &clk, w)
-						if c.want && (next != nil || read) {
-							t.Errorf("Settle(Success, %+v, %v, %+v) = %+v (clock read: %v), want nil, no clock", p, now, w, next, read)
-						}
-						if !c.want && next == nil && !read && c.rec.State == driver.StateClosed {
-							t.Errorf("Settle(Success) on an unclean closed record changed nothing without a clock")
+						if !st.Quiet && next == nil {
+							t.Errorf("Settle(Success) on a loud admission changed nothing")
 						}
 					}
+				}
+			}
+			if !st.Admitted {
+				// At Until the rejection gives way to a claimed probe.
+				a := admit(c.rec, &pol, machine.At(st.Until), func() string { return freshID })
+				if !a.Admitted || !a.Grant.Probe {
+					t.Errorf("Admit at Until = %+v, want a claimed probe", a)
 				}
 			}
 		})
