@@ -94,10 +94,10 @@ soak:
 	  -run '^(TestCrashSoak|TestLinearizability|TestManyCircuitsFewFDs)$$' ./runtime/filestore/ -soak
 
 # The nemesis test at length: worker processes make guarded calls while
-# faults are injected at random (fd exhaustion, a full tmpfs, a truncated
-# index, clock-file tampering, removed records, permission flips, SIGKILL,
+# faults are injected at random (fd exhaustion, a full tmpfs, a damaged
+# index, removed records, permission flips, SIGKILL,
 # SIGSTOP), then the history is checked. Needs root for every fault.
-# NEMESIS sets how long the faults go on (CI runs 30s).
+# NEMESIS sets how long the faults go on (CI runs 20s).
 NEMESIS ?= 10m
 NEMESIS_FAULTS ?= all
 nemesis:

@@ -6,10 +6,11 @@ package filestore
 // failpoints: worker processes (nemesis_worker_test.go) make guarded calls
 // on a few circuits in one state directory while a nemesis
 // (nemesis_fault_test.go) injects, at random, the faults of a hostile
-// server: fd exhaustion in a worker, a full filesystem, a truncated change
-// index, a tampered clock file, removed records, permission flips, the
-// index rolled back in place, the state directory removed or moved aside
-// and made anew, SIGKILL and SIGSTOP of workers. Then the faults stop and every worker makes one
+// server: fd exhaustion in a worker, a full filesystem, SIGKILL and
+// SIGSTOP of workers, permission flips; and acts outside the store's model,
+// checked against their bounds (docs/file-store.md): a damaged or removed
+// change index, removed records, the index rolled back in place, the state
+// directory removed or moved aside and made anew. Then the faults stop and every worker makes one
 // call and reads every circuit. The checker (nemesis_check_test.go) reads
 // the workers' histories and reports every call admitted on a circuit that
 // was durably open or held by a probe, every process that died of a signal
@@ -26,8 +27,8 @@ package filestore
 //
 // CIRCUITGEN_NEMESIS=<duration> sets how long the faults go on, and
 // CIRCUITGEN_NEMESIS_FAULTS=kind,... limits them to some kinds (sigkill,
-// sigstop, nofile, full, index, clock, records, perm, owner, rollback,
-// dir; "none" for a
+// sigstop, nofile, full, index, records, perm, owner, rollback, dir;
+// "none" for a
 // run without faults), to find which fault causes a violation. Without it
 // every kind is injected. A failed run keeps the workers' histories and the
 // faults injected in its artifact directory (go test -artifacts).

@@ -297,7 +297,6 @@ func TestPlantedFIFOsDoNotBlock(t *testing.T) {
 	}{
 		{"Record", circuit.Key(secCircuit) + ".json", true},
 		{"Index", indexName, false}, // replaced by the first call, which fails closed
-		{"Clock", "clock", false},   // no longer used: ignored
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "state")
