@@ -9,6 +9,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
+	"github.com/circuitgen/circuitgen/runtime/internal/window"
 )
 
 // settleTimeout bounds the writes that settle a call, which run detached
@@ -32,11 +33,9 @@ const maxPolicies = 1024
 type Breaker struct {
 	store Store
 	// The optional interfaces of the store, nil when it has none.
-	binder   driver.Binder
-	watcher  driver.Watcher
-	windows  driver.WindowStore
-	callWins driver.CallWindowStore
-	sharer   driver.WindowSharer
+	binder  driver.Binder
+	watcher driver.Watcher
+	wins    window.Stores
 
 	clock   func() time.Time // WithClock's; nil: the store's
 	read    func() time.Time // the clock of a decision the store gives no time for
@@ -78,9 +77,9 @@ func New(store Store, opts ...Option) *Breaker {
 	b.unset = &bound{b: b}
 	b.binder, _ = store.(driver.Binder)
 	b.watcher, _ = store.(driver.Watcher)
-	b.windows, _ = store.(driver.WindowStore)
-	b.callWins, _ = store.(driver.CallWindowStore)
-	b.sharer, _ = store.(driver.WindowSharer)
+	b.wins.Times, _ = store.(driver.WindowStore)
+	b.wins.Calls, _ = store.(driver.CallWindowStore)
+	b.wins.Sharer, _ = store.(driver.WindowSharer)
 	for _, o := range opts {
 		o(b)
 	}
@@ -110,11 +109,14 @@ func New(store Store, opts ...Option) *Breaker {
 // WithObserveOnly) returns neither a *OpenError nor a *StateError: it runs
 // op instead, and returns op's own error.
 func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(context.Context) (Outcome, error)) error {
-	c, rules, err := b.bind(name, p)
-	if err != nil {
+	c, v, err := b.bind(name, p)
+	switch {
+	case err != nil:
 		return err
+	case v == c.p:
+		return c.Run(ctx, op) // the circuit's own policy: its shortcut too
 	}
-	return c.run(ctx, rules, op)
+	return c.run(ctx, &v.rules, op)
 }
 
 // Allow admits one call to the named circuit under policy p, or returns the
@@ -123,11 +125,11 @@ func (b *Breaker) Run(ctx context.Context, name string, p Policy, op func(contex
 // observe-only circuit returns a Ticket for a call it would reject: the
 // call runs outside the circuit's state, and its Done changes nothing.
 func (b *Breaker) Allow(ctx context.Context, name string, p Policy) (*Ticket, error) {
-	c, rules, err := b.bind(name, p)
+	c, v, err := b.bind(name, p)
 	if err != nil {
 		return nil, err
 	}
-	return c.ticket(ctx, rules)
+	return c.ticket(ctx, &v.rules)
 }
 
 // Names returns the names of the circuits this Breaker has run calls
@@ -147,26 +149,30 @@ func (b *Breaker) Names() []string {
 	return names
 }
 
-// bind returns the named circuit's handle and the rules of p, validating
-// both the first time: the configuration errors of Run and Allow, before
-// any I/O. While callers keep passing a circuit its policy, it is one map
+// bind returns the named circuit's handle and p's bound, validating both
+// the first time: the configuration errors of Run and Allow, before any
+// I/O. While callers keep passing a circuit its policy, it is one map
 // look-up and one comparison.
-func (b *Breaker) bind(name string, p Policy) (*Circuit, *machine.Policy, error) {
-	c, err := b.named(name)
-	if err != nil {
-		return nil, nil, err
+func (b *Breaker) bind(name string, p Policy) (*Circuit, *bound, error) {
+	b.mu.RLock()
+	c := b.circuits[name]
+	b.mu.RUnlock()
+	if c != nil && c.p.set && c.p.policy == p {
+		return c, c.p, nil
 	}
-	if c.p.set && c.p.policy == p {
-		return c, &c.p.rules, nil
+	if c == nil {
+		if err := ValidateName(name); err != nil {
+			return nil, nil, err
+		}
 	}
 	v, err := b.validated(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !c.p.set {
+	if c == nil || !c.p.set {
 		c = b.keep(b.newCircuit(name, v)) // its first policy: listed from now on
 	}
-	return c, &v.rules, nil
+	return c, v, nil
 }
 
 // named returns the named circuit's first handle, making one without a

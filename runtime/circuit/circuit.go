@@ -41,22 +41,12 @@ type kept struct {
 // Circuit returns the named circuit under policy p. An invalid name or
 // policy is reported, as a *ConfigError, by every call of the Circuit.
 func (b *Breaker) Circuit(name string, p Policy) *Circuit {
-	b.mu.RLock()
-	c := b.circuits[name]
-	b.mu.RUnlock()
-	if c != nil && c.p.set && c.p.policy == p {
-		return c
-	}
-	if err := ValidateName(name); err != nil {
-		return invalid(b, name, err)
-	}
-	v, err := b.validated(p)
-	if err != nil {
-		return invalid(b, name, err)
-	}
-	c = b.newCircuit(name, v)
-	if kept := b.keep(c); kept.p == v {
-		return kept
+	c, v, err := b.bind(name, p)
+	switch {
+	case err != nil:
+		return &Circuit{name: name, p: &bound{b: b, err: err}}
+	case c.p != v:
+		return b.newCircuit(name, v) // the name's first handle has another policy
 	}
 	return c
 }
@@ -69,12 +59,6 @@ func (b *Breaker) newCircuit(name string, v *bound) *Circuit {
 		c.more.Store(&more{bound: b.binder.Bind(name)})
 	}
 	return c
-}
-
-// invalid returns a Circuit whose every call returns err, the ConfigError
-// of its name or policy.
-func invalid(b *Breaker, name string, err error) *Circuit {
-	return &Circuit{name: name, p: &bound{b: b, err: err}}
 }
 
 // Breaker returns the Breaker the circuit belongs to: generated clients
@@ -116,7 +100,8 @@ func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, er
 // failure, or a Success after the record changed.
 func (c *Circuit) settleQuiet(ctx context.Context, k *kept, o Outcome, err error) error {
 	st, _ := machine.StandingOf(k.rec)
-	return c.settled(ctx, &c.p.rules, &st.Grant, o, err, 0)
+	t := Ticket{c: c, ctx: ctx, p: &c.p.rules, grant: st.Grant}
+	return t.finish(o, err)
 }
 
 // Allow admits one call to the circuit in the two-step form, exactly as
@@ -130,54 +115,28 @@ func (c *Circuit) Allow(ctx context.Context) (*Ticket, error) {
 	return c.ticket(ctx, &c.p.rules)
 }
 
-// run runs op through the circuit under p.
+// run runs op through the circuit under p, as the call of a Ticket.
 func (c *Circuit) run(ctx context.Context, p *machine.Policy, op func(context.Context) (Outcome, error)) error {
-	var g machine.Grant
-	if err := c.allow(ctx, p, &g); err != nil {
-		if passes(p, err) {
-			_, opErr := op(ctx)
-			return opErr
-		}
+	var t Ticket
+	if err := c.enter(ctx, p, &t); err != nil {
 		return err
 	}
-	// The call is timed only when something reads the time: the slow-call
-	// rule, or an observer of calls.
-	timed := p.SlowCall > 0 || c.p.b.obs.calls
-	var start time.Duration
-	if timed {
-		start = c.p.b.since()
-	}
-	took := func() time.Duration {
-		if !timed {
-			return 0
-		}
-		return c.p.b.since() - start
+	if t.passed {
+		_, opErr := op(ctx)
+		return opErr
 	}
 	// A panic of op settles the call as Ignored, which changes nothing for
 	// a call admitted closed: only a probe's, or one the observers hear of,
 	// is settled on the way out.
-	if g.Probe || c.p.b.obs.calls {
-		settled := false
+	if t.grant.Probe || c.p.b.obs.calls {
 		defer func() {
-			if !settled { // op panicked: settle, then let the panic go on
-				_ = c.settle(ctx, p, &g, machine.Ignored, took())
+			if !t.done.Load() { // op panicked: settle, then let the panic go on
+				_ = t.finish(Ignored, nil)
 			}
 		}()
-		o, opErr := op(ctx)
-		settled = true
-		return c.settled(ctx, p, &g, o, opErr, took())
 	}
 	o, opErr := op(ctx)
-	return c.settled(ctx, p, &g, o, opErr, took())
-}
-
-// settled settles the call admitted with g, whose op returned o and opErr
-// after d, and returns what the call returns.
-func (c *Circuit) settled(ctx context.Context, p *machine.Policy, g *machine.Grant, o Outcome, opErr error, d time.Duration) error {
-	if err := c.settle(ctx, p, g, p.Classify(machine.Outcome(o), d), d); err != nil && !p.ObserveOnly {
-		return ranError(err, opErr)
-	}
-	return opErr
+	return t.finish(o, opErr)
 }
 
 // passes reports whether a call that allow refused with err runs anyway:
@@ -287,8 +246,9 @@ func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Gran
 		var w driver.Counts
 		if p.FailureRate > 0 && machine.Counted(v.rec, g, &v.clk) {
 			var err error
-			if w, err = c.count(ctx, p, &v, o, !a.counted); err != nil {
-				return nil, err
+			now := func() time.Time { return v.clk.Now() }
+			if w, err = c.extra().win.Count(ctx, &c.p.b.wins, c.name, p, v.rec, now, o, !a.counted); err != nil {
+				return nil, c.stateError("window", err)
 			}
 			a.counted = true
 		}
@@ -409,8 +369,8 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 	k.w, k.rec = w, v.rec
 	if st, ok := machine.StandingOf(v.rec); ok {
 		k.quiet = st.Quiet
-		if !st.Admitted && v.local {
-			k.rej = c.alarm(v, &st)
+		if !st.Admitted && v.local && v.clk.Before(st.Until) {
+			k.rej = c.newRejection(v, st.State, st.Until, st.Forced, false, true)
 		}
 	}
 	if old := c.kept.Swap(k); old != nil && old.rej != nil {

@@ -9,32 +9,25 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// A rejection shares one OpenError between every call that one record
-// rejects before the same deadline, so that a rejection allocates nothing.
-//
-// The alarm is the hot path's speed trick, and its only one besides the
-// shortcut itself: a kept record's standing rejection (machine.Standing)
-// stands until its deadline, and Admit claims a probe at the deadline, so
-// the hot path must know the deadline has not come. A reading of the clock
-// costs 25 to 45 ns on the machine BENCHMARKS.md describes, several times a
-// whole rejection of the lean in-memory breakers; a timer set for the
-// deadline costs nothing per call. So each standing rejection of a record
-// decided by the local clock (the store's Clock, or the wall clock) gets a
-// timer (time.AfterFunc) that marks it passed at its deadline, and the hot
-// path returns its OpenError while it has not. A timer never fires early;
-// one that fires late (a process stopped, starved or suspended past the
-// deadline) delays the next probe by as much at most, until the next call
-// that loads the record decides by the clock: the file store's Watch fails
-// at each of its rechecks (one second), and the decision then reads the
-// clock. A decision by a store's own time or an injected clock
-// (WithClock) sets no alarm: a local timer says nothing of that clock.
+// The alarm is the hot path's one speed trick: a reading of the clock costs
+// 25 to 45 ns on the machine BENCHMARKS.md describes, more than a lean
+// breaker's whole rejection. A kept record's standing rejection
+// (machine.Standing) stands until its deadline, so it gets a timer that
+// marks it passed at the deadline, and the hot path returns its OpenError
+// while it has not. A timer never fires early. One that fires late (a
+// process stopped or suspended past the deadline) delays the probe until
+// the next call that loads the record decides by the clock: the file
+// store's Watch fails at each recheck (one second). Only a decision by the
+// local clock (the store's Clock, or the wall clock) gets an alarm.
 
-// rejection is a rejection of a record, and its OpenError.
+// rejection is a rejection of a record, and its OpenError, shared by every
+// call the record rejects before the same deadline: a rejection allocates
+// nothing.
 type rejection struct {
 	rec    *driver.Record // the record it was decided for
 	until  time.Time      // its deadline
 	err    OpenError
-	passed atomic.Bool // the deadline has come (the alarm's timer fired); set from the start without one
+	passed atomic.Bool // the deadline has come; set from the start without an alarm
 	timer  *time.Timer // the alarm, or nil
 }
 
@@ -56,42 +49,33 @@ func retryAfter(left time.Duration) time.Duration {
 	return max(left, time.Second)
 }
 
-// newRejection returns the rejection of rec decided at now, by the local
-// clock when local, in state until until (forced: an operator's hold). By
-// the local clock, the OpenError's RetryAfter counts down on the monotonic
-// clock.
-func (c *Circuit) newRejection(rec *driver.Record, state driver.State, until time.Time, forced, observe, local bool, now time.Time) *rejection {
+// newRejection returns the rejection of v's record decided at now, in
+// state until until (forced: an operator's hold). By the local clock its
+// OpenError's RetryAfter counts down on the monotonic clock, and with
+// alarm it has one.
+func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, forced, observe, alarm bool) *rejection {
+	now := v.clk.Now() // the decision's reading
 	left := until.Sub(now)
-	r := &rejection{rec: rec, until: until, err: OpenError{
+	r := &rejection{rec: v.rec, until: until, err: OpenError{
 		Name: c.name, State: state, Until: until, Forced: forced, ObserveOnly: observe, retryAfter: retryAfter(left),
 	}}
-	r.passed.Store(true)
-	if local && left > 0 {
-		// The deadline on the monotonic clock: exactly, from now's
-		// monotonic reading when it has one (the wall clock's); else from
-		// a reading taken after now (the file store's boot clock has none),
-		// never earlier than the store's.
-		at := now
-		if now == now.Round(0) {
-			at = time.Now()
-		}
-		r.err.due = at.Add(min(left, math.MaxInt64/2))
+	if !v.local || left <= 0 {
+		r.passed.Store(true)
+		return r
 	}
-	return r
-}
-
-// alarm returns the standing rejection st of v's record, a kept one, with
-// its alarm set for st.Until, or nil when its deadline has come by v's
-// clock.
-func (c *Circuit) alarm(v *view, st *machine.Standing) *rejection {
-	now := v.clk.Now() // the decision about to be made reads the same
-	left := st.Until.Sub(now)
-	if left <= 0 {
-		return nil
+	// The deadline on the monotonic clock: exactly, from now's monotonic
+	// reading when it has one (the wall clock's); else from a reading taken
+	// after now (the file store's boot clock has none), never earlier.
+	at := now
+	if now == now.Round(0) {
+		at = time.Now()
 	}
-	r := c.newRejection(v.rec, st.State, st.Until, st.Forced, false, true, now)
-	r.passed.Store(false)
-	r.timer = time.AfterFunc(left, func() { r.passed.Store(true) })
+	r.err.due = at.Add(min(left, math.MaxInt64/2))
+	if alarm {
+		r.timer = time.AfterFunc(left, func() { r.passed.Store(true) })
+	} else {
+		r.passed.Store(true)
+	}
 	return r
 }
 
@@ -107,7 +91,7 @@ func (c *Circuit) rejection(v *view, a *machine.Admission, observe bool) *OpenEr
 	if r := m.rej.Load(); r != nil && r.rec == v.rec && r.until.Equal(a.Until) && r.err.ObserveOnly == observe {
 		return &r.err
 	}
-	r := c.newRejection(v.rec, a.State, a.Until, a.Forced, observe, v.local, v.clk.Now())
+	r := c.newRejection(v, a.State, a.Until, a.Forced, observe, false)
 	m.rej.Store(r)
 	return &r.err
 }

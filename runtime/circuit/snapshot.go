@@ -18,33 +18,29 @@ type Snapshot struct {
 	// Name is the circuit's name.
 	Name string
 	// State is the state by the store's clock, as the next call's decision
-	// would read it: an open circuit whose cooldown (or forced open) is
-	// over reads StateHalfOpen, not yet claimed, although its record says
-	// open until a call claims the probe. A circuit with no record reads
-	// StateClosed.
+	// would read it: an open circuit past its cooldown (or forced hold)
+	// reads StateHalfOpen, though its record says open until a call claims
+	// the probe. A circuit with no record reads StateClosed.
 	State State
-	// Probing reports, for StateHalfOpen, that a probe holds a live claim:
-	// other calls are rejected until it settles or its lease ends. When
-	// false, the circuit is ready to probe: the next call is the probe.
+	// Probing reports, for StateHalfOpen, that a probe holds a live claim;
+	// when false, the next call is the probe.
 	Probing bool
 	// Failures is the consecutive failure count.
 	Failures int
 	// Generation is the record's generation; 0 when there is no record.
 	Generation uint64
-	// OpenUntil is the end of the cooldown, or of an operator's hold when
-	// the record is forced; LeaseUntil the end of the current probe's lease;
-	// as recorded (either may be past); zero when not set.
+	// OpenUntil is the end of the cooldown, or of an operator's hold;
+	// LeaseUntil the end of the current probe's lease; UpdatedAt when the
+	// record last changed. Each is as recorded (it may be past), zero when
+	// not set.
 	OpenUntil  time.Time
 	LeaseUntil time.Time
-	// UpdatedAt is when the record last changed; zero when there is none.
-	UpdatedAt time.Time
-	// Exists reports whether the store holds a record: false for a
-	// circuit none of whose outcomes changed anything yet (a healthy
-	// circuit writes no record); a Clear leaves a record.
+	UpdatedAt  time.Time
+	// Exists reports whether the store holds a record: a healthy circuit
+	// writes none until an outcome changes it; a Clear leaves one.
 	Exists bool
 	// Forced reports that an operator holds the circuit in State until
-	// OpenUntil, which has not passed: open (Breaker.ForceOpen) or closed
-	// (Breaker.ForceClosed).
+	// OpenUntil (Breaker.ForceOpen, Breaker.ForceClosed).
 	Forced bool
 	// Successes is the number of half-open probes that succeeded in a row
 	// so far (Policy.CloseAfter).
@@ -52,10 +48,9 @@ type Snapshot struct {
 	// Reopens is the number of times a probe reopened the circuit since it
 	// last closed; each doubles the cooldown (Policy.MaxCooldown).
 	Reopens int
-	// Error is set, with Name, on the Snapshot that Breaker.Snapshot
-	// returns with an error: what went wrong, without the store's internals
-	// (paths, keys, addresses): "invalid circuit name", "corrupt record" or
-	// "state unreadable".
+	// Error is set on the Snapshot Breaker.Snapshot returns with an error:
+	// "invalid circuit name", "corrupt record" or "state unreadable", with
+	// none of the store's internals (paths, keys, addresses).
 	Error string
 }
 

@@ -24,18 +24,28 @@ type Ticket struct {
 
 // ticket admits one call to the circuit under p and returns its Ticket.
 func (c *Circuit) ticket(ctx context.Context, p *machine.Policy) (*Ticket, error) {
-	t := &Ticket{c: c, ctx: ctx, p: p}
+	t := new(Ticket)
+	if err := c.enter(ctx, p, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// enter admits one call to the circuit under p into t, or says why not.
+// An observe-only circuit lets a call it refuses pass, unadmitted.
+func (c *Circuit) enter(ctx context.Context, p *machine.Policy, t *Ticket) error {
+	*t = Ticket{c: c, ctx: ctx, p: p}
 	if err := c.allow(ctx, p, &t.grant); err != nil {
 		if !passes(p, err) {
-			return nil, err
+			return err
 		}
 		t.passed = true
-		return t, nil
+		return nil
 	}
 	if t.timed = p.SlowCall > 0 || c.p.b.obs.calls; t.timed {
 		t.start = c.p.b.since()
 	}
-	return t, nil
+	return nil
 }
 
 // Probe reports whether the ticket is the circuit's half-open probe.
@@ -45,16 +55,20 @@ func (t *Ticket) Probe() bool { return t.grant.Probe }
 // that comes later than SlowCall after Allow counts as a Failure. Only the
 // first call has an effect. A *StateError means the circuit could not
 // record it.
-func (t *Ticket) Done(o Outcome) error {
+func (t *Ticket) Done(o Outcome) error { return t.finish(o, nil) }
+
+// finish is Done for a call whose operation returned opErr: it returns
+// opErr, or the StateError of a settlement that failed after it ran.
+func (t *Ticket) finish(o Outcome, opErr error) error {
 	if !t.done.CompareAndSwap(false, true) || t.passed {
-		return nil
+		return opErr
 	}
 	var d time.Duration
 	if t.timed {
 		d = t.c.p.b.since() - t.start
 	}
 	if err := t.c.settle(t.ctx, t.p, &t.grant, t.p.Classify(machine.Outcome(o), d), d); err != nil && !t.p.ObserveOnly {
-		return ranError(err, nil)
+		return ranError(err, opErr)
 	}
-	return nil
+	return opErr
 }

@@ -1,4 +1,4 @@
-package circuit
+package window
 
 import (
 	"context"
@@ -8,6 +8,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
+
+// flushTimeout bounds a flush, which runs detached from the caller's
+// context: a call that failed with context.DeadlineExceeded must still be
+// counted.
+const flushTimeout = 10 * time.Second
 
 // batch is a process's side of a shared window: its unflushed counts, the
 // counts of the flush in flight, and the server's counts as of its last
@@ -29,27 +34,26 @@ type batch struct {
 // batchFor returns the circuit's batch for windows of span w: the one last
 // used (a circuit has one policy, in practice), found without allocating.
 func (c *Circuit) batchFor(w time.Duration) *batch {
-	m := c.extra()
-	if bt := m.batch.Load(); bt != nil && bt.span == w {
+	if bt := c.batch.Load(); bt != nil && bt.span == w {
 		return bt
 	}
-	v, _ := m.batches.LoadOrStore(w, &batch{span: w})
+	v, _ := c.batches.LoadOrStore(w, &batch{span: w})
 	bt := v.(*batch)
-	m.batch.Store(bt)
+	c.batch.Store(bt)
 	return bt
 }
 
 // flushEvery is driver.FlushEvery for a window of span w.
 func flushEvery(w time.Duration) time.Duration { return min(driver.FlushEvery, w/driver.WindowBuckets) }
 
-// countShared counts a call of outcome o (when add is set) at now in the
-// store's shared window of r under p, flushing when a batch is due, and returns
-// the counts to decide with.
+// share counts a call of outcome o (when add is set) at now in the shared
+// window of the named circuit, whose record is rec, under p, flushing to s
+// when a batch is due, and returns the counts to decide with.
 //
 // A flush is a write: it runs detached from the caller's cancellation
-// (bounded by settleTimeout), and when it fails its counts go back to the
+// (bounded by flushTimeout), and when it fails its counts go back to the
 // batch, to be sent by the next flush.
-func (c *Circuit) countShared(ctx context.Context, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
+func (c *Circuit) share(ctx context.Context, s driver.WindowSharer, name string, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
 	bt := c.batchFor(p.Window)
 	e, bk := driver.WindowEpoch(rec), driver.Bucket(now, p.Window)
 
@@ -86,8 +90,8 @@ func (c *Circuit) countShared(ctx context.Context, p *machine.Policy, rec *drive
 		return driver.Counts{}, nil
 	}
 	if flush != nil {
-		fctx, cancel := detach(ctx)
-		remote, err := c.p.b.sharer.ShareWindow(fctx, c.name, p.Window, e, bk, flush)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		remote, err := s.ShareWindow(fctx, name, p.Window, e, bk, flush)
 		cancel()
 		bt.mu.Lock()
 		mine := bt.epoch == e && bt.flight == flight
@@ -102,7 +106,7 @@ func (c *Circuit) countShared(ctx context.Context, p *machine.Policy, rec *drive
 				bt.lastFlush = last
 			}
 			bt.mu.Unlock()
-			return driver.Counts{}, c.stateError("window", err)
+			return driver.Counts{}, err
 		}
 		if mine {
 			bt.remote, bt.remoteAt = remote, bk

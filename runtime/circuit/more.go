@@ -1,0 +1,37 @@
+package circuit
+
+import (
+	"sync/atomic"
+
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/window"
+)
+
+// more is the part of a Circuit that only some circuits use, made on first
+// use (or with the Circuit, for bound): the store's handle of a
+// driver.Binder, the rate rule's windows, the latest rejection of a record
+// not kept, a settlement owed and the pacing of reports.
+type more struct {
+	bound    driver.BoundStore         // the store's handle of the circuit (driver.Binder)
+	rej      atomic.Pointer[rejection] // the latest rejection of a record not kept (reject.go)
+	owed     atomic.Pointer[owed]      // a settlement the store refused (owed.go)
+	win      window.Circuit            // the rate rule's windows
+	reported atomic.Int64              // when a StateError was last reported (Breaker.since), 0 never
+}
+
+// extra returns c's more, making it on first use.
+func (c *Circuit) extra() *more {
+	if m := c.more.Load(); m != nil {
+		return m
+	}
+	c.more.CompareAndSwap(nil, new(more))
+	return c.more.Load()
+}
+
+// owing returns the settlement the circuit owes, or nil.
+func (c *Circuit) owing() *owed {
+	if m := c.more.Load(); m != nil {
+		return m.owed.Load()
+	}
+	return nil
+}
