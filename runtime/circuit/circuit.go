@@ -28,8 +28,10 @@ type Circuit struct {
 
 // kept is a record a driver.Watcher loaded and the Watch that vouches for
 // it, with what its standing decision (machine.StandingOf) lets the hot
-// path do: quiet, a quiet admission; rej, a standing rejection with its
-// alarm (reject.go). The hot path reads w, quiet and rej, in that order.
+// path of the Circuit's own policy do: quiet, run a quiet admission (the
+// policy is plain); rej, return a standing rejection while its alarm has
+// not passed (reject.go; the policy rejects). The hot path reads w, quiet
+// and rej, in that order.
 type kept struct {
 	w     driver.Watch
 	quiet bool
@@ -70,25 +72,24 @@ func (c *Circuit) Name() string { return c.name }
 
 // Run runs op through the circuit, exactly as Breaker.Run does.
 func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, error)) error {
-	p := c.p
 	// The one shortcut (machine.Standing): while the store vouches for the
 	// kept record, its standing decision stands. A quiet admission runs op,
 	// and a Success of it has nothing to decide, no clock and no call into
-	// the store: taken only by a policy with nothing else to do on the call
-	// (bound.plain). A standing rejection returns its OpenError while its
-	// alarm says the deadline has not come (bound.rejects).
+	// the store. A standing rejection returns its OpenError while its alarm
+	// says the deadline has not come.
 	if k := c.kept.Load(); k != nil && k.w.Holds() {
-		if k.quiet && p.plain {
+		if k.quiet {
 			o, err := op(ctx)
 			if o == Success && k.w.Unchanged() {
 				return err
 			}
 			return c.settleQuiet(ctx, k, o, err)
 		}
-		if r := k.rej; r != nil && p.rejects && !r.passed.Load() {
+		if r := k.rej; r != nil && !r.passed.Load() {
 			return &r.err
 		}
 	}
+	p := c.p
 	if !p.set {
 		return p.err
 	}
@@ -368,8 +369,8 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 	}
 	k.w, k.rec = w, v.rec
 	if st, ok := machine.StandingOf(v.rec); ok {
-		k.quiet = st.Quiet
-		if !st.Admitted && v.local && v.clk.Before(st.Until) {
+		k.quiet = st.Quiet && c.p.plain
+		if !st.Admitted && c.p.rejects && v.local && v.clk.Before(st.Until) {
 			k.rej = c.newRejection(v, st.State, st.Until, st.Forced, false, true)
 		}
 	}
