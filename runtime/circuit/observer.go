@@ -88,21 +88,25 @@ type (
 
 // observers are a Breaker's observers, sorted by the methods they have.
 type observers struct {
-	transitions []Observer
-	contexts    []transitionContextObserver
+	transitions []transitionContextObserver
 	events      []eventObserver
 	outcomes    []outcomeObserver
 	rejections  []rejectionObserver
 	calls       bool // some hear outcomes or rejections: every call tells them
 }
 
+// noContext is an Observer heard without the context of the call.
+type noContext struct{ Observer }
+
+func (o noContext) ObserveTransitionContext(_ context.Context, t Transition) { o.ObserveTransition(t) }
+
 // add sorts o into its lists.
 func (obs *observers) add(o Observer) {
-	if c, ok := o.(transitionContextObserver); ok {
-		obs.contexts = append(obs.contexts, c)
-	} else {
-		obs.transitions = append(obs.transitions, o)
+	c, ok := o.(transitionContextObserver)
+	if !ok {
+		c = noContext{o}
 	}
+	obs.transitions = append(obs.transitions, c)
 	if e, ok := o.(eventObserver); ok {
 		obs.events = append(obs.events, e)
 	}
@@ -122,14 +126,11 @@ func (obs *observers) transition(ctx context.Context, prev, next *driver.Record)
 	if prev != nil {
 		from = prev.State
 	}
-	if from == next.State || len(obs.transitions)+len(obs.contexts) == 0 {
+	if from == next.State || len(obs.transitions) == 0 {
 		return
 	}
 	t := Transition{Name: next.Name, From: from, To: next.State, Generation: next.Generation, Failures: next.Failures, At: next.UpdatedAt}
 	for _, o := range obs.transitions {
-		o.ObserveTransition(t)
-	}
-	for _, o := range obs.contexts {
 		o.ObserveTransitionContext(ctx, t)
 	}
 }
