@@ -130,11 +130,15 @@ func (c *Circuit) run(ctx context.Context, p *machine.Policy, op func(context.Co
 	// a call admitted closed: only a probe's, or one the observers hear of,
 	// is settled on the way out.
 	if t.grant.Probe || c.p.b.obs.calls {
+		settled := false
 		defer func() {
-			if !t.done.Load() { // op panicked: settle, then let the panic go on
+			if !settled { // op panicked: settle, then let the panic go on
 				_ = t.finish(Ignored, nil)
 			}
 		}()
+		o, opErr := op(ctx)
+		settled = true
+		return t.finish(o, opErr)
 	}
 	o, opErr := op(ctx)
 	return t.finish(o, opErr)
@@ -247,8 +251,7 @@ func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Gran
 		var w driver.Counts
 		if p.FailureRate > 0 && machine.Counted(v.rec, g, &v.clk) {
 			var err error
-			now := func() time.Time { return v.clk.Now() }
-			if w, err = c.extra().win.Count(ctx, &c.p.b.wins, c.name, p, v.rec, now, o, !a.counted); err != nil {
+			if w, err = c.extra().win.Count(ctx, &c.p.b.wins, c.name, p, v.rec, &v.clk, o, !a.counted); err != nil {
 				return nil, c.stateError("window", err)
 			}
 			a.counted = true

@@ -55,12 +55,17 @@ func (t *Ticket) Probe() bool { return t.grant.Probe }
 // that comes later than SlowCall after Allow counts as a Failure. Only the
 // first call has an effect. A *StateError means the circuit could not
 // record it.
-func (t *Ticket) Done(o Outcome) error { return t.finish(o, nil) }
+func (t *Ticket) Done(o Outcome) error {
+	if !t.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	return t.finish(o, nil)
+}
 
-// finish is Done for a call whose operation returned opErr: it returns
-// opErr, or the StateError of a settlement that failed after it ran.
+// finish settles the call of t, once, whose operation returned opErr: it
+// returns opErr, or the StateError of a settlement that failed after it ran.
 func (t *Ticket) finish(o Outcome, opErr error) error {
-	if !t.done.CompareAndSwap(false, true) || t.passed {
+	if t.passed {
 		return opErr
 	}
 	var d time.Duration

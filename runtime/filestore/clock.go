@@ -41,11 +41,12 @@ type clockState struct {
 // Now returns the store's time: the boot clock, anchored for this boot in
 // the change index. The Breaker calls it when a decision needs the time.
 func (s *Store) Now() time.Time {
-	st := s.clk.Load()
-	if m := s.m.Load(); st == nil || s.mono()-st.mono >= int64(clockResync) || m != nil && m.anchored.Load() && m.anchor != st.anchor {
+	st, mono := s.clk.Load(), s.mono()
+	if m := s.m.Load(); st == nil || mono-st.mono >= int64(clockResync) || m != nil && m.anchored.Load() && m.anchor != st.anchor {
 		st = s.syncClock()
+		mono = st.mono
 	}
-	return time.Unix(0, st.anchor+int64(st.boot)+s.mono()-st.mono).UTC()
+	return time.Unix(0, st.anchor+int64(st.boot)+mono-st.mono).UTC()
 }
 
 // syncClock reads the boot clock and the anchor: the index's, mapping it

@@ -10,7 +10,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
@@ -46,9 +45,10 @@ type cells[T any] struct {
 
 // Count counts the call of outcome o (when add is set) in the window of
 // the named circuit under p, rec being its current record, and returns the
-// window's counts, which only a Failure needs. A time window asks now for
-// the decision's time; a count window never does. An error is the store's.
-func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine.Policy, rec *driver.Record, now func() time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
+// window's counts, which only a Failure needs. A time window asks clk, the
+// decision's clock, for the time; a count window never does. An error is
+// the store's.
+func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine.Policy, rec *driver.Record, clk *machine.Clock, o machine.Outcome, add bool) (driver.Counts, error) {
 	failure := o == machine.Failure
 	switch {
 	case p.WindowCalls > 0:
@@ -69,7 +69,7 @@ func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine
 		}
 		return w.cells.Counts(w.epoch, n), nil
 	case st.Sharer != nil:
-		return c.share(ctx, st.Sharer, name, p, rec, now(), o, add)
+		return c.share(ctx, st.Sharer, name, p, rec, clk.Now(), o, add)
 	}
 	span := p.Window
 	var store func() (*driver.WindowCells, error)
@@ -80,7 +80,7 @@ func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine
 	if err != nil {
 		return driver.Counts{}, err
 	}
-	bk := driver.Bucket(now(), span)
+	bk := driver.Bucket(clk.Now(), span)
 	if add {
 		w.cells.Add(w.epoch, bk, failure)
 	}
