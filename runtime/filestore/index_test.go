@@ -619,26 +619,3 @@ func cutIndex(t *testing.T, index string, size int64, stores ...*Store) {
 		s.due()
 	}
 }
-
-// fill fills the file system mounted at mnt until leave bytes are free, and
-// returns the filler's path.
-func fill(t *testing.T, mnt string, leave int64) string {
-	t.Helper()
-	path := filepath.Join(mnt, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	page := int64(os.Getpagesize())
-	var size int64
-	for chunk := make([]byte, page); ; size += page {
-		if _, err := f.Write(chunk); err != nil {
-			break
-		}
-	}
-	if err := f.Truncate(size - leave); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}

@@ -206,16 +206,6 @@ func (n *nemesis) damageIndex() {
 	n.count("index replaced by a blanked copy")
 }
 
-// writeFile replaces path with data, owned by the workers' user.
-func (n *nemesis) writeFile(path string, data []byte) error {
-	tmp := path + ".nemesis"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	n.chown(tmp)
-	return os.Rename(tmp, path)
-}
-
 func (n *nemesis) chown(path string) {
 	if n.env.cred != nil {
 		_ = os.Lchown(path, int(n.env.cred.Uid), int(n.env.cred.Gid))
