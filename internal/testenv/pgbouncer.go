@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -42,7 +43,10 @@ func StartPgbouncer(t testing.TB, mode string, db PostgresTarget) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	var run []string
+	// As root it runs as db's user, set by exec itself: a runuser between
+	// would be the process the test kills, and its pgbouncer would outlive
+	// the test.
+	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		pu, err := user.Lookup(cfg.User)
 		if err != nil {
@@ -53,7 +57,7 @@ func StartPgbouncer(t testing.TB, mode string, db PostgresTarget) string {
 		if err := os.Chown(dir, uid, gid); err != nil {
 			t.Fatal(err)
 		}
-		run = []string{"runuser", "-u", cfg.User, "--"}
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	port := freePort(t)
 	ini := fmt.Sprintf(`[databases]
@@ -75,8 +79,9 @@ logfile = %s
 			t.Fatal(err)
 		}
 	}
-	argv := append(run, bin, filepath.Join(dir, "pgbouncer.ini"))
-	Start(t, exec.Command(argv[0], argv[1:]...))
+	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	Start(t, cmd)
 	pooled := fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=circuits sslmode=disable default_query_exec_mode=exec connect_timeout=2", port, cfg.User)
 	WaitFor(t, 10*time.Second, "pgbouncer listens", func() bool {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package jetstream
 
 import (
@@ -6,40 +8,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuittest"
 )
 
-// startServer runs a real NATS server with JetStream in the test's
-// process, on loopback.
-func startServer(t *testing.T) *server.Server {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv
-}
-
 // TestReturnedInterfacesComeBackGuarded drives the guarded JetStream
-// against a real nats-server: the streams and buckets it creates come back
-// guarded, on the same Breaker; when the server goes away their calls
-// fail and open their own circuits, and a rejected call is not sent.
+// against a real nats-server, a process of the test's own: the streams
+// and buckets it creates come back guarded, on the same Breaker; when the
+// server goes away their calls fail and open their own circuits, and a
+// rejected call is not sent.
 func TestReturnedInterfacesComeBackGuarded(t *testing.T) {
-	srv := startServer(t)
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
+	srv, url := testenv.StartNats(t)
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +76,10 @@ func TestReturnedInterfacesComeBackGuarded(t *testing.T) {
 		t.Fatalf("after missing keys: %+v, want closed with no failure", s)
 	}
 
-	srv.Shutdown()
+	if err := srv.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Wait()
 	for i := range 3 {
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		_, err := kv.Get(short, "alice")
