@@ -50,6 +50,8 @@ type Breaker struct {
 	policies  sync.Map // Policy → *bound, each distinct policy validated
 	npolicies atomic.Int32
 	unset     *bound // the bound of a handle without a policy
+
+	alarms alarms // the deadlines of the kept standing rejections (reject.go)
 }
 
 // Option configures a Breaker.
@@ -188,6 +190,13 @@ func (b *Breaker) named(name string) (*Circuit, error) {
 		return nil, err
 	}
 	return b.keep(b.newCircuit(name, b.unset)), nil
+}
+
+// listed reports whether c is its name's listed handle (keep).
+func (b *Breaker) listed(c *Circuit) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.circuits[c.name] == c
 }
 
 // keep makes c its name's first handle unless the name has one with a

@@ -346,9 +346,14 @@ func (c *Circuit) load(ctx context.Context, v *view) error {
 		}
 		return nil
 	}
-	if k != nil && w.Refresh(ctx) == nil && k.w.Holds() {
-		v.rec, v.k = k.rec, k
-		return nil
+	if k != nil {
+		if err := w.Refresh(ctx); err != nil {
+			return c.stateError("load", err)
+		}
+		if k.w.Holds() {
+			v.rec, v.k = k.rec, k
+			return nil
+		}
 	}
 	rec, watch, err := w.LoadWatched(ctx, c.name)
 	if err != nil {
@@ -374,11 +379,11 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 	if st, ok := machine.StandingOf(v.rec); ok {
 		k.quiet = st.Quiet && c.p.plain
 		if !st.Admitted && c.p.rejects && v.local && v.clk.Before(st.Until) {
-			k.rej = c.newRejection(v, st.State, st.Until, st.Forced, false, true)
+			k.rej = c.newRejection(v, st.State, st.Until, st.Forced, false, c.p.b.listed(c))
 		}
 	}
 	if old := c.kept.Swap(k); old != nil && old.rej != nil {
-		old.rej.stop()
+		c.p.b.alarms.unset(old.rej)
 	}
 	if c.owing() != nil {
 		c.drop(k)
@@ -389,7 +394,7 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 // drop stops keeping k, if it is still the kept record.
 func (c *Circuit) drop(k *kept) {
 	if k != nil && c.kept.CompareAndSwap(k, nil) && k.rej != nil {
-		k.rej.stop()
+		c.p.b.alarms.unset(k.rej)
 	}
 }
 

@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"time"
@@ -49,26 +48,39 @@ func (s *Store) Now() time.Time {
 	return time.Unix(0, st.anchor+int64(st.boot)+mono-st.mono).UTC()
 }
 
-// syncClock reads the boot clock and the anchor: the index's, mapping it
-// (and making it, as the first Load does) when it is not yet, else, while
-// the index cannot be used, one taken from the wall clock now.
+// syncClock reads the boot clock and the anchor: the mapped index's, or
+// else this boot's in the index file's header, looked at without mapping
+// it for use (no directory or index is made, no lock taken), or else,
+// while the index cannot be used, one taken from the wall clock now.
 func (s *Store) syncClock() *clockState {
 	boot, err := bootClock()
 	st := &clockState{boot: boot, mono: s.mono()}
-	m := s.m.Load()
-	if m == nil {
-		m, _ = s.current(context.Background(), false) // as the first Load makes it
-	}
-	switch {
-	case err != nil:
+	if err != nil {
 		st.boot = time.Duration(s.wall().UnixNano()) // no boot clock: the wall clock
-	case m != nil && m.anchored.Load():
+	} else if m := s.m.Load(); m != nil && m.anchored.Load() {
 		st.anchor = m.anchor
-	default:
+	} else if a, ok := s.peekAnchor(); ok {
+		st.anchor = a
+	} else {
 		st.anchor = s.wall().UnixNano() - int64(boot)
 	}
 	s.clk.Store(st)
 	return st
+}
+
+// peekAnchor returns the anchor in the index file's header when it is this
+// boot's.
+func (s *Store) peekAnchor() (int64, bool) {
+	m, err := mapIndex(s.path(indexName))
+	if err != nil {
+		return 0, false
+	}
+	defer unmap(m.data)
+	boot, err := s.boot()
+	if err != nil || m.load(hdrBoot) != boot {
+		return 0, false
+	}
+	return int64(m.load(hdrAnchor)), true
 }
 
 // bootNow returns the boot clock's reading, 0 when there is none.
@@ -77,13 +89,21 @@ func (s *Store) bootNow() int64 {
 	return int64(d)
 }
 
-// boot returns this boot's hash, never 0 (0 when there is no boot id).
-func (s *Store) boot() uint64 {
-	s.bootOnce.Do(func() {
-		if id, err := bootID(); err == nil {
-			sum := sha256.Sum256([]byte(id))
-			s.bootHash = binary.LittleEndian.Uint64(sum[:8]) | 1
-		}
-	})
-	return s.bootHash
+// boot returns this boot's hash, never 0. A failed read of the boot id
+// (out of descriptors, say) is not kept: the next call reads it again.
+func (s *Store) boot() (uint64, error) {
+	if h := s.bootHash.Load(); h != 0 {
+		return h, nil
+	}
+	id, err := bootID()
+	if ferr := fault("boot", "open", "the boot id"); ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		return 0, err
+	}
+	sum := sha256.Sum256([]byte(id))
+	h := binary.LittleEndian.Uint64(sum[:8]) | 1
+	s.bootHash.Store(h)
+	return h, nil
 }

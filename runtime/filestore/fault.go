@@ -5,7 +5,8 @@ import "io/fs"
 // faultHook, when set (by tests only), is consulted before each filesystem
 // operation the store makes outside the lock-free fast path of Load, with the
 // operation's name: "mkdir" (creating the state directory, then "chmod" on
-// it), "lock", "index" (opening the change index), "read" (reading the
+// it), "lock", "index" (opening the change index), "boot" (reading the
+// boot id), "read" (reading the
 // record), "create" (the temporary record), "chmod", "write", "fsync",
 // "close", "rename", "remove" and "dirsync". A non-nil error is used as that operation's error,
 // wrapped as the real call's error would be; the real call is not made (a

@@ -91,8 +91,8 @@ func TestNoFDsAtStart(t *testing.T) {
 	}
 	defer unmap(m.data)
 	boot, anchor := m.load(hdrBoot), m.load(hdrAnchor)
-	if want := s.m.Load().anchor; boot != s.boot() || int64(anchor) != want {
+	if want := s.m.Load().anchor; boot != sboot(t, s) || int64(anchor) != want {
 		t.Errorf("index header after the child wrote: boot %x, anchor %d; want this boot's %x and the anchor %d this process took",
-			boot, int64(anchor), s.boot(), want)
+			boot, int64(anchor), sboot(t, s), want)
 	}
 }

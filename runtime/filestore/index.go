@@ -85,8 +85,9 @@ type mapping struct {
 	data []byte
 	id   fileID // the index file it maps
 
-	// anchor is the header's, this boot's once anchored is set (under
-	// Store.mu).
+	// boot and anchor are the header's, this boot's once anchored is set
+	// (under Store.mu): a check that finds them changed retires the mapping.
+	boot     uint64
 	anchor   int64
 	anchored atomic.Bool
 
@@ -167,15 +168,20 @@ func (m *mapping) counterOf(tag uint64) counter {
 
 // claim returns the circuit of tag's change counter, for a writer, which
 // holds the circuit's lock: its slot, claiming a free one when it has none
-// yet, or its spill counter when its probe window is full. A claim bumps
-// the spill counter once: readers may have vouched for records by it, and
-// the changes go to the slot from now on.
+// yet, or its spill counter when its probe window is full. A claim is a
+// change of the spill counter: readers may have vouched for records by it,
+// and the changes go to the slot from then on. A writer killed during the
+// claim leaves the spill counter busy, and its circuits are read from their
+// files, never vouched for by a counter no change moves.
 func (m *mapping) claim(tag uint64) counter {
 	for i := range probeWindow {
 		at := m.slotAt(tag, i)
-		if m.load(at) == 0 && m.word(at).CompareAndSwap(0, tag) {
+		if m.load(at) == 0 {
 			spill := m.spillOf(tag)
-			spill.end(spill.begin())
+			v := spill.begin()
+			m.word(at).CompareAndSwap(0, tag)
+			step("claim")
+			spill.end(v)
 		}
 		if m.load(at) == tag {
 			return counter{m: m, off: at + 8, owned: true}

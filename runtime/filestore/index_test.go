@@ -619,3 +619,211 @@ func cutIndex(t *testing.T, index string, size int64, stores ...*Store) {
 		s.due()
 	}
 }
+
+// shmDir returns a state directory on a tmpfs when there is one (/dev/shm):
+// there the index's change time never moves by writeback, so nothing but
+// the store's own protocol can drop a Watch.
+func shmDir(t *testing.T) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "attack-")
+		if err == nil {
+			t.Cleanup(func() { _ = os.RemoveAll(d) })
+			return filepath.Join(d, "state")
+		}
+	}
+	return filepath.Join(t.TempDir(), "state")
+}
+
+func succeedOp(ran *bool) func(context.Context) (circuit.Outcome, error) {
+	return func(context.Context) (circuit.Outcome, error) { *ran = true; return circuit.Success, nil }
+}
+
+func failOp(context.Context) (circuit.Outcome, error) { return circuit.Failure, errBoom }
+
+func init() {
+	// claimdie: claims the slot of the circuit named by envArg as a writer
+	// does (mapping.claim), and is killed by SIGKILL at its "claim" step,
+	// in the middle of it, as a writer may be at any point.
+	helperScripts["claimdie"] = func() error {
+		s, err := Open(os.Getenv(envDir))
+		if err != nil {
+			return err
+		}
+		m, err := s.current(context.Background(), true)
+		if err != nil {
+			return err
+		}
+		stepHook = func(step string) {
+			if step == "claim" {
+				say("claimed")
+				_ = os.Stdout.Sync()
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+		m.claim(tag(os.Getenv(envArg)))
+		return errors.New("claimed no free slot")
+	}
+}
+
+// TestWriterKilledMidClaim: a writer SIGKILLed while it claims its
+// circuit's slot (index.go claim) leaves the slot claimed. A process that
+// read the circuit before, under the spill counter, must not keep a Watch
+// of it: every later change of the circuit goes to the slot. The killed
+// claim leaves the spill counter busy, so the process reads the file, and
+// sees the circuit another process opens.
+func TestWriterKilledMidClaim(t *testing.T) {
+	ctx := t.Context()
+	dir := shmDir(t)
+	const name = helperCircuit
+	// Another process makes the index.
+	if _, _, err := openDir(t, dir).Load(ctx, "someone-else"); err != nil {
+		t.Fatal(err)
+	}
+	reader := circuit.New(openDir(t, dir))
+	ran := false
+	if err := reader.Run(ctx, name, p3, succeedOp(&ran)); err != nil || !ran {
+		t.Fatalf("reader's first call: %v, ran %v", err, ran)
+	}
+
+	sc := startScript(t, "claimdie", dir, name, nil, "")
+	sc.expect(t, "claimed")
+	var ee *exec.ExitError
+	if err := sc.cmd.Wait(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("claimdie: %v, want death by SIGKILL", err)
+	}
+
+	writer := circuit.New(openDir(t, dir))
+	if ran, err := failN(ctx, writer, name, 3); ran != 3 || err != errBoom {
+		t.Fatalf("writer: %d ran, %v", ran, err)
+	}
+	if snap, err := writer.Snapshot(ctx, name); err != nil || snap.State != circuit.StateOpen {
+		t.Fatalf("writer's snapshot: %+v, %v; want open", snap, err)
+	}
+	if snap, err := circuit.New(openDir(t, dir)).Snapshot(ctx, name); err != nil || snap.State != circuit.StateOpen {
+		t.Fatalf("a new process's snapshot: %+v, %v; want open", snap, err)
+	}
+
+	start := time.Now()
+	admitted, calls := 0, 0
+	for time.Since(start) < 3*recheck+500*time.Millisecond {
+		ran := false
+		_ = reader.Run(ctx, name, p3, succeedOp(&ran))
+		calls++
+		if ran {
+			admitted++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if admitted > 0 {
+		t.Fatalf("the reader admitted %d of %d calls over %v into a circuit another process opened "+
+			"(its writes went to the slot a killed writer claimed)",
+			admitted, calls, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// TestIndexLockHeldBoundsCalls: index.lock held by a cooperating process
+// that is stopped (SIGSTOP) or stuck while it creates or anchors the index
+// (a new state directory, the first use after a reboot). A call whose
+// context never ends may wait for it; every other call of the process is
+// bounded by its own context, and Store.Now takes no lock.
+func TestIndexLockHeldBoundsCalls(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		first func(s *Store, b *circuit.Breaker) // what takes Store.mu and waits
+	}{
+		{"RunWithBackground", func(s *Store, b *circuit.Breaker) {
+			ran := false
+			_ = b.Run(context.Background(), "first", p3, succeedOp(&ran))
+		}},
+		{"Now", func(s *Store, b *circuit.Breaker) { _ = s.Now() }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := shmDir(t)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// The stopped process's lock: a flock of another open file.
+			held, err := lockFile(t.Context(), filepath.Join(dir, indexLockName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Close()
+			s := openDir(t, dir)
+			b := circuit.New(s)
+			go tt.first(s, b)
+			time.Sleep(100 * time.Millisecond)
+
+			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				ran := false
+				done <- b.Run(ctx, "second", p3, succeedOp(&ran))
+			}()
+			select {
+			case err := <-done:
+				t.Logf("a call with a 200ms deadline returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
+			case <-time.After(3 * time.Second):
+				_ = held.Close() // let both go
+				err := <-done
+				t.Fatalf("a call with a 200ms deadline had not returned after 3s (it returned %v once the lock was let go): "+
+					"it waits behind a call waiting for index.lock without end", err)
+			}
+		})
+	}
+}
+
+// TestNowCreatesNothing: the store's clock looks at the index, if there
+// is one, and creates no directory: the first Load does (docs/file-store.md).
+func TestNowCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s := openDir(t, dir)
+	_ = s.Now()
+	if _, err := os.Stat(filepath.Join(dir, indexName)); err == nil {
+		t.Fatalf("Store.Now created the state directory and its index (%s)", dir)
+	}
+}
+
+// TestMakerKeepsItsWatches: the process that makes the index gives Watches
+// that hold across its first recheck: making it moves no change time
+// after the mapping.
+func TestMakerKeepsItsWatches(t *testing.T) {
+	s := openDir(t, shmDir(t))
+	_, w, err := s.LoadWatched(t.Context(), "ledger")
+	if err != nil || !w.Holds() {
+		t.Fatal(err, w.Holds())
+	}
+	time.Sleep(recheck + 300*time.Millisecond)
+	if err := s.Refresh(t.Context()); err != nil || !w.Holds() {
+		t.Fatalf("after the first recheck of an unchanged index: Refresh %v, Watch holds %v; want it to hold again", err, w.Holds())
+	}
+}
+
+// TestDamageFoundByRefreshFailsTheCall: a Breaker that keeps a record and
+// finds the index damaged at its recheck fails that call closed, as any
+// call that finds the damage does (docs/file-store.md).
+func TestDamageFoundByRefreshFailsTheCall(t *testing.T) {
+	ctx := t.Context()
+	dir := shmDir(t)
+	b := circuit.New(openDir(t, dir))
+	ran := false
+	if err := b.Run(ctx, "ledger", p3, succeedOp(&ran)); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "index.garbage")
+	if err := os.WriteFile(tmp, []byte("garbage!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, indexName)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(recheck + 300*time.Millisecond)
+	ran = false
+	err := b.Run(ctx, "ledger", p3, succeedOp(&ran))
+	if _, ok := errors.AsType[*circuit.StateError](err); !ok || ran {
+		t.Fatalf("the call that found the index damaged: %v (ran %v), want a StateError naming the index", err, ran)
+	}
+}

@@ -58,8 +58,12 @@ func (s *Store) current(ctx context.Context, write bool) (*mapping, error) {
 	if m := s.m.Load(); m != nil && !write && m.fresh() {
 		return m, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	select {
+	case s.mu <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("change index: %w", ctx.Err())
+	}
+	defer func() { <-s.mu }()
 	m := s.m.Load()
 	if m != nil && !write && m.fresh() {
 		return m, nil
@@ -173,6 +177,9 @@ func (s *Store) verify(m *mapping) (moved bool, err error) {
 	if m.load(0) != indexMagicWord {
 		return false, errors.New("damaged")
 	}
+	if m.anchored.Load() && (m.load(hdrBoot) != m.boot || int64(m.load(hdrAnchor)) != m.anchor) {
+		return false, errors.New("its clock anchor changed") // every process maps it anew, and takes it
+	}
 	if ct := changeTime(fi); ct != m.ctime {
 		m.ctime, moved = ct, true
 	}
@@ -267,16 +274,20 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	if err == nil || !errors.Is(err, errNoIndex) && !errors.As(err, &dmg) {
 		return m, err // made meanwhile, or an error a new index cannot cure
 	}
-	tmp, err := writeWhole(s.dir, ".index-*", newIndex(s.boot(), s.wall().UnixNano()-s.bootNow()))
+	boot, err := s.boot()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := writeWhole(s.dir, ".index-*", newIndex(boot, s.wall().UnixNano()-s.bootNow()))
 	if err != nil {
 		return nil, fmt.Errorf("create change index: %w", err)
 	}
-	defer os.Remove(tmp)
 	if dmg == nil {
 		err = os.Link(tmp, path)
 	} else {
 		err = os.Rename(tmp, path)
 	}
+	_ = os.Remove(tmp) // before the mapping: the unlink moves the index's change time
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create change index: %w", err)
 	}
@@ -290,7 +301,11 @@ func (s *Store) anchorIndex(ctx context.Context, m *mapping) error {
 	if m.anchored.Load() {
 		return nil
 	}
-	if m.load(hdrBoot) != s.boot() {
+	boot, err := s.boot()
+	if err != nil {
+		return fmt.Errorf("change index: %w", err)
+	}
+	if m.load(hdrBoot) != boot {
 		// The header is another boot's: records were written under that
 		// boot's anchor and keep their wall-clock meaning; this boot gets
 		// its own.
@@ -299,12 +314,12 @@ func (s *Store) anchorIndex(ctx context.Context, m *mapping) error {
 			return err
 		}
 		defer unlock()
-		if m.load(hdrBoot) != s.boot() {
+		if m.load(hdrBoot) != boot {
 			m.word(hdrAnchor).Store(uint64(s.wall().UnixNano() - s.bootNow()))
-			m.word(hdrBoot).Store(s.boot())
+			m.word(hdrBoot).Store(boot)
 		}
 	}
-	m.anchor = int64(m.load(hdrAnchor))
+	m.boot, m.anchor = boot, int64(m.load(hdrAnchor))
 	m.anchored.Store(true)
 	return nil
 }

@@ -155,19 +155,23 @@ func (n *nemesis) fill(leave int64) {
 
 // damageIndex removes the change index, or puts a copy cut short in its
 // place by a rename: damaged, or (half the time) zero-extended back to its
-// size, a usable index with its counters and slots blank, whose changes
-// workers still on the old file see only at their recheck (nStale).
-// Truncating the index in place is outside the model: it kills the workers
-// using it (TestIndexTruncatedUnderRunningProcess).
+// size, a usable index with its counters and slots blank. Each is outside
+// the model: workers still on the old file see the changes made under the
+// new one only at their recheck (nStale). Truncating the index in place
+// kills the workers using it (TestIndexTruncatedUnderRunningProcess).
 func (n *nemesis) damageIndex() {
 	path := filepath.Join(n.env.state, indexName)
+	start := bootNanos()
+	stale := func() {
+		n.log.stale = append(n.log.stale, nStale{after: start, until: bootNanos() + int64(recheck+staleSlack)})
+	}
 	if n.rng.IntN(4) == 0 {
 		if os.Remove(path) == nil {
+			stale()
 			n.count("index removed")
 		}
 		return
 	}
-	start := bootNanos()
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return
@@ -198,11 +202,11 @@ func (n *nemesis) damageIndex() {
 		n.t.Logf("damage index: %v", err)
 		return
 	}
+	stale()
 	if !blank {
 		n.count("index replaced by a short copy")
 		return
 	}
-	n.log.stale = append(n.log.stale, nStale{after: start, until: bootNanos() + int64(recheck+staleSlack)})
 	n.count("index replaced by a blanked copy")
 }
 

@@ -22,19 +22,21 @@ type Store struct {
 	epoch time.Time        // a monotonic reading: Store.mono counts from it
 	wall  func() time.Time // the wall clock, for anchoring the boot clock
 
-	mu    sync.Mutex              // serializes finding, checking and anchoring the index
+	// mu serializes finding, checking and anchoring the index: a channel
+	// of one, so that a caller waiting for it is bounded by its context.
+	mu    chan struct{}
 	m     atomic.Pointer[mapping] // the mapped index, if any
 	armed atomic.Bool             // the recheck's ticker runs (indexfile.go)
 
 	clk      atomic.Pointer[clockState] // the last reading of the store's clock (clock.go)
-	bootOnce sync.Once
-	bootHash uint64
+	bootHash atomic.Uint64              // this boot's hash, once read (clock.go)
 
-	// failed holds the names of the circuits whose last write failed
-	// (name → struct{}), nfailed how many: their loads fail until a write
-	// succeeds (fail closed).
-	failed  sync.Map
-	nfailed atomic.Int64
+	// failed holds the circuits whose last write failed, by name, each with
+	// the failure's number (failures counts them), nfailed how many: their
+	// loads fail until a write succeeds (fail closed).
+	failed   sync.Map
+	failures atomic.Uint64
+	nfailed  atomic.Int64
 
 	win windowFile // the shared window counts (window.go)
 }
@@ -77,7 +79,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err := verifyDir(abs); err != nil {
 		return nil, err
 	}
-	s := &Store{dir: abs, wall: time.Now, epoch: time.Now()}
+	s := &Store{dir: abs, wall: time.Now, epoch: time.Now(), mu: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -188,7 +190,7 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	return s.wrote(name, s.change(ctx, name, func(c counter) error {
+	return s.changed(ctx, name, func(c counter) error {
 		cur, err := s.read(name)
 		if err != nil {
 			return err
@@ -198,7 +200,7 @@ func (s *Store) Replace(ctx context.Context, name string, prev, next *driver.Rec
 			return driver.ErrConflict
 		}
 		return s.write(name, c, data)
-	}))
+	})
 }
 
 // Delete removes the circuit's record, even a corrupt one, under its lock.
@@ -211,7 +213,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 		}
 		return err
 	}
-	return s.wrote(name, s.change(ctx, name, func(c counter) error { return s.remove(name, c) }))
+	return s.changed(ctx, name, func(c counter) error { return s.remove(name, c) })
 }
 
 // change runs fn under the circuit's lock, with its counter in the
@@ -250,19 +252,22 @@ func (s *Store) failing(name string) bool {
 	return ok
 }
 
-// wrote records the outcome of a write of the circuit: once a write fails,
-// its loads fail until a write succeeds (fail closed), and no Watch given
-// before holds (mapping.drop; LoadWatched gives none meanwhile).
-func (s *Store) wrote(name string, err error) error {
+// changed runs change for the circuit and records its outcome: once a
+// write fails, the circuit's loads fail until a write succeeds (fail
+// closed), and no Watch given before holds (mapping.drop; LoadWatched
+// gives none meanwhile). A write clears only a failure that came before
+// it began: one that succeeded before another failed, and returns after,
+// leaves that failure in place.
+func (s *Store) changed(ctx context.Context, name string, fn func(counter) error) error {
+	before := s.failures.Load()
+	err := s.change(ctx, name, fn)
 	switch {
 	case err == nil:
-		if s.failing(name) {
-			if _, ok := s.failed.LoadAndDelete(name); ok {
-				s.nfailed.Add(-1)
-			}
+		if v, ok := s.failed.Load(name); ok && v.(uint64) <= before && s.failed.CompareAndDelete(name, v) {
+			s.nfailed.Add(-1)
 		}
 	case !errors.Is(err, driver.ErrConflict):
-		if _, loaded := s.failed.LoadOrStore(name, struct{}{}); !loaded {
+		if _, loaded := s.failed.Swap(name, s.failures.Add(1)); !loaded {
 			s.nfailed.Add(1)
 		}
 		if m := s.m.Load(); m != nil {
@@ -277,7 +282,7 @@ func (s *Store) wrote(name string, err error) error {
 // makes every step of a record write but the rename, and removes it. Only
 // when that succeeds does the load go on.
 func (s *Store) retryWrite(ctx context.Context, name string) error {
-	err := s.wrote(name, s.change(ctx, name, func(counter) error { return s.trial(name) }))
+	err := s.changed(ctx, name, func(counter) error { return s.trial(name) })
 	if err != nil {
 		return fmt.Errorf("a write of this circuit failed, and no call is admitted until one succeeds: %w", err)
 	}

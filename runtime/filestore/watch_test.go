@@ -4,7 +4,9 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -96,7 +98,8 @@ func TestNoWatchWhileWriteFailed(t *testing.T) {
 	faultHook = func(op string) error {
 		switch op {
 		case "read":
-			_ = s.wrote("watched", syscall.EIO) // a write of another goroutine fails now
+			// a write of another goroutine fails now
+			_ = s.changed(ctx, "watched", func(counter) error { return syscall.EIO })
 		case "create":
 			return syscall.ENOSPC // and the retry of the next load too
 		}
@@ -112,5 +115,138 @@ func TestNoWatchWhileWriteFailed(t *testing.T) {
 	faultHook = nil
 	if _, w, err := s.LoadWatched(ctx, "watched"); err != nil || !w.Holds() {
 		t.Fatalf("LoadWatched once a write succeeds: %v, holds %v", err, w.Holds())
+	}
+}
+
+// TestEarlierWriteKeepsLaterFailure: a write that completed (renamed and
+// synced) before another write of the circuit failed, and returns after
+// it, must not clear that failure: the process admits no call while every
+// write still fails (a lock file the process may no longer open: a
+// permission fault).
+//
+// B's Failure (the circuit's second) is durable and B is about to return;
+// A's Failure, the third, would open the circuit, and its write is refused;
+// then B's bookkeeping runs. C, a third Breaker of the same process, must
+// then be refused (fail closed), and is admitted.
+func TestEarlierWriteKeepsLaterFailure(t *testing.T) {
+	ctx := t.Context()
+	const name = "ledger"
+	s := openDir(t, filepath.Join(t.TempDir(), "state"))
+	bA, bB, bC := circuit.New(s), circuit.New(s), circuit.New(s)
+	if ran, _ := failN(ctx, bA, name, 1); ran != 1 {
+		t.Fatal(ran)
+	}
+
+	atDirsync, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	stepHook = func(step string) {
+		if step == "dirsync" && once.CompareAndSwap(false, true) {
+			close(atDirsync)
+			<-release
+		}
+	}
+	defer func() { stepHook, faultHook = nil, nil }()
+	bDone := make(chan error, 1)
+	go func() { bDone <- bB.Run(ctx, name, p3, failOp) }()
+	<-atDirsync // B's write is renamed and synced: failures 2
+
+	// From now on no write of the circuit can succeed: its lock file
+	// cannot be opened (chmod 000 by a permission fault; EACCES).
+	faultHook = func(op string) error {
+		if op == "lock" {
+			return syscall.EACCES
+		}
+		return nil
+	}
+	err := bA.Run(ctx, name, p3, failOp)
+	if se, ok := errors.AsType[*circuit.StateError](err); !ok || !se.Ran {
+		t.Fatalf("A's third failure with its write refused: %v, want a StateError after the call ran", err)
+	}
+	if !s.failing(name) {
+		t.Fatal("setup: the store does not mark the circuit failed after A's write failed")
+	}
+	close(release)
+	if err := <-bDone; err != errBoom {
+		t.Fatalf("B: %v", err)
+	}
+
+	admitted := 0
+	for range 5 {
+		ran := false
+		_ = bC.Run(ctx, name, p3, succeedOp(&ran))
+		if ran {
+			admitted++
+		}
+	}
+	if admitted > 0 {
+		t.Fatalf("%d of 5 calls admitted by another Breaker of the process after the circuit's third failure "+
+			"could not be written and while every write of it still fails (store marks it failed: %v)", admitted, s.failing(name))
+	}
+}
+
+// TestBreakersOnOneDirectoryRace: many goroutines of two Breakers, two
+// Stores of one directory, three policies on one circuit (the first
+// handle's, Breaker.Run by name with another, a Circuit of a third), with
+// failures, probes, snapshots, clears and holds, under -race: no data race,
+// and no call hangs.
+func TestBreakersOnOneDirectoryRace(t *testing.T) {
+	ctx := t.Context()
+	dir := shmDir(t)
+	s1, s2 := openDir(t, dir), openDir(t, dir)
+	bs := []*circuit.Breaker{circuit.New(s1), circuit.New(s1), circuit.New(s2)}
+	pols := []circuit.Policy{
+		{FailureThreshold: 2, Cooldown: time.Second, ProbeLease: time.Second},
+		{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second, CloseAfter: 2},
+		{FailureRate: 0.5, MinCalls: 4, WindowCalls: 8, Cooldown: time.Second, ProbeLease: time.Second},
+	}
+	names := []string{"a", "b", "c"}
+	deadline := time.Now().Add(4 * time.Second)
+	done := make(chan struct{})
+	var wg = make(chan struct{}, 32)
+	for g := range 24 {
+		wg <- struct{}{}
+		go func() {
+			defer func() { <-wg }()
+			r := uint64(g)*2654435761 + 1
+			next := func(n int) int { r ^= r << 13; r ^= r >> 7; r ^= r << 17; return int(r % uint64(n)) }
+			for time.Now().Before(deadline) {
+				b, name, p := bs[next(len(bs))], names[next(len(names))], pols[next(len(pols))]
+				o := []circuit.Outcome{circuit.Success, circuit.Success, circuit.Failure, circuit.Ignored}[next(4)]
+				op := func(context.Context) (circuit.Outcome, error) { return o, nil }
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				switch next(20) {
+				case 0:
+					_, _ = b.Snapshot(cctx, name)
+				case 1:
+					if next(10) == 0 {
+						_ = b.Clear(cctx, name)
+					}
+				case 2:
+					if next(20) == 0 {
+						_ = b.ForceOpen(cctx, name, time.Second)
+					}
+				case 3, 4, 5:
+					_ = b.Circuit(name, p).Run(cctx, op)
+				case 6, 7:
+					if tk, err := b.Allow(cctx, name, p); err == nil {
+						_ = tk.Done(o)
+					}
+				default:
+					_ = b.Run(cctx, name, pols[0], op)
+				}
+				cancel()
+			}
+		}()
+	}
+	go func() {
+		for range 32 {
+			wg <- struct{}{}
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a call hung")
 	}
 }

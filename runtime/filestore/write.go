@@ -8,8 +8,9 @@ import (
 )
 
 // stepHook, when set (by tests only), is called after each step of a write
-// with the step's name: "create", "write", "fsync", "close", "rename",
-// "dirsync". Crash tests stop a writer there and kill it.
+// with the step's name: "claim" (of the circuit's slot, index.go),
+// "create", "write", "fsync", "close", "rename", "dirsync". Crash tests
+// stop a writer there and kill it.
 var stepHook func(step string)
 
 func step(name string) {
