@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/alarm"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 	"github.com/circuitgen/circuitgen/runtime/internal/window"
 )
@@ -51,7 +52,7 @@ type Breaker struct {
 	npolicies atomic.Int32
 	unset     *bound // the bound of a handle without a policy
 
-	alarms alarms // the deadlines of the kept standing rejections (reject.go)
+	alarms alarm.Clock // the deadlines of the kept standing rejections (reject.go)
 }
 
 // Option configures a Breaker.

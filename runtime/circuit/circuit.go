@@ -85,7 +85,7 @@ func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, er
 			}
 			return c.settleQuiet(ctx, k, o, err)
 		}
-		if r := k.rej; r != nil && !r.passed.Load() {
+		if r := k.rej; r != nil && !r.alarm.Passed() {
 			return &r.err
 		}
 	}
@@ -383,7 +383,7 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 		}
 	}
 	if old := c.kept.Swap(k); old != nil && old.rej != nil {
-		c.p.b.alarms.unset(old.rej)
+		c.p.b.alarms.Unset(&old.rej.alarm)
 	}
 	if c.owing() != nil {
 		c.drop(k)
@@ -394,7 +394,7 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 // drop stops keeping k, if it is still the kept record.
 func (c *Circuit) drop(k *kept) {
 	if k != nil && c.kept.CompareAndSwap(k, nil) && k.rej != nil {
-		c.p.b.alarms.unset(k.rej)
+		c.p.b.alarms.Unset(&k.rej.alarm)
 	}
 }
 
