@@ -5,6 +5,7 @@ package testenv
 import (
 	"bufio"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -37,14 +38,18 @@ func StartRedisIn(t testing.TB, dir string, extra ...string) (*exec.Cmd, string)
 		Missing(t, "redis-server is not on PATH: cannot start a server of the test's own (apt-get install -y redis-server)")
 	}
 	sock := filepath.Join(dir, "redis.sock")
-	args := append([]string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700", "--dir", dir, "--save", ""}, RedisSettings...)
+	logFile := filepath.Join(dir, "redis.log")
+	args := append([]string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700", "--dir", dir, "--save", "",
+		"--logfile", logFile}, RedisSettings...)
 	cmd := exec.Command(bin, append(args, extra...)...)
 	Start(t, cmd)
-	for i := 0; !pongs(sock); i++ {
-		if i == 100 {
-			t.Fatal("redis-server did not start")
+	// A loaded machine (a CI run's tests, six packages at a time under
+	// -race) has taken more than two seconds to start one.
+	for deadline := time.Now().Add(15 * time.Second); !pongs(sock); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			data, _ := os.ReadFile(logFile)
+			t.Fatalf("redis-server did not answer within 15s; its log:\n%s", data)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	return cmd, sock
 }
