@@ -4,6 +4,8 @@ package testenv
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"os"
 	"os/exec"
@@ -37,7 +39,7 @@ func StartRedisIn(t testing.TB, dir string, extra ...string) (*exec.Cmd, string)
 	if err != nil {
 		Missing(t, "redis-server is not on PATH: cannot start a server of the test's own (apt-get install -y redis-server)")
 	}
-	sock := filepath.Join(dir, "redis.sock")
+	sock := filepath.Join(shortDir(t, dir), "redis.sock")
 	logFile := filepath.Join(dir, "redis.log")
 	args := append([]string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700", "--dir", dir, "--save", "",
 		"--logfile", logFile}, RedisSettings...)
@@ -67,4 +69,25 @@ func pongs(sock string) bool {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && line == "+PONG\r\n"
+}
+
+// shortDir returns dir, or a short name of it when a socket's path in it
+// would pass the 104 to 108 bytes a unix socket's path may have (a test's
+// temporary directory under a long TMPDIR): a symlink to it in the system's
+// temporary directory, named by dir's hash, so that a server started again
+// in dir has the same socket.
+func shortDir(t testing.TB, dir string) string {
+	if len(dir) < 80 {
+		return dir
+	}
+	sum := sha256.Sum256([]byte(dir))
+	link := filepath.Join(os.TempDir(), "redis-"+hex.EncodeToString(sum[:6]))
+	if to, err := os.Readlink(link); err == nil && to == dir {
+		return link
+	}
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(link) })
+	return link
 }
