@@ -319,7 +319,7 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) (out []nViolation
 			}
 		}
 	}
-	out = append(out, failClosed(ops, log.unwritable)...)
+	out = append(out, failClosed(ops, log)...)
 	for _, op := range ops {
 		switch {
 		case strings.HasPrefix(op.result, "state:") && strings.Contains(op.msg, "concurrent changes"):
@@ -333,15 +333,23 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) (out []nViolation
 }
 
 // failClosed finds the calls a process admitted on a circuit after a
-// write for it failed in that process, while no write could succeed.
-func failClosed(ops []*nOp, unwritable []nSpan) []nViolation {
-	out, _ := failedWrites(ops, unwritable)
+// write for it failed in that process, while no write could succeed. A
+// reset of the circuit between the two (its record removed by hand,
+// outside the store's model) starts it afresh: the settlement the write
+// failed to store then has nothing to change, and admitting is legal.
+func failClosed(ops []*nOp, log nFaultLog) []nViolation {
+	out, _ := failedWrites(ops, log.unwritable, log.resets)
 	return out
 }
 
 // failedWrites returns failClosed's violations and how many writes failed
 // while the directory was unwritable.
-func failedWrites(ops []*nOp, unwritable []nSpan) ([]nViolation, int) {
+func failedWrites(ops []*nOp, unwritable, resets []nSpan) ([]nViolation, int) {
+	resetBetween := func(circuit string, from, to int64) bool {
+		return slices.ContainsFunc(resets, func(r nSpan) bool {
+			return (r.circuit == "" || r.circuit == circuit) && r.end >= from && r.start <= to
+		})
+	}
 	var out []nViolation
 	failed := 0
 	later := map[string][]*nOp{} // worker and circuit → its admitted calls
@@ -365,7 +373,7 @@ func failedWrites(ops []*nOp, unwritable []nSpan) ([]nViolation, int) {
 			}
 			failed++
 			for _, x := range later[key(f)] {
-				if x.call >= f.ret && x.admit <= u.end {
+				if x.call >= f.ret && x.admit <= u.end && !resetBetween(f.circuit, f.ret, x.admit) {
 					out = append(out, nViolation{kind: "admitted after a failed write", at: x.admit, detail: fmt.Sprintf(
 						"%s: op %s admitted %v after op %s's write failed (%s), while the directory was unwritable",
 						f.circuit, x.id, time.Duration(x.admit-f.ret), f.id, f.msg)})
@@ -506,6 +514,10 @@ func TestNemesisCheckerCatches(t *testing.T) {
 			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
 				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)},
 			want: []string{"admitted after a failed write"}},
+		{name: "a call admitted after a failed write and the record's removal", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}},
+			resets: []nSpan{{circuit: "nem-a", start: 150 * ms, end: 151 * ms}}},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
+				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)}},
 		{name: "a call admitted by another process after a failed write", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}}},
 			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`},
 			w2: []string{call("w2.2", "allow", "nem-a", 200), admit("w2.2", 210, false)}},

@@ -403,7 +403,7 @@ func (n *nemesis) report(ops []*nOp, violations []nViolation, excused int) {
 		"%d StateErrors, %d timeouts), %d snapshots, %d clears, %d transitions; anchors of the store's clock seen %v apart",
 		st.calls, len(n.all), st.admitted, st.probes, st.rejected, st.stateErrors, st.ctxErrors, st.snapshots, st.clears,
 		st.transitions, time.Duration(st.anchors))
-	_, failed := failedWrites(ops, n.log.unwritable)
+	_, failed := failedWrites(ops, n.log.unwritable, nil)
 	t.Logf("%d writes failed while the directory was unwritable (%d spans); Open refused the directory %d times",
 		failed, len(n.log.unwritable), st.opensRefused)
 	t.Logf("%d admissions on a copy the change index no longer vouched for, within recheck of a rollback or a replaced directory (%d of them)",
