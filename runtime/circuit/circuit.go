@@ -19,11 +19,11 @@ type Circuit struct {
 	p    *bound               // the Breaker and the policy
 	// first is the circuit's first kept record, in the Circuit's own memory
 	// (keep): a process with many circuits calls each with one cache miss
-	// fewer, and keeps 64 bytes less of each (BENCHMARKS.md, 100,000
+	// fewer, and keeps 16 bytes less of each (BENCHMARKS.md, 100,000
 	// circuits). It is written once, before it is kept, and never again.
 	first kept
 	name  string
-	more  atomic.Pointer[more] // what only some circuits use (window.go)
+	more  atomic.Pointer[more] // what only some circuits use (more.go)
 }
 
 // kept is a record a driver.Watcher loaded and the Watch that vouches for
@@ -54,7 +54,8 @@ func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 }
 
 // newCircuit returns a handle of the named circuit, a valid name, under v
-// (nil: none yet), bound to the store when it is a driver.Binder.
+// (Breaker.unset: no policy yet), bound to the store when it is a
+// driver.Binder.
 func (b *Breaker) newCircuit(name string, v *bound) *Circuit {
 	c := &Circuit{name: name, p: v}
 	if b.binder != nil {

@@ -626,7 +626,7 @@ func cutIndex(t *testing.T, index string, size int64, stores ...*Store) {
 func shmDir(t *testing.T) string {
 	t.Helper()
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "attack-")
+		d, err := os.MkdirTemp("/dev/shm", "filestore-")
 		if err == nil {
 			t.Cleanup(func() { _ = os.RemoveAll(d) })
 			return filepath.Join(d, "state")
