@@ -26,35 +26,57 @@ import (
 // (docs/file-store.md).
 //
 // Between readings of the boot clock a process advances it with its
-// monotonic clock (no system call), reading it afresh every clockResync.
+// monotonic clock, reading it afresh every clockResync. The monotonic
+// clock stops while the machine is suspended; the wall clock does not. So
+// a reading whose wall clock moved away from its monotonic clock by more
+// than clockJump since the last reading of the boot clock (a suspend, or a
+// step of the wall clock) reads the boot clock afresh too: a process just
+// resumed never dates a deadline by the time before its suspend.
 
-const clockResync = time.Second
+const (
+	clockResync = time.Second
+	clockJump   = 5 * time.Millisecond
+)
 
 // clockState is a process's reading of the store's clock.
 type clockState struct {
 	anchor int64         // wall-clock Unix ns at which the boot clock read zero
 	boot   time.Duration // the boot clock at mono
-	mono   int64         // Store.mono at that reading
+	mono   int64         // the monotonic clock at that reading, from Store.epoch
+	skew   int64         // the wall clock less mono then, in Unix ns
 }
 
 // Now returns the store's time: the boot clock, anchored for this boot in
 // the change index. The Breaker calls it when a decision needs the time.
 func (s *Store) Now() time.Time {
-	st, mono := s.clk.Load(), s.mono()
-	if m := s.m.Load(); st == nil || mono-st.mono >= int64(clockResync) || m != nil && m.anchored.Load() && m.anchor != st.anchor {
-		st = s.syncClock()
-		mono = st.mono
+	t := time.Now()
+	mono := int64(t.Sub(s.epoch))
+	st := s.clk.Load()
+	if st == nil || mono-st.mono >= int64(clockResync) || abs(t.UnixNano()-mono-st.skew) > int64(clockJump) ||
+		s.anchorMoved(st) {
+		st = s.syncClock(t)
 	}
 	return time.Unix(0, st.anchor+int64(st.boot)+mono-st.mono).UTC()
 }
 
-// syncClock reads the boot clock and the anchor: the mapped index's, or
-// else this boot's in the index file's header, looked at without mapping
-// it for use (no directory or index is made, no lock taken), or else,
-// while the index cannot be used, one taken from the wall clock now.
-func (s *Store) syncClock() *clockState {
+// anchorMoved reports whether the mapped index holds another anchor than
+// st's.
+func (s *Store) anchorMoved(st *clockState) bool {
+	m := s.m.Load()
+	return m != nil && m.anchored.Load() && m.anchor != st.anchor
+}
+
+func abs(v int64) int64 { return max(v, -v) }
+
+// syncClock reads the boot clock, at t, and the anchor: the mapped
+// index's, or else this boot's in the index file's header, looked at
+// without mapping it for use (no directory or index is made, no lock
+// taken), or else, while the index cannot be used, one taken from the wall
+// clock now.
+func (s *Store) syncClock(t time.Time) *clockState {
 	boot, err := bootClock()
-	st := &clockState{boot: boot, mono: s.mono()}
+	mono := int64(t.Sub(s.epoch))
+	st := &clockState{boot: boot, mono: mono, skew: t.UnixNano() - mono}
 	if err != nil {
 		st.boot = time.Duration(s.wall().UnixNano()) // no boot clock: the wall clock
 	} else if m := s.m.Load(); m != nil && m.anchored.Load() {
