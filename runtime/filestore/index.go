@@ -192,12 +192,12 @@ func (m *mapping) claim(tag uint64) counter {
 
 // slotAt returns the offset of the i-th slot of tag's probe window.
 func (m *mapping) slotAt(tag uint64, i int) int {
-	return slotsOffset + (int(tag>>1)+i)%slotCount*slotSize
+	return slotsOffset + int((tag>>1+uint64(i))%slotCount)*slotSize
 }
 
 // spillOf returns the spill counter of tag.
 func (m *mapping) spillOf(tag uint64) counter {
-	return counter{m: m, off: spillOffset + int(tag>>1)%spillCount*8}
+	return counter{m: m, off: spillOffset + int(tag>>1%spillCount)*8}
 }
 
 // stable reports whether a counter value shows no change in progress.

@@ -124,7 +124,7 @@ func windowCells[T any](s *Store, m *windowMapping, l windowLayout, name string,
 // claimSlot returns the offset in data of the slot of tag, claiming a free
 // one; -1 when none of its windowProbe slots is free.
 func claimSlot(data []byte, l windowLayout, tag uint64) int {
-	home := int(tag>>1) % windowSlots
+	home := int(tag >> 1 % windowSlots)
 	for i := range windowProbe {
 		off := windowHeader + (home+i)%windowSlots*l.slot
 		t := wordAt(data, off)
