@@ -52,7 +52,10 @@ type Breaker struct {
 	npolicies atomic.Int32
 	unset     *bound // the bound of a handle without a policy
 
-	alarms alarm.Clock // the deadlines of the kept standing rejections (reject.go)
+	// alarms holds the deadlines of the kept standing rejections
+	// (reject.go), apart from the Breaker: its pending timer keeps it, and
+	// the rejections, alive, but not the Breaker and its circuits.
+	alarms *alarm.Clock
 }
 
 // Option configures a Breaker.
@@ -78,6 +81,7 @@ func WithObserver(o Observer) Option {
 func New(store Store, opts ...Option) *Breaker {
 	b := &Breaker{store: store, epoch: time.Now()}
 	b.unset = &bound{b: b}
+	b.alarms = &alarm.Clock{}
 	b.binder, _ = store.(driver.Binder)
 	b.watcher, _ = store.(driver.Watcher)
 	b.wins.Times, _ = store.(driver.WindowStore)
