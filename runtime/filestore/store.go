@@ -19,7 +19,7 @@ import (
 // with the Watch the store gives them (driver.Watcher).
 type Store struct {
 	dir   string
-	epoch time.Time        // a monotonic reading: Store.mono counts from it
+	epoch time.Time        // a monotonic reading: the store's clock counts from it
 	wall  func() time.Time // the wall clock, for anchoring the boot clock
 
 	// mu serializes finding, checking and anchoring the index: a channel
@@ -88,10 +88,6 @@ func Open(dir string, opts ...Option) (*Store, error) {
 
 // Dir returns the store's directory, as an absolute path.
 func (s *Store) Dir() string { return s.dir }
-
-// mono returns the time since the store was opened, from the monotonic
-// clock: no system call.
-func (s *Store) mono() int64 { return int64(time.Since(s.epoch)) }
 
 // A circuit's files are named by its key, the hex SHA-256 of its name; its
 // counter in the change index and its window slots by its tag.
