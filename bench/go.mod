@@ -5,6 +5,8 @@ go 1.26.0
 tool github.com/circuitgen/circuitgen/cmd/circuitgen
 
 require (
+	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5
+	github.com/cenk/backoff v2.2.1+incompatible
 	github.com/circuitgen/circuitgen v0.1.0
 	github.com/circuitgen/circuitgen/runtime/redisstore v0.1.0
 	github.com/circuitgen/circuitgen/runtime/sqlstore v0.1.0
@@ -14,6 +16,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mercari/go-circuitbreaker v0.0.2
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/rubyist/circuitbreaker v2.2.1+incompatible
 	github.com/sony/gobreaker/v2 v2.4.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )
@@ -22,6 +25,7 @@ require (
 	github.com/benbjohnson/clock v1.3.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v3 v3.1.1 // indirect
+	github.com/facebookgo/clock v0.0.0-20150410010913-600d898af40a // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -29,10 +33,12 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/peterbourgon/g2s v0.0.0-20170223122336-d4e7ad98afea // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/smartystreets/goconvey v1.8.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect

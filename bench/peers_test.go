@@ -13,6 +13,8 @@ package bench
 //
 // Each is configured as the other peers are: opens after 3 failures for
 // 30s (closed rows), or after 1 for a day (rejection rows).
+// peers_more_test.go adds two more peers, rubyist and hystrix, to the rows
+// here but manyPeers' (100,000 circuits).
 
 import (
 	"context"
@@ -67,7 +69,7 @@ func (f *floorBreaker) run(op func() (int, error)) (int, error) {
 
 // closedPeers are the closed-call sub-benchmarks of the lean peers.
 func closedPeers(ctx context.Context) []impl {
-	return []impl{
+	return append([]impl{
 		{"eapache", func(b *testing.B) {
 			cb := breaker.New(3, 1, 30*time.Second)
 			for b.Loop() {
@@ -95,13 +97,13 @@ func closedPeers(ctx context.Context) []impl {
 				want(b, err, nil)
 			}
 		}},
-	}
+	}, closedMorePeers()...)
 }
 
 // rejectionPeers are the rejection sub-benchmarks of the lean peers: one
 // failure opens for a day, then every call is rejected.
 func rejectionPeers(ctx context.Context) []impl {
-	return []impl{
+	return append([]impl{
 		{"eapache", func(b *testing.B) {
 			cb := breaker.New(1, 1, 24*time.Hour)
 			want(b, cb.Run(eapacheDown), ErrDown)
@@ -140,7 +142,7 @@ func rejectionPeers(ctx context.Context) []impl {
 				want(b, err, errFloorOpen)
 			}
 		}},
-	}
+	}, rejectionMorePeers()...)
 }
 
 // goroutines8 runs body in 8 goroutines (b.RunParallel under GOMAXPROCS 2
@@ -168,7 +170,7 @@ func BenchmarkClosedSuccessParallel(b *testing.B) {
 			}
 		})
 	}
-	runImpls(b, []impl{
+	runImpls(b, append([]impl{
 		{"circuitgen", func(b *testing.B) {
 			_, up, _ := guarded(stores[0].open(b))
 			_, err := up.Get(ctx, 1) // creates the record
@@ -199,7 +201,7 @@ func BenchmarkClosedSuccessParallel(b *testing.B) {
 			f := &floorBreaker{threshold: 3}
 			loop(b, func() error { _, err := f.run(peerUp); return err })
 		}},
-	})
+	}, parallelMorePeers(loop)...))
 }
 
 // manyPeers are BenchmarkManyCircuits' sub-benchmarks of the lean peers:
