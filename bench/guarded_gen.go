@@ -10,11 +10,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyBenchCount  = circuit.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Minute}
@@ -94,11 +94,20 @@ func NewGuardedBackendWithCircuits(next Backend, benchCount, benchCycle, benchCl
 // Count calls next.Count through circuit bench-count.
 func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchCount.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Count(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.benchCount.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.benchCount.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -111,11 +120,20 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 // Cycle calls next.Cycle through circuit bench-cycle.
 func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchCycle.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Cycle(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.benchCycle.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.benchCycle.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -128,11 +146,20 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 // Get calls next.Get through circuit bench-closed.
 func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchClosed.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.benchClosed.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.benchClosed.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -145,11 +172,20 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 // Trip calls next.Trip through circuit bench-trip.
 func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 	var r0 int
-	err := g.benchTrip.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Trip(ctx, id)
 		return classifyBackend(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.benchTrip.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.benchTrip.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -164,15 +200,20 @@ func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 // otherwise. Circuits bench-count, bench-cycle, bench-closed, bench-trip use
 // it.
 func classifyBackend(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if errors.Is(err, ErrDown) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyBackendErr(ctx, err)
+}
+
+// classifyBackendErr classifies a non-nil error for classifyBackend.
+func classifyBackendErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if errors.Is(err, ErrDown) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

@@ -49,9 +49,9 @@ func TestRuntimeVersionMarker(t *testing.T) {
 	}
 	out, err := build(map[string]string{outs[0].Path: gen, version: old})
 	if err == nil {
-		t.Fatal("the generated file builds against a runtime without circuit.SupportPackageIsVersion1")
+		t.Fatal("the generated file builds against a runtime without circuit.SupportPackageIsVersion2")
 	}
-	if !strings.Contains(out, "undefined: circuit.SupportPackageIsVersion1") {
+	if !strings.Contains(out, "undefined: circuit.SupportPackageIsVersion2") {
 		t.Errorf("go build's message does not name the marker:\n%s", out)
 	}
 	text := strings.Join(strings.Fields(strings.ReplaceAll(string(outs[0].Content), "//", "")), " ")

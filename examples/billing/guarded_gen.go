@@ -11,11 +11,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyBillingAPI       = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
@@ -93,11 +93,20 @@ func NewGuardedBillingAPIWithCircuits(next BillingAPI, charge, health, invoices,
 // Charge calls next.Charge through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Charge(ctx, req)
 		return classifyBillingAPI(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.charge.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.charge.Run(ctx, op)
+	}
 	return r0, err
 }
 
@@ -109,33 +118,60 @@ func (g *GuardedBillingAPI) Close() error {
 // Health calls next.Health through circuit billing-api:health.
 func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) {
 	var r0 *http.Response
-	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Health(ctx)
 		return classifyBillingAPIHealth(ctx, r0, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.health.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.health.Run(ctx, op)
+	}
 	return r0, err
 }
 
 // Invoices calls next.Invoices through circuit billing-api:invoices.
 func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opts ...ListOption) ([]Invoice, error) {
 	var r0 []Invoice
-	err := g.invoices.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Invoices(ctx, customerID, opts...)
 		return classifyBillingAPI(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.invoices.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.invoices.Run(ctx, op)
+	}
 	return r0, err
 }
 
 // Receipt calls next.Receipt through circuit billing-api:charge.
 func (g *GuardedBillingAPI) Receipt(ctx context.Context, id string) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.charge.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Receipt(ctx, id)
 		return classifyBillingAPI(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.charge.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.charge.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -148,11 +184,20 @@ func (g *GuardedBillingAPI) Receipt(ctx context.Context, id string) (*Receipt, e
 // Refund calls next.Refund through circuit billing-api:refund.
 func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount Money) (*Receipt, error) {
 	var r0 *Receipt
-	err := g.refund.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Refund(ctx, receiptID, amount)
 		return classifyBillingAPI(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.refund.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.refund.Run(ctx, op)
+	}
 	return r0, err
 }
 
@@ -161,24 +206,29 @@ func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount
 // HTTP status 500-599; Ignored for any other error; Success otherwise. Circuits
 // billing-api:charge, billing-api:invoices, billing-api:refund use it.
 func classifyBillingAPI(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target *ConnectionError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
-		if code, ok := circuit.ErrorStatus(err); ok && code >= 500 && code <= 599 {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyBillingAPIErr(ctx, err)
+}
+
+// classifyBillingAPIErr classifies a non-nil error for classifyBillingAPI.
+func classifyBillingAPIErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target *ConnectionError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	if code, ok := circuit.ErrorStatus(err); ok && code >= 500 && code <= 599 {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }
 
 // classifyBillingAPIHealth returns Ignored for any error of a call whose ctx

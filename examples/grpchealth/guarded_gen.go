@@ -16,11 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyHealth = circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second}
@@ -87,11 +87,20 @@ func NewGuardedHealthClientWithCircuits(next grpc_health_v1.HealthClient, health
 // Check calls next.Check through circuit health.
 func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.HealthCheckRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthCheckResponse, error) {
 	var r0 *grpc_health_v1.HealthCheckResponse
-	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Check(ctx, in, opts...)
 		return classifyHealth(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.health.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.health.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -104,11 +113,20 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 // List calls next.List through circuit health.
 func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.HealthListRequest, opts ...grpc.CallOption) (*grpc_health_v1.HealthListResponse, error) {
 	var r0 *grpc_health_v1.HealthListResponse
-	err := g.health.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.List(ctx, in, opts...)
 		return classifyHealth(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.health.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.health.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -217,18 +235,23 @@ func (r *guardedHealthClientWatchStream) Trailer() metadata.MD {
 // ResourceExhausted; Ignored for any other error; Success otherwise. Circuit
 // health uses it.
 func classifyHealth(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if s, ok := status.FromError(err); ok {
-			switch s.Code() {
-			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
-				return circuit.Failure
-			}
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyHealthErr(ctx, err)
+}
+
+// classifyHealthErr classifies a non-nil error for classifyHealth.
+func classifyHealthErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if s, ok := status.FromError(err); ok {
+		switch s.Code() {
+		case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+			return circuit.Failure
+		}
+	}
+	return circuit.Ignored
 }

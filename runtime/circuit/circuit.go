@@ -73,37 +73,24 @@ func (c *Circuit) Name() string { return c.name }
 
 // Run runs op through the circuit, exactly as Breaker.Run does.
 func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, error)) error {
-	// The one shortcut (machine.Standing): while the store vouches for the
-	// kept record, its standing decision stands. A quiet admission runs op,
-	// and a Success of it has nothing to decide, no clock and no call into
-	// the store. A standing rejection returns its OpenError while its alarm
-	// says the deadline has not come.
-	if k := c.kept.Load(); k != nil && k.w.Holds() {
-		if k.quiet {
-			o, err := op(ctx)
-			if o == Success && k.w.Unchanged() {
-				return err
-			}
-			return c.settleQuiet(ctx, k, o, err)
+	// The one shortcut (quiet.go), then a standing rejection: while the
+	// store vouches for the kept record, its rejection stands, and returns
+	// its OpenError while its alarm says the deadline has not come.
+	if q := c.Quiet(); q.Admitted() {
+		o, err := op(ctx)
+		if !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
 		}
-		if r := k.rej; r != nil && !r.alarm.Passed() {
-			return &r.err
-		}
+		return err
+	}
+	if k := c.kept.Load(); k != nil && k.rej != nil && k.rej.alarm.Pending() && k.w.Holds() {
+		return &k.rej.err
 	}
 	p := c.p
 	if !p.set {
 		return p.err
 	}
 	return c.run(ctx, &p.rules, op)
-}
-
-// settleQuiet settles the call a quiet kept record k admitted, whose op
-// returned o and err, when the shortcut found something to settle: a
-// failure, or a Success after the record changed.
-func (c *Circuit) settleQuiet(ctx context.Context, k *kept, o Outcome, err error) error {
-	st, _ := machine.StandingOf(k.rec)
-	t := Ticket{c: c, ctx: ctx, p: &c.p.rules, grant: st.Grant}
-	return t.finish(o, err)
 }
 
 // Allow admits one call to the circuit in the two-step form, exactly as

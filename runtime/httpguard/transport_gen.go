@@ -13,11 +13,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyHTTPTransport = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -85,12 +85,21 @@ func NewGuardedTransportWithCircuits(next http.RoundTripper, httpTransport *circ
 func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	var r0 *http.Response
 	var ran bool
-	err := g.httpTransport.Run(p0.Context(), func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		ran = true
 		var callErr error
 		r0, callErr = g.next.RoundTrip(p0)
 		return classifyHTTPTransport(p0.Context(), r0, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.httpTransport.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(p0.Context()); !q.Settled(o) {
+			err = q.Settle(p0.Context(), o, err)
+		}
+	} else {
+		err = g.httpTransport.Run(p0.Context(), op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {

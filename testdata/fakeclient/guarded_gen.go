@@ -13,11 +13,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyClient = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -90,10 +90,19 @@ func NewGuardedClientWithCircuits(next Client, svcRPC, svc, svcPost *circuit.Cir
 
 // Call calls next.Call through circuit svc-rpc.
 func (g *GuardedClient) Call(ctx context.Context, method string) error {
-	err := g.svcRPC.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Call(ctx, method)
 		return classifySvcRPC(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.svcRPC.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.svcRPC.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -106,11 +115,20 @@ func (g *GuardedClient) Call(ctx context.Context, method string) error {
 // Get calls next.Get through circuit svc.
 func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
 	var r0 *http.Response
-	err := g.svc.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, path)
 		return classifySvc(ctx, r0, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.svc.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.svc.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -127,10 +145,19 @@ func (g *GuardedClient) Name() string {
 
 // Post calls next.Post through circuit svc-post.
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
-	err := g.svcPost.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Post(ctx, body)
 		return classifySvcPost(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.svcPost.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.svcPost.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -144,20 +171,25 @@ func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 // cancelled; Failure for gRPC code Unknown, Unavailable; Ignored for any other
 // error; Success otherwise. Circuit svc-rpc uses it.
 func classifySvcRPC(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if s, ok := status.FromError(err); ok {
-			switch s.Code() {
-			case codes.Unknown, codes.Unavailable:
-				return circuit.Failure
-			}
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifySvcRPCErr(ctx, err)
+}
+
+// classifySvcRPCErr classifies a non-nil error for classifySvcRPC.
+func classifySvcRPCErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if s, ok := status.FromError(err); ok {
+		switch s.Code() {
+		case codes.Unknown, codes.Unavailable:
+			return circuit.Failure
+		}
+	}
+	return circuit.Ignored
 }
 
 // classifySvc returns Ignored for any error of a call whose ctx the caller
@@ -193,16 +225,21 @@ func classifySvc(ctx context.Context, result *http.Response, err error) circuit.
 // cancelled; Failure for *ConnError; Ignored for any other error; Success
 // otherwise. Circuit svc-post uses it.
 func classifySvcPost(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target *ConnError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifySvcPostErr(ctx, err)
+}
+
+// classifySvcPostErr classifies a non-nil error for classifySvcPost.
+func classifySvcPostErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target *ConnError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

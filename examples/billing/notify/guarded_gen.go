@@ -11,11 +11,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyMailAPIQuota = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -91,11 +91,20 @@ func (g *GuardedSender) Close() error {
 // Quota calls next.Quota through circuit mail-api:quota.
 func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 	var r0 int
-	err := g.mailAPIQuota.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Quota(ctx)
 		return classifySender(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.mailAPIQuota.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.mailAPIQuota.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -108,11 +117,20 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 // Send calls next.Send through circuit mail-api.
 func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk.Receipt, error) {
 	var r0 *mailsdk.Receipt
-	err := g.mailAPI.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Send(ctx, msg)
 		return classifySender(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.mailAPI.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.mailAPI.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -127,18 +145,23 @@ func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk
 // Ignored for any other error; Success otherwise. Circuits mail-api:quota,
 // mail-api use it.
 func classifySender(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
-		if code, ok := circuit.ErrorStatus(err); ok && (code == 429 || code >= 500 && code <= 599) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifySenderErr(ctx, err)
+}
+
+// classifySenderErr classifies a non-nil error for classifySender.
+func classifySenderErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	if code, ok := circuit.ErrorStatus(err); ok && (code == 429 || code >= 500 && code <= 599) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

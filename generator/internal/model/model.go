@@ -179,6 +179,9 @@ type Method struct {
 	// body needs closing on rejection (or, for Reported, to tell a
 	// rejection), records that next ran.
 	Err, CallErr, Ran string
+	// Op is an ErrorLast method's operation, Quiet its circuit's quiet
+	// admission (circuit.Quiet) and O the operation's outcome there.
+	Op, Quiet, O string
 	// Ticket, Settled, Yield and Value are the locals of the deferred
 	// shapes (Row, Seq, Stream): the admitted call, whether it was
 	// settled, the iterator's yield and the element it passes on; Stop a
@@ -303,8 +306,10 @@ type Classifier struct {
 	// Func is the user's function, for classifier=; the rest is unset
 	// but Result.
 	Func *types.Func
-	// Name is the generated function's name.
-	Name string
+	// Name is the generated function's name; ErrName, for one with no
+	// Result, the function it calls to classify a non-nil error, so that
+	// Name inlines into the call (the classifier's nil check, BENCHMARKS.md).
+	Name, ErrName string
 	// Errors are the selected errors, in the order given.
 	Errors []ErrorMatch
 	// Statuses are the selected HTTP statuses.

@@ -124,6 +124,9 @@ func name(f *File, home *types.Package) {
 	policies := namePolicies(f, pkg)
 	for _, c := range f.Classifiers {
 		c.Name = pkg.add(classifierName(c, f))
+		if c.Result < 0 && c.Func == nil {
+			c.ErrName = pkg.add(c.Name + "Err")
+		}
 		c.Locals = nameClassifier(c, pkg)
 	}
 	for _, w := range f.Wrappers {
@@ -344,6 +347,9 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	if m.Fallback != FallbackNever {
 		m.Open = s.add("open")
+	}
+	if m.Shape == ErrorLast {
+		m.Op, m.Quiet, m.O = s.add("op"), s.add("q"), s.add("o")
 	}
 	results := len(m.Results) - 1
 	if m.Shape != ErrorLast {

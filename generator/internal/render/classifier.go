@@ -109,7 +109,24 @@ func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 	}
 	doc(f, "%s returns%s Failure for %s; Ignored for any other error; Success otherwise. %s %s %s it.", c.Name, canceled, describeRule(c, file.PkgPath),
 		users, strings.Join(c.Circuits, ", "), verb)
-	f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(body...)
+	if c.ErrName == "" {
+		f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(body...)
+		return
+	}
+	// Split in two, the nil check apart, so that the check inlines into
+	// each call: a healthy call makes no call to classify (BENCHMARKS.md,
+	// closed call).
+	var args []jen.Code
+	if c.Ctx {
+		args = append(args, jen.Id(n.Ctx))
+	}
+	f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(
+		jen.If(errID().Op("==").Nil()).Block(jen.Return(jen.Qual(circuitPath, "Success"))),
+		jen.Return(jen.Id(c.ErrName).Call(append(args, errID())...)),
+	)
+	f.Line()
+	doc(f, "%s classifies a non-nil error for %s.", c.ErrName, c.Name)
+	f.Func().Id(c.ErrName).Params(params...).Qual(circuitPath, "Outcome").Block(onErr...)
 }
 
 // describeRule says in words what a classifier selects, naming the types

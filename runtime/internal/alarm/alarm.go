@@ -18,9 +18,8 @@ type Alarm struct {
 	at      int         // its place in its Clock's heap, while pending
 }
 
-// Passed reports whether the alarm's deadline has come, or it was never
-// set, or unset.
-func (a *Alarm) Passed() bool { return !a.pending.Load() }
+// Pending reports whether the alarm is set and its deadline has not come.
+func (a *Alarm) Pending() bool { return a.pending.Load() }
 
 // Clock rings alarms at their deadlines with one timer over a heap of them,
 // the earliest first. Its zero value is ready. Alarms that come due

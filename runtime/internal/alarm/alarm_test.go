@@ -19,14 +19,14 @@ func TestClock(t *testing.T) {
 		c.Set(alarms[i], start.Add(time.Duration(20+k)*time.Millisecond))
 	}
 	for i, a := range alarms {
-		if a.Passed() {
+		if !a.Pending() {
 			t.Fatalf("alarm %d passed as it was set", i)
 		}
 	}
 	unset := alarms[:n/4]
 	for _, a := range unset {
 		c.Unset(a)
-		if !a.Passed() {
+		if a.Pending() {
 			t.Fatal("an unset alarm is not passed")
 		}
 	}
@@ -38,7 +38,7 @@ func TestClock(t *testing.T) {
 	}
 	c.mu.Unlock()
 	for _, a := range alarms[n/4:] {
-		for !a.Passed() {
+		for a.Pending() {
 			if time.Since(start) > 5*time.Second {
 				t.Fatal("an alarm did not ring within 5s")
 			}
@@ -61,7 +61,7 @@ func TestZeroIsPassed(t *testing.T) {
 	var c Clock
 	var a Alarm
 	c.Unset(&a)
-	if !a.Passed() {
+	if a.Pending() {
 		t.Fatal("an alarm never set is not passed")
 	}
 }

@@ -13,11 +13,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyEtcd = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -82,11 +82,20 @@ func NewGuardedKVWithCircuits(next clientv3.KV, etcd *circuit.Circuit, opts ...G
 // Compact calls next.Compact through circuit etcd.
 func (g *GuardedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.CompactOption) (*clientv3.CompactResponse, error) {
 	var r0 *clientv3.CompactResponse
-	err := g.etcd.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Compact(ctx, rev, opts...)
 		return classifyEtcd(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.etcd.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.etcd.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -99,11 +108,20 @@ func (g *GuardedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.Com
 // Delete calls next.Delete through circuit etcd.
 func (g *GuardedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
 	var r0 *clientv3.DeleteResponse
-	err := g.etcd.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Delete(ctx, key, opts...)
 		return classifyEtcd(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.etcd.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.etcd.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -116,11 +134,20 @@ func (g *GuardedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpO
 // Do calls next.Do through circuit etcd.
 func (g *GuardedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
 	var r0 clientv3.OpResponse
-	err := g.etcd.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op1 := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Do(ctx, op)
 		return classifyEtcd(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.etcd.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op1(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.etcd.Run(ctx, op1)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -133,11 +160,20 @@ func (g *GuardedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse
 // Get calls next.Get through circuit etcd.
 func (g *GuardedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	var r0 *clientv3.GetResponse
-	err := g.etcd.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, key, opts...)
 		return classifyEtcd(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.etcd.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.etcd.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -155,11 +191,20 @@ func (g *GuardedKV) GetStream(ctx context.Context, key string, opts ...clientv3.
 // Put calls next.Put through circuit etcd.
 func (g *GuardedKV) Put(ctx context.Context, key string, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
 	var r0 *clientv3.PutResponse
-	err := g.etcd.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Put(ctx, key, val, opts...)
 		return classifyEtcd(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.etcd.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.etcd.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -238,11 +283,20 @@ func NewGuardedTxnWithCircuits(next clientv3.Txn, etcd *circuit.Circuit, opts ..
 // Commit calls next.Commit through circuit etcd.
 func (g *GuardedTxn) Commit() (*clientv3.TxnResponse, error) {
 	var r0 *clientv3.TxnResponse
-	err := g.etcd.Run(context.Background(), func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Commit()
 		return classifyEtcd(context.Background(), callErr), callErr
-	})
+	}
+	var err error
+	if q := g.etcd.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(context.Background()); !q.Settled(o) {
+			err = q.Settle(context.Background(), o, err)
+		}
+	} else {
+		err = g.etcd.Run(context.Background(), op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -286,18 +340,23 @@ func (g *GuardedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
 // cancelled; Failure for gRPC code Unavailable, DeadlineExceeded; Ignored for
 // any other error; Success otherwise. Circuit etcd uses it.
 func classifyEtcd(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if s, ok := status.FromError(err); ok {
-			switch s.Code() {
-			case codes.Unavailable, codes.DeadlineExceeded:
-				return circuit.Failure
-			}
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyEtcdErr(ctx, err)
+}
+
+// classifyEtcdErr classifies a non-nil error for classifyEtcd.
+func classifyEtcdErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if s, ok := status.FromError(err); ok {
+		switch s.Code() {
+		case codes.Unavailable, codes.DeadlineExceeded:
+			return circuit.Failure
+		}
+	}
+	return circuit.Ignored
 }

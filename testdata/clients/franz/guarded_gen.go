@@ -12,11 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyKafka = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -86,10 +86,19 @@ func (g *GuardedClient) Close() {
 
 // Ping calls next.Ping through circuit kafka.
 func (g *GuardedClient) Ping(ctx context.Context) error {
-	err := g.kafka.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Ping(ctx)
 		return classifyKafka(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.kafka.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.kafka.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -150,22 +159,27 @@ func (g *GuardedClient) ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.
 // kgo.ErrClientClosed; Ignored for any other error; Success otherwise. Circuit
 // kafka uses it.
 func classifyKafka(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target *net.OpError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
-		if errors.Is(err, kgo.ErrClientClosed) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyKafkaErr(ctx, err)
+}
+
+// classifyKafkaErr classifies a non-nil error for classifyKafka.
+func classifyKafkaErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target *net.OpError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	if errors.Is(err, kgo.ErrClientClosed) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

@@ -16,11 +16,11 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyWatch = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -182,18 +182,23 @@ func (r *guardedWatchClientWatchStream) Trailer() metadata.MD {
 // cancelled; Failure for gRPC code Unavailable, DeadlineExceeded; Ignored for
 // any other error; Success otherwise. Circuit watch uses it.
 func classifyWatch(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if s, ok := status.FromError(err); ok {
-			switch s.Code() {
-			case codes.Unavailable, codes.DeadlineExceeded:
-				return circuit.Failure
-			}
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyWatchErr(ctx, err)
+}
+
+// classifyWatchErr classifies a non-nil error for classifyWatch.
+func classifyWatchErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if s, ok := status.FromError(err); ok {
+		switch s.Code() {
+		case codes.Unavailable, codes.DeadlineExceeded:
+			return circuit.Failure
+		}
+	}
+	return circuit.Ignored
 }

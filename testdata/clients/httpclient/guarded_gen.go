@@ -12,11 +12,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyDoer = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -83,12 +83,21 @@ func NewGuardedDoerWithCircuits(next Doer, provider *circuit.Circuit, opts ...Gu
 func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 	var r0 *http.Response
 	var ran bool
-	err := g.provider.Run(req.Context(), func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		ran = true
 		var callErr error
 		r0, callErr = g.next.Do(req)
 		return classifyProvider(req.Context(), r0, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.provider.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(req.Context()); !q.Settled(o) {
+			err = q.Settle(req.Context(), o, err)
+		}
+	} else {
+		err = g.provider.Run(req.Context(), op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -163,12 +172,21 @@ func NewGuardedCancelCountingWithCircuits(next CancelCounting, providerCancel *c
 func (g *GuardedCancelCounting) Do(req *http.Request) (*http.Response, error) {
 	var r0 *http.Response
 	var ran bool
-	err := g.providerCancel.Run(req.Context(), func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		ran = true
 		var callErr error
 		r0, callErr = g.next.Do(req)
 		return classifyProviderCancel(r0, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.providerCancel.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(req.Context()); !q.Settled(o) {
+			err = q.Settle(req.Context(), o, err)
+		}
+	} else {
+		err = g.providerCancel.Run(req.Context(), op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {

@@ -12,11 +12,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyJetStream = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -83,11 +83,20 @@ func NewGuardedJetStreamWithCircuits(next jetstream.JetStream, jetstream1 *circu
 // AccountInfo calls next.AccountInfo through circuit jetstream.
 func (g *GuardedJetStream) AccountInfo(ctx context.Context) (*jetstream.AccountInfo, error) {
 	var r0 *jetstream.AccountInfo
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.AccountInfo(ctx)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -110,11 +119,20 @@ func (g *GuardedJetStream) Conn() *nats.Conn {
 // Consumer calls next.Consumer through circuit jetstream.
 func (g *GuardedJetStream) Consumer(ctx context.Context, stream string, consumer string) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Consumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -127,11 +145,20 @@ func (g *GuardedJetStream) Consumer(ctx context.Context, stream string, consumer
 // CreateConsumer calls next.CreateConsumer through circuit jetstream.
 func (g *GuardedJetStream) CreateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -144,11 +171,20 @@ func (g *GuardedJetStream) CreateConsumer(ctx context.Context, stream string, cf
 // CreateKeyValue calls next.CreateKeyValue through circuit jetstream.
 func (g *GuardedJetStream) CreateKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var r0 jetstream.KeyValue
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateKeyValue(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -164,11 +200,20 @@ func (g *GuardedJetStream) CreateKeyValue(ctx context.Context, cfg jetstream.Key
 // CreateObjectStore calls next.CreateObjectStore through circuit jetstream.
 func (g *GuardedJetStream) CreateObjectStore(ctx context.Context, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
 	var r0 jetstream.ObjectStore
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateObjectStore(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -181,11 +226,20 @@ func (g *GuardedJetStream) CreateObjectStore(ctx context.Context, cfg jetstream.
 // CreateOrUpdateConsumer calls next.CreateOrUpdateConsumer through circuit jetstream.
 func (g *GuardedJetStream) CreateOrUpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdateConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -198,11 +252,20 @@ func (g *GuardedJetStream) CreateOrUpdateConsumer(ctx context.Context, stream st
 // CreateOrUpdateKeyValue calls next.CreateOrUpdateKeyValue through circuit jetstream.
 func (g *GuardedJetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var r0 jetstream.KeyValue
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdateKeyValue(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -218,11 +281,20 @@ func (g *GuardedJetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg jetst
 // CreateOrUpdateObjectStore calls next.CreateOrUpdateObjectStore through circuit jetstream.
 func (g *GuardedJetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
 	var r0 jetstream.ObjectStore
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdateObjectStore(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -235,11 +307,20 @@ func (g *GuardedJetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg je
 // CreateOrUpdatePushConsumer calls next.CreateOrUpdatePushConsumer through circuit jetstream.
 func (g *GuardedJetStream) CreateOrUpdatePushConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdatePushConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -252,11 +333,20 @@ func (g *GuardedJetStream) CreateOrUpdatePushConsumer(ctx context.Context, strea
 // CreateOrUpdateStream calls next.CreateOrUpdateStream through circuit jetstream.
 func (g *GuardedJetStream) CreateOrUpdateStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	var r0 jetstream.Stream
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdateStream(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -272,11 +362,20 @@ func (g *GuardedJetStream) CreateOrUpdateStream(ctx context.Context, cfg jetstre
 // CreatePushConsumer calls next.CreatePushConsumer through circuit jetstream.
 func (g *GuardedJetStream) CreatePushConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreatePushConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -289,11 +388,20 @@ func (g *GuardedJetStream) CreatePushConsumer(ctx context.Context, stream string
 // CreateStream calls next.CreateStream through circuit jetstream.
 func (g *GuardedJetStream) CreateStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	var r0 jetstream.Stream
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateStream(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -308,10 +416,19 @@ func (g *GuardedJetStream) CreateStream(ctx context.Context, cfg jetstream.Strea
 
 // DeleteConsumer calls next.DeleteConsumer through circuit jetstream.
 func (g *GuardedJetStream) DeleteConsumer(ctx context.Context, stream string, consumer string) error {
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.DeleteConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -323,10 +440,19 @@ func (g *GuardedJetStream) DeleteConsumer(ctx context.Context, stream string, co
 
 // DeleteKeyValue calls next.DeleteKeyValue through circuit jetstream.
 func (g *GuardedJetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.DeleteKeyValue(ctx, bucket)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -338,10 +464,19 @@ func (g *GuardedJetStream) DeleteKeyValue(ctx context.Context, bucket string) er
 
 // DeleteObjectStore calls next.DeleteObjectStore through circuit jetstream.
 func (g *GuardedJetStream) DeleteObjectStore(ctx context.Context, bucket string) error {
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.DeleteObjectStore(ctx, bucket)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -353,10 +488,19 @@ func (g *GuardedJetStream) DeleteObjectStore(ctx context.Context, bucket string)
 
 // DeleteStream calls next.DeleteStream through circuit jetstream.
 func (g *GuardedJetStream) DeleteStream(ctx context.Context, stream string) error {
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.DeleteStream(ctx, stream)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -369,11 +513,20 @@ func (g *GuardedJetStream) DeleteStream(ctx context.Context, stream string) erro
 // KeyValue calls next.KeyValue through circuit jetstream.
 func (g *GuardedJetStream) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
 	var r0 jetstream.KeyValue
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.KeyValue(ctx, bucket)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -404,11 +557,20 @@ func (g *GuardedJetStream) ListStreams(p0 context.Context, p1 ...jetstream.Strea
 // ObjectStore calls next.ObjectStore through circuit jetstream.
 func (g *GuardedJetStream) ObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
 	var r0 jetstream.ObjectStore
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ObjectStore(ctx, bucket)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -436,11 +598,20 @@ func (g *GuardedJetStream) Options() jetstream.JetStreamOptions {
 // OrderedConsumer calls next.OrderedConsumer through circuit jetstream.
 func (g *GuardedJetStream) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.OrderedConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -453,11 +624,20 @@ func (g *GuardedJetStream) OrderedConsumer(ctx context.Context, stream string, c
 // PauseConsumer calls next.PauseConsumer through circuit jetstream.
 func (g *GuardedJetStream) PauseConsumer(ctx context.Context, stream string, consumer string, pauseUntil time.Time) (*jetstream.ConsumerPauseResponse, error) {
 	var r0 *jetstream.ConsumerPauseResponse
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PauseConsumer(ctx, stream, consumer, pauseUntil)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -470,11 +650,20 @@ func (g *GuardedJetStream) PauseConsumer(ctx context.Context, stream string, con
 // Publish calls next.Publish through circuit jetstream.
 func (g *GuardedJetStream) Publish(ctx context.Context, subject string, payload []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	var r0 *jetstream.PubAck
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Publish(ctx, subject, payload, opts...)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -487,11 +676,20 @@ func (g *GuardedJetStream) Publish(ctx context.Context, subject string, payload 
 // PublishAsync calls next.PublishAsync through circuit jetstream.
 func (g *GuardedJetStream) PublishAsync(subject string, payload []byte, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
 	var r0 jetstream.PubAckFuture
-	err := g.jetstream.Run(context.Background(), func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PublishAsync(subject, payload, opts...)
 		return classifyJetStream(context.Background(), callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(context.Background()); !q.Settled(o) {
+			err = q.Settle(context.Background(), o, err)
+		}
+	} else {
+		err = g.jetstream.Run(context.Background(), op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -514,11 +712,20 @@ func (g *GuardedJetStream) PublishAsyncPending() int {
 // PublishMsg calls next.PublishMsg through circuit jetstream.
 func (g *GuardedJetStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	var r0 *jetstream.PubAck
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PublishMsg(ctx, msg, opts...)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -531,11 +738,20 @@ func (g *GuardedJetStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts .
 // PublishMsgAsync calls next.PublishMsgAsync through circuit jetstream.
 func (g *GuardedJetStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
 	var r0 jetstream.PubAckFuture
-	err := g.jetstream.Run(context.Background(), func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PublishMsgAsync(msg, opts...)
 		return classifyJetStream(context.Background(), callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(context.Background()); !q.Settled(o) {
+			err = q.Settle(context.Background(), o, err)
+		}
+	} else {
+		err = g.jetstream.Run(context.Background(), op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -548,11 +764,20 @@ func (g *GuardedJetStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.Publ
 // PushConsumer calls next.PushConsumer through circuit jetstream.
 func (g *GuardedJetStream) PushConsumer(ctx context.Context, stream string, consumer string) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PushConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -565,11 +790,20 @@ func (g *GuardedJetStream) PushConsumer(ctx context.Context, stream string, cons
 // ResetConsumer calls next.ResetConsumer through circuit jetstream.
 func (g *GuardedJetStream) ResetConsumer(ctx context.Context, stream string, consumer string) (*jetstream.ConsumerResetResponse, error) {
 	var r0 *jetstream.ConsumerResetResponse
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ResetConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -582,11 +816,20 @@ func (g *GuardedJetStream) ResetConsumer(ctx context.Context, stream string, con
 // ResetConsumerToSequence calls next.ResetConsumerToSequence through circuit jetstream.
 func (g *GuardedJetStream) ResetConsumerToSequence(ctx context.Context, stream string, consumer string, seq uint64) (*jetstream.ConsumerResetResponse, error) {
 	var r0 *jetstream.ConsumerResetResponse
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ResetConsumerToSequence(ctx, stream, consumer, seq)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -599,11 +842,20 @@ func (g *GuardedJetStream) ResetConsumerToSequence(ctx context.Context, stream s
 // ResumeConsumer calls next.ResumeConsumer through circuit jetstream.
 func (g *GuardedJetStream) ResumeConsumer(ctx context.Context, stream string, consumer string) (*jetstream.ConsumerPauseResponse, error) {
 	var r0 *jetstream.ConsumerPauseResponse
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ResumeConsumer(ctx, stream, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -616,11 +868,20 @@ func (g *GuardedJetStream) ResumeConsumer(ctx context.Context, stream string, co
 // Stream calls next.Stream through circuit jetstream.
 func (g *GuardedJetStream) Stream(ctx context.Context, stream string) (jetstream.Stream, error) {
 	var r0 jetstream.Stream
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Stream(ctx, stream)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -636,11 +897,20 @@ func (g *GuardedJetStream) Stream(ctx context.Context, stream string) (jetstream
 // StreamNameBySubject calls next.StreamNameBySubject through circuit jetstream.
 func (g *GuardedJetStream) StreamNameBySubject(ctx context.Context, subject string) (string, error) {
 	var r0 string
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.StreamNameBySubject(ctx, subject)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -658,11 +928,20 @@ func (g *GuardedJetStream) StreamNames(p0 context.Context, p1 ...jetstream.Strea
 // UpdateConsumer calls next.UpdateConsumer through circuit jetstream.
 func (g *GuardedJetStream) UpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdateConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -675,11 +954,20 @@ func (g *GuardedJetStream) UpdateConsumer(ctx context.Context, stream string, cf
 // UpdateKeyValue calls next.UpdateKeyValue through circuit jetstream.
 func (g *GuardedJetStream) UpdateKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var r0 jetstream.KeyValue
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdateKeyValue(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -695,11 +983,20 @@ func (g *GuardedJetStream) UpdateKeyValue(ctx context.Context, cfg jetstream.Key
 // UpdateObjectStore calls next.UpdateObjectStore through circuit jetstream.
 func (g *GuardedJetStream) UpdateObjectStore(ctx context.Context, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
 	var r0 jetstream.ObjectStore
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdateObjectStore(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -712,11 +1009,20 @@ func (g *GuardedJetStream) UpdateObjectStore(ctx context.Context, cfg jetstream.
 // UpdatePushConsumer calls next.UpdatePushConsumer through circuit jetstream.
 func (g *GuardedJetStream) UpdatePushConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdatePushConsumer(ctx, stream, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -729,11 +1035,20 @@ func (g *GuardedJetStream) UpdatePushConsumer(ctx context.Context, stream string
 // UpdateStream calls next.UpdateStream through circuit jetstream.
 func (g *GuardedJetStream) UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	var r0 jetstream.Stream
-	err := g.jetstream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdateStream(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -812,11 +1127,20 @@ func (g *GuardedStream) CachedInfo() *jetstream.StreamInfo {
 // Consumer calls next.Consumer through circuit jetstream-stream.
 func (g *GuardedStream) Consumer(ctx context.Context, consumer string) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Consumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -834,11 +1158,20 @@ func (g *GuardedStream) ConsumerNames(p0 context.Context) jetstream.ConsumerName
 // CreateConsumer calls next.CreateConsumer through circuit jetstream-stream.
 func (g *GuardedStream) CreateConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -851,11 +1184,20 @@ func (g *GuardedStream) CreateConsumer(ctx context.Context, cfg jetstream.Consum
 // CreateOrUpdateConsumer calls next.CreateOrUpdateConsumer through circuit jetstream-stream.
 func (g *GuardedStream) CreateOrUpdateConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdateConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -868,11 +1210,20 @@ func (g *GuardedStream) CreateOrUpdateConsumer(ctx context.Context, cfg jetstrea
 // CreateOrUpdatePushConsumer calls next.CreateOrUpdatePushConsumer through circuit jetstream-stream.
 func (g *GuardedStream) CreateOrUpdatePushConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreateOrUpdatePushConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -885,11 +1236,20 @@ func (g *GuardedStream) CreateOrUpdatePushConsumer(ctx context.Context, cfg jets
 // CreatePushConsumer calls next.CreatePushConsumer through circuit jetstream-stream.
 func (g *GuardedStream) CreatePushConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.CreatePushConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -901,10 +1261,19 @@ func (g *GuardedStream) CreatePushConsumer(ctx context.Context, cfg jetstream.Co
 
 // DeleteConsumer calls next.DeleteConsumer through circuit jetstream-stream.
 func (g *GuardedStream) DeleteConsumer(ctx context.Context, consumer string) error {
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.DeleteConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -916,10 +1285,19 @@ func (g *GuardedStream) DeleteConsumer(ctx context.Context, consumer string) err
 
 // DeleteMsg calls next.DeleteMsg through circuit jetstream-stream.
 func (g *GuardedStream) DeleteMsg(ctx context.Context, seq uint64) error {
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.DeleteMsg(ctx, seq)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -932,11 +1310,20 @@ func (g *GuardedStream) DeleteMsg(ctx context.Context, seq uint64) error {
 // GetLastMsgForSubject calls next.GetLastMsgForSubject through circuit jetstream-stream.
 func (g *GuardedStream) GetLastMsgForSubject(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
 	var r0 *jetstream.RawStreamMsg
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.GetLastMsgForSubject(ctx, subject)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -949,11 +1336,20 @@ func (g *GuardedStream) GetLastMsgForSubject(ctx context.Context, subject string
 // GetMsg calls next.GetMsg through circuit jetstream-stream.
 func (g *GuardedStream) GetMsg(ctx context.Context, seq uint64, opts ...jetstream.GetMsgOpt) (*jetstream.RawStreamMsg, error) {
 	var r0 *jetstream.RawStreamMsg
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.GetMsg(ctx, seq, opts...)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -966,11 +1362,20 @@ func (g *GuardedStream) GetMsg(ctx context.Context, seq uint64, opts ...jetstrea
 // Info calls next.Info through circuit jetstream-stream.
 func (g *GuardedStream) Info(ctx context.Context, opts ...jetstream.StreamInfoOpt) (*jetstream.StreamInfo, error) {
 	var r0 *jetstream.StreamInfo
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Info(ctx, opts...)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -988,11 +1393,20 @@ func (g *GuardedStream) ListConsumers(p0 context.Context) jetstream.ConsumerInfo
 // OrderedConsumer calls next.OrderedConsumer through circuit jetstream-stream.
 func (g *GuardedStream) OrderedConsumer(ctx context.Context, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.OrderedConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1005,11 +1419,20 @@ func (g *GuardedStream) OrderedConsumer(ctx context.Context, cfg jetstream.Order
 // PauseConsumer calls next.PauseConsumer through circuit jetstream-stream.
 func (g *GuardedStream) PauseConsumer(ctx context.Context, consumer string, pauseUntil time.Time) (*jetstream.ConsumerPauseResponse, error) {
 	var r0 *jetstream.ConsumerPauseResponse
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PauseConsumer(ctx, consumer, pauseUntil)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1021,10 +1444,19 @@ func (g *GuardedStream) PauseConsumer(ctx context.Context, consumer string, paus
 
 // Purge calls next.Purge through circuit jetstream-stream.
 func (g *GuardedStream) Purge(ctx context.Context, opts ...jetstream.StreamPurgeOpt) error {
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Purge(ctx, opts...)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1037,11 +1469,20 @@ func (g *GuardedStream) Purge(ctx context.Context, opts ...jetstream.StreamPurge
 // PushConsumer calls next.PushConsumer through circuit jetstream-stream.
 func (g *GuardedStream) PushConsumer(ctx context.Context, consumer string) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PushConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1054,11 +1495,20 @@ func (g *GuardedStream) PushConsumer(ctx context.Context, consumer string) (jets
 // ResetConsumer calls next.ResetConsumer through circuit jetstream-stream.
 func (g *GuardedStream) ResetConsumer(ctx context.Context, consumer string) (*jetstream.ConsumerResetResponse, error) {
 	var r0 *jetstream.ConsumerResetResponse
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ResetConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1071,11 +1521,20 @@ func (g *GuardedStream) ResetConsumer(ctx context.Context, consumer string) (*je
 // ResetConsumerToSequence calls next.ResetConsumerToSequence through circuit jetstream-stream.
 func (g *GuardedStream) ResetConsumerToSequence(ctx context.Context, consumer string, seq uint64) (*jetstream.ConsumerResetResponse, error) {
 	var r0 *jetstream.ConsumerResetResponse
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ResetConsumerToSequence(ctx, consumer, seq)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1088,11 +1547,20 @@ func (g *GuardedStream) ResetConsumerToSequence(ctx context.Context, consumer st
 // ResumeConsumer calls next.ResumeConsumer through circuit jetstream-stream.
 func (g *GuardedStream) ResumeConsumer(ctx context.Context, consumer string) (*jetstream.ConsumerPauseResponse, error) {
 	var r0 *jetstream.ConsumerPauseResponse
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ResumeConsumer(ctx, consumer)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1104,10 +1572,19 @@ func (g *GuardedStream) ResumeConsumer(ctx context.Context, consumer string) (*j
 
 // SecureDeleteMsg calls next.SecureDeleteMsg through circuit jetstream-stream.
 func (g *GuardedStream) SecureDeleteMsg(ctx context.Context, seq uint64) error {
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.SecureDeleteMsg(ctx, seq)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1119,10 +1596,19 @@ func (g *GuardedStream) SecureDeleteMsg(ctx context.Context, seq uint64) error {
 
 // UnpinConsumer calls next.UnpinConsumer through circuit jetstream-stream.
 func (g *GuardedStream) UnpinConsumer(ctx context.Context, consumer string, group string) error {
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.UnpinConsumer(ctx, consumer, group)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1135,11 +1621,20 @@ func (g *GuardedStream) UnpinConsumer(ctx context.Context, consumer string, grou
 // UpdateConsumer calls next.UpdateConsumer through circuit jetstream-stream.
 func (g *GuardedStream) UpdateConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	var r0 jetstream.Consumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdateConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1152,11 +1647,20 @@ func (g *GuardedStream) UpdateConsumer(ctx context.Context, cfg jetstream.Consum
 // UpdatePushConsumer calls next.UpdatePushConsumer through circuit jetstream-stream.
 func (g *GuardedStream) UpdatePushConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.PushConsumer, error) {
 	var r0 jetstream.PushConsumer
-	err := g.jetstreamStream.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.UpdatePushConsumer(ctx, cfg)
 		return classifyJetStream(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamStream.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamStream.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1232,11 +1736,20 @@ func (g *GuardedKeyValue) Bucket() string {
 // Create calls next.Create through circuit jetstream-kv.
 func (g *GuardedKeyValue) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
 	var r0 uint64
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Create(ctx, key, value, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1248,10 +1761,19 @@ func (g *GuardedKeyValue) Create(ctx context.Context, key string, value []byte, 
 
 // Delete calls next.Delete through circuit jetstream-kv.
 func (g *GuardedKeyValue) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Delete(ctx, key, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1264,11 +1786,20 @@ func (g *GuardedKeyValue) Delete(ctx context.Context, key string, opts ...jetstr
 // Get calls next.Get through circuit jetstream-kv.
 func (g *GuardedKeyValue) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	var r0 jetstream.KeyValueEntry
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, key)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1281,11 +1812,20 @@ func (g *GuardedKeyValue) Get(ctx context.Context, key string) (jetstream.KeyVal
 // GetRevision calls next.GetRevision through circuit jetstream-kv.
 func (g *GuardedKeyValue) GetRevision(ctx context.Context, key string, revision uint64) (jetstream.KeyValueEntry, error) {
 	var r0 jetstream.KeyValueEntry
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.GetRevision(ctx, key, revision)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1298,11 +1838,20 @@ func (g *GuardedKeyValue) GetRevision(ctx context.Context, key string, revision 
 // History calls next.History through circuit jetstream-kv.
 func (g *GuardedKeyValue) History(ctx context.Context, key string, opts ...jetstream.WatchOpt) ([]jetstream.KeyValueEntry, error) {
 	var r0 []jetstream.KeyValueEntry
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.History(ctx, key, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1315,11 +1864,20 @@ func (g *GuardedKeyValue) History(ctx context.Context, key string, opts ...jetst
 // Keys calls next.Keys through circuit jetstream-kv.
 func (g *GuardedKeyValue) Keys(ctx context.Context, opts ...jetstream.WatchOpt) ([]string, error) {
 	var r0 []string
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Keys(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1332,11 +1890,20 @@ func (g *GuardedKeyValue) Keys(ctx context.Context, opts ...jetstream.WatchOpt) 
 // ListKeys calls next.ListKeys through circuit jetstream-kv.
 func (g *GuardedKeyValue) ListKeys(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyLister, error) {
 	var r0 jetstream.KeyLister
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ListKeys(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1349,11 +1916,20 @@ func (g *GuardedKeyValue) ListKeys(ctx context.Context, opts ...jetstream.WatchO
 // ListKeysFiltered calls next.ListKeysFiltered through circuit jetstream-kv.
 func (g *GuardedKeyValue) ListKeysFiltered(ctx context.Context, filters ...string) (jetstream.KeyLister, error) {
 	var r0 jetstream.KeyLister
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ListKeysFiltered(ctx, filters...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1365,10 +1941,19 @@ func (g *GuardedKeyValue) ListKeysFiltered(ctx context.Context, filters ...strin
 
 // Purge calls next.Purge through circuit jetstream-kv.
 func (g *GuardedKeyValue) Purge(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Purge(ctx, key, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1380,10 +1965,19 @@ func (g *GuardedKeyValue) Purge(ctx context.Context, key string, opts ...jetstre
 
 // PurgeDeletes calls next.PurgeDeletes through circuit jetstream-kv.
 func (g *GuardedKeyValue) PurgeDeletes(ctx context.Context, opts ...jetstream.KVPurgeOpt) error {
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.PurgeDeletes(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1396,11 +1990,20 @@ func (g *GuardedKeyValue) PurgeDeletes(ctx context.Context, opts ...jetstream.KV
 // Put calls next.Put through circuit jetstream-kv.
 func (g *GuardedKeyValue) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	var r0 uint64
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Put(ctx, key, value)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1413,11 +2016,20 @@ func (g *GuardedKeyValue) Put(ctx context.Context, key string, value []byte) (ui
 // PutString calls next.PutString through circuit jetstream-kv.
 func (g *GuardedKeyValue) PutString(ctx context.Context, key string, value string) (uint64, error) {
 	var r0 uint64
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PutString(ctx, key, value)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1430,11 +2042,20 @@ func (g *GuardedKeyValue) PutString(ctx context.Context, key string, value strin
 // Status calls next.Status through circuit jetstream-kv.
 func (g *GuardedKeyValue) Status(ctx context.Context) (jetstream.KeyValueStatus, error) {
 	var r0 jetstream.KeyValueStatus
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Status(ctx)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1447,11 +2068,20 @@ func (g *GuardedKeyValue) Status(ctx context.Context) (jetstream.KeyValueStatus,
 // Update calls next.Update through circuit jetstream-kv.
 func (g *GuardedKeyValue) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
 	var r0 uint64
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Update(ctx, key, value, revision)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1464,11 +2094,20 @@ func (g *GuardedKeyValue) Update(ctx context.Context, key string, value []byte, 
 // Watch calls next.Watch through circuit jetstream-kv.
 func (g *GuardedKeyValue) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
 	var r0 jetstream.KeyWatcher
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Watch(ctx, keys, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1481,11 +2120,20 @@ func (g *GuardedKeyValue) Watch(ctx context.Context, keys string, opts ...jetstr
 // WatchAll calls next.WatchAll through circuit jetstream-kv.
 func (g *GuardedKeyValue) WatchAll(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
 	var r0 jetstream.KeyWatcher
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.WatchAll(ctx, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1498,11 +2146,20 @@ func (g *GuardedKeyValue) WatchAll(ctx context.Context, opts ...jetstream.WatchO
 // WatchFiltered calls next.WatchFiltered through circuit jetstream-kv.
 func (g *GuardedKeyValue) WatchFiltered(ctx context.Context, keys []string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
 	var r0 jetstream.KeyWatcher
-	err := g.jetstreamKv.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.WatchFiltered(ctx, keys, opts...)
 		return classifyJetstreamKv(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.jetstreamKv.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.jetstreamKv.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -1518,29 +2175,34 @@ func (g *GuardedKeyValue) WatchFiltered(ctx context.Context, keys []string, opts
 // Ignored for any other error; Success otherwise. Circuits jetstream,
 // jetstream-stream use it.
 func classifyJetStream(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if errors.Is(err, jetstream.ErrNoStreamResponse) {
-			return circuit.Failure
-		}
-		if errors.Is(err, nats.ErrTimeout) {
-			return circuit.Failure
-		}
-		if errors.Is(err, nats.ErrNoResponders) {
-			return circuit.Failure
-		}
-		if errors.Is(err, nats.ErrConnectionClosed) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyJetStreamErr(ctx, err)
+}
+
+// classifyJetStreamErr classifies a non-nil error for classifyJetStream.
+func classifyJetStreamErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if errors.Is(err, jetstream.ErrNoStreamResponse) {
+		return circuit.Failure
+	}
+	if errors.Is(err, nats.ErrTimeout) {
+		return circuit.Failure
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		return circuit.Failure
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }
 
 // classifyJetstreamKv returns Ignored for any error of a call whose ctx the
@@ -1548,24 +2210,29 @@ func classifyJetStream(ctx context.Context, err error) circuit.Outcome {
 // nats.ErrConnectionClosed, context.DeadlineExceeded; Ignored for any other
 // error; Success otherwise. Circuit jetstream-kv uses it.
 func classifyJetstreamKv(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if errors.Is(err, nats.ErrTimeout) {
-			return circuit.Failure
-		}
-		if errors.Is(err, nats.ErrNoResponders) {
-			return circuit.Failure
-		}
-		if errors.Is(err, nats.ErrConnectionClosed) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyJetstreamKvErr(ctx, err)
+}
+
+// classifyJetstreamKvErr classifies a non-nil error for classifyJetstreamKv.
+func classifyJetstreamKvErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if errors.Is(err, nats.ErrTimeout) {
+		return circuit.Failure
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		return circuit.Failure
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

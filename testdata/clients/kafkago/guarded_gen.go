@@ -13,11 +13,11 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyKafkaWriter = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -93,10 +93,19 @@ func (g *GuardedWriter) Stats() kafka.WriterStats {
 
 // WriteMessages calls next.WriteMessages through circuit kafka-writer.
 func (g *GuardedWriter) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
-	err := g.kafkaWriter.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.WriteMessages(ctx, msgs...)
 		return classifyKafkaWriter(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.kafkaWriter.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.kafkaWriter.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -112,34 +121,39 @@ func (g *GuardedWriter) WriteMessages(ctx context.Context, msgs ...kafka.Message
 // io.ErrUnexpectedEOF, context.DeadlineExceeded; Ignored for any other error;
 // Success otherwise. Circuit kafka-writer uses it.
 func classifyKafkaWriter(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		if errors.Is(err, kafka.LeaderNotAvailable) {
-			return circuit.Failure
-		}
-		if errors.Is(err, kafka.NotLeaderForPartition) {
-			return circuit.Failure
-		}
-		if errors.Is(err, kafka.RequestTimedOut) {
-			return circuit.Failure
-		}
-		var target *net.OpError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if errors.Is(err, io.EOF) {
-			return circuit.Failure
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyKafkaWriterErr(ctx, err)
+}
+
+// classifyKafkaWriterErr classifies a non-nil error for classifyKafkaWriter.
+func classifyKafkaWriterErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	if errors.Is(err, kafka.LeaderNotAvailable) {
+		return circuit.Failure
+	}
+	if errors.Is(err, kafka.NotLeaderForPartition) {
+		return circuit.Failure
+	}
+	if errors.Is(err, kafka.RequestTimedOut) {
+		return circuit.Failure
+	}
+	var target *net.OpError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	if errors.Is(err, io.EOF) {
+		return circuit.Failure
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

@@ -13,11 +13,11 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyMongo = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -108,16 +108,21 @@ func (g *GuardedCollection) FindOne(ctx context.Context, filter any, opts ...opt
 // cancelled; Failure for topology.ServerSelectionError; Ignored for any other
 // error; Success otherwise. Circuit mongo uses it.
 func classifyMongo(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target topology.ServerSelectionError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyMongoErr(ctx, err)
+}
+
+// classifyMongoErr classifies a non-nil error for classifyMongo.
+func classifyMongoErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target topology.ServerSelectionError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

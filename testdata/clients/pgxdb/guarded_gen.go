@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyPool = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -83,11 +83,20 @@ func NewGuardedPoolWithCircuits(next Pool, postgres *circuit.Circuit, opts ...Gu
 // Exec calls next.Exec through circuit postgres.
 func (g *GuardedPool) Exec(ctx context.Context, sql string, arguments ...any) (pgconn.CommandTag, error) {
 	var r0 pgconn.CommandTag
-	err := g.postgres.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Exec(ctx, sql, arguments...)
 		return classifyPool(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.postgres.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.postgres.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -100,11 +109,20 @@ func (g *GuardedPool) Exec(ctx context.Context, sql string, arguments ...any) (p
 // Query calls next.Query through circuit postgres.
 func (g *GuardedPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	var r0 pgx.Rows
-	err := g.postgres.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Query(ctx, sql, args...)
 		return classifyPool(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.postgres.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.postgres.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -260,19 +278,24 @@ func (g *GuardedCatalog) Numbers(ctx context.Context, n int) iter.Seq2[int, erro
 // Ignored for any other error; Success otherwise. Circuits postgres,
 // postgres-catalog use it.
 func classifyPool(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target *pgconn.ConnectError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyPoolErr(ctx, err)
+}
+
+// classifyPoolErr classifies a non-nil error for classifyPool.
+func classifyPoolErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target *pgconn.ConnectError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

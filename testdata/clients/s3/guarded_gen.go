@@ -12,11 +12,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policyS3 = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -82,11 +82,20 @@ func NewGuardedClientWithCircuits(next Client, s31 *circuit.Circuit, opts ...Gua
 // DeleteObject calls next.DeleteObject through circuit s3.
 func (g *GuardedClient) DeleteObject(ctx context.Context, params *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
 	var r0 *s3.DeleteObjectOutput
-	err := g.s3.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.DeleteObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.s3.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.s3.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -99,11 +108,20 @@ func (g *GuardedClient) DeleteObject(ctx context.Context, params *s3.DeleteObjec
 // GetObject calls next.GetObject through circuit s3.
 func (g *GuardedClient) GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
 	var r0 *s3.GetObjectOutput
-	err := g.s3.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.GetObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.s3.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.s3.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -116,11 +134,20 @@ func (g *GuardedClient) GetObject(ctx context.Context, params *s3.GetObjectInput
 // HeadObject calls next.HeadObject through circuit s3.
 func (g *GuardedClient) HeadObject(ctx context.Context, params *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error) {
 	var r0 *s3.HeadObjectOutput
-	err := g.s3.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.HeadObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.s3.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.s3.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -133,11 +160,20 @@ func (g *GuardedClient) HeadObject(ctx context.Context, params *s3.HeadObjectInp
 // ListObjectsV2 calls next.ListObjectsV2 through circuit s3.
 func (g *GuardedClient) ListObjectsV2(ctx context.Context, params *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
 	var r0 *s3.ListObjectsV2Output
-	err := g.s3.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ListObjectsV2(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.s3.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.s3.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -150,11 +186,20 @@ func (g *GuardedClient) ListObjectsV2(ctx context.Context, params *s3.ListObject
 // PutObject calls next.PutObject through circuit s3.
 func (g *GuardedClient) PutObject(ctx context.Context, params *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	var r0 *s3.PutObjectOutput
-	err := g.s3.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.PutObject(ctx, params, optFns...)
 		return classifyS3(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.s3.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.s3.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -169,22 +214,27 @@ func (g *GuardedClient) PutObject(ctx context.Context, params *s3.PutObjectInput
 // 500-599, 429; Ignored for any other error; Success otherwise. Circuit s3 uses
 // it.
 func classifyS3(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target *url.Error
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
-		if code, ok := circuit.ErrorStatus(err); ok && (code >= 500 && code <= 599 || code == 429) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifyS3Err(ctx, err)
+}
+
+// classifyS3Err classifies a non-nil error for classifyS3.
+func classifyS3Err(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target *url.Error
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	if code, ok := circuit.ErrorStatus(err); ok && (code >= 500 && code <= 599 || code == 429) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }

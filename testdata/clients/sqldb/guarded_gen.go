@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 1.
+// This file needs a runtime/circuit that supports generated files of version 2.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion1
+const _ = circuit.SupportPackageIsVersion2
 
 var (
 	policySQL = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -87,11 +87,20 @@ func (g *GuardedDB) Close() error {
 // ExecContext calls next.ExecContext through circuit sql.
 func (g *GuardedDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	var r0 sql.Result
-	err := g.sql.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.ExecContext(ctx, query, args...)
 		return classifySQL(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.sql.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.sql.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -103,10 +112,19 @@ func (g *GuardedDB) ExecContext(ctx context.Context, query string, args ...any) 
 
 // PingContext calls next.PingContext through circuit sql.
 func (g *GuardedDB) PingContext(ctx context.Context) error {
-	err := g.sql.Run(ctx, func(context.Context) (circuit.Outcome, error) {
+	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.PingContext(ctx)
 		return classifySQL(ctx, callErr), callErr
-	})
+	}
+	var err error
+	if q := g.sql.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.sql.Run(ctx, op)
+	}
 	if err != nil && g.fallback != nil {
 		var open *circuit.OpenError
 		if errors.As(err, &open) {
@@ -143,21 +161,26 @@ func (g *GuardedDB) QueryRowContext(ctx context.Context, query string, args ...a
 // cancelled; Failure for *pgconn.ConnectError, context.DeadlineExceeded;
 // Ignored for any other error; Success otherwise. Circuit sql uses it.
 func classifySQL(ctx context.Context, err error) circuit.Outcome {
-	if err != nil {
-		if ctx.Err() == context.Canceled {
-			// the caller gave up: not the provider's failure
-			return circuit.Ignored
-		}
-		var target *pgconn.ConnectError
-		if errors.As(err, &target) {
-			return circuit.Failure
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return circuit.Failure
-		}
+	if err == nil {
+		return circuit.Success
+	}
+	return classifySQLErr(ctx, err)
+}
+
+// classifySQLErr classifies a non-nil error for classifySQL.
+func classifySQLErr(ctx context.Context, err error) circuit.Outcome {
+	if ctx.Err() == context.Canceled {
+		// the caller gave up: not the provider's failure
 		return circuit.Ignored
 	}
-	return circuit.Success
+	var target *pgconn.ConnectError
+	if errors.As(err, &target) {
+		return circuit.Failure
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return circuit.Failure
+	}
+	return circuit.Ignored
 }
 
 // rejectedSQLRow returns a *sql.Row whose Err and Scan return err, the

@@ -1,0 +1,48 @@
+package circuit
+
+import (
+	"context"
+
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
+)
+
+// Quiet is the hot path's one shortcut (machine.StandingOf: "closed, clean,
+// unchanged: nothing to decide"), in a form the compiler inlines into a
+// generated method. While the store vouches for the kept record of a
+// healthy circuit, a call is admitted with no clock, no lock and no call
+// into the store, and its Success has nothing to settle. Generated code
+// uses it so that a healthy call makes no function call of its own but the
+// operation's (BENCHMARKS.md, closed call). Run takes the same shortcut.
+//
+// The zero Quiet admits nothing: the call goes through Run.
+type Quiet struct {
+	k *kept
+	c *Circuit
+}
+
+// Quiet returns the circuit's quiet admission of a call now, or the zero
+// Quiet when the call must go through Run: the circuit keeps no record the
+// store vouches for, or its record or policy has something to decide.
+func (c *Circuit) Quiet() Quiet {
+	if k := c.kept.Load(); k != nil && k.quiet && k.w.Holds() {
+		return Quiet{k, c}
+	}
+	return Quiet{}
+}
+
+// Admitted reports whether q admits the call: run it, then ask Settled.
+func (q Quiet) Admitted() bool { return q.k != nil }
+
+// Settled reports whether the call q admitted, whose operation returned
+// outcome o, has nothing left to settle: o is a Success, and no process
+// changed the circuit's record since q. Otherwise settle it with Settle.
+func (q Quiet) Settled(o Outcome) bool { return o == Success && q.k.w.Unchanged() }
+
+// Settle settles the call q admitted, whose operation returned o and err,
+// as Run would: it returns err, or a *StateError when the outcome could not
+// be recorded after the operation ran.
+func (q Quiet) Settle(ctx context.Context, o Outcome, err error) error {
+	st, _ := machine.StandingOf(q.k.rec)
+	t := Ticket{c: q.c, ctx: ctx, p: &q.c.p.rules, grant: st.Grant}
+	return t.finish(o, err)
+}
