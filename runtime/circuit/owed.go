@@ -65,22 +65,25 @@ func (c *Circuit) repay(ctx context.Context, ow *owed) error {
 		return refused()
 	}
 	defer ow.mu.Unlock()
-	if c.owing() != ow {
+	switch cur := c.owing(); {
+	case cur == nil:
 		return nil // written meanwhile
+	case cur != ow:
+		return refused() // a later settlement owed in its place: the next call writes it
 	}
 	if time.Since(c.p.b.epoch) < ow.next {
 		return refused()
 	}
-	if c.landed(ctx, ow.a.tried) {
-		c.extra().owed.CompareAndSwap(ow, nil)
-		return nil
+	if !c.landed(ctx, ow.a.tried) {
+		ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
+		if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
+			ow.next = time.Since(c.p.b.epoch) + owedRetry
+			return refused()
+		}
 	}
-	ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
-	if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
-		ow.next = time.Since(c.p.b.epoch) + owedRetry
-		return refused()
+	if !c.extra().owed.CompareAndSwap(ow, nil) {
+		return refused() // a later settlement owed meanwhile: the next call writes it
 	}
-	c.extra().owed.CompareAndSwap(ow, nil)
 	return nil
 }
 

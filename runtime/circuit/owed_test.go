@@ -1,7 +1,10 @@
 package circuit_test
 
 import (
+	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,5 +44,66 @@ func TestOwedOpeningStartsItsCooldownWhenWritten(t *testing.T) {
 	}
 	if oe.RetryAfter() != pol.Cooldown {
 		t.Fatalf("RetryAfter %v, want the whole cooldown %v", oe.RetryAfter(), pol.Cooldown)
+	}
+}
+
+// TestNoAdmissionWhileAnotherSettlementIsOwed: while the store refuses
+// every write, a circuit that owes a settlement admits no call, even when
+// later settlements (calls admitted before the store refused) replace the
+// one owed while a call is repaying it.
+func TestNoAdmissionWhileAnotherSettlementIsOwed(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	ctx := t.Context()
+	p := circuit.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Minute}
+	boom := errors.New("boom")
+	const slow = 64
+	release := make(chan struct{})
+	var started, settled sync.WaitGroup
+	started.Add(slow)
+	settled.Add(slow)
+	for range slow {
+		go func() {
+			defer settled.Done()
+			_ = b.Run(ctx, testName, p, func(context.Context) (circuit.Outcome, error) {
+				started.Done()
+				<-release
+				return circuit.Failure, boom
+			})
+		}()
+	}
+	started.Wait() // every slow call admitted while the store still writes
+	s.set(func(s *memStore) { s.replaceErr = errors.New("read-only") })
+	var se *circuit.StateError
+	if err := b.Run(ctx, testName, p, failing(boom)); !errors.As(err, &se) || !se.Ran {
+		t.Fatalf("a failure the store refused: %v, want a StateError after the call", err)
+	}
+	// From here every call must be refused: the circuit owes a settlement
+	// the store cannot take.
+	var admitted atomic.Int64
+	stop := make(chan struct{})
+	var hammer sync.WaitGroup
+	for range 4 {
+		hammer.Add(1)
+		go func() {
+			defer hammer.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = b.Run(ctx, testName, p, func(context.Context) (circuit.Outcome, error) {
+					admitted.Add(1)
+					return circuit.Success, nil
+				})
+			}
+		}()
+	}
+	close(release) // the slow calls settle, each owing its failure in place of the last
+	settled.Wait()
+	close(stop)
+	hammer.Wait()
+	if n := admitted.Load(); n != 0 {
+		t.Fatalf("%d calls admitted while the store refused every write and the circuit owed a settlement", n)
 	}
 }
