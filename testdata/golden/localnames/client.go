@@ -1,0 +1,12 @@
+package localnames
+
+import "context"
+
+// Client is a client whose parameters take the names of the generated
+// method's locals (op, q, o, err): the locals take others.
+//
+//circuitgen:guard circuit=names errors=context.DeadlineExceeded
+type Client interface {
+	Call(ctx context.Context, op, q, o string, err error) (string, error)
+	Ping(op func(context.Context) error, q int) error
+}
