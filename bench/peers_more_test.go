@@ -1,8 +1,8 @@
 package bench
 
 // Two more in-memory peers, in the rows of the lean peers of peers_test.go
-// (closedPeers, rejectionPeers, BenchmarkClosedSuccessParallel) but
-// manyPeers':
+// (closedPeers, rejectionPeers, BenchmarkClosedSuccessParallel; rubyist in
+// manyPeers too):
 //
 //   - rubyist: github.com/rubyist/circuitbreaker v2.2.1 (Breaker.Call, no
 //     call timeout), with ConsecutiveTripFunc and a constant backoff of the

@@ -14,7 +14,8 @@ package bench
 // Each is configured as the other peers are: opens after 3 failures for
 // 30s (closed rows), or after 1 for a day (rejection rows).
 // peers_more_test.go adds two more peers, rubyist and hystrix, to the rows
-// here but manyPeers' (100,000 circuits).
+// here; manyPeers (100,000 circuits) has rubyist but not hystrix, whose
+// every command keeps goroutines of its own for as long as the process.
 
 import (
 	"context"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/eapache/go-resiliency/breaker"
 	mercari "github.com/mercari/go-circuitbreaker"
+	rubyist "github.com/rubyist/circuitbreaker"
 )
 
 // The peers' operations in the shapes eapache and mercari take.
@@ -233,6 +235,15 @@ func manyPeers(ctx context.Context, n int, measure func(b *testing.B, prepare fu
 					ds[i] = NewBackendWithCircuitBreaker(fake{}, 3, 30*time.Second)
 				}
 				return func(i int) error { _, err := ds[i].Get(ctx, i); return err }
+			})
+		}},
+		{"rubyist", func(b *testing.B) {
+			measure(b, func() func(int) error {
+				cbs := make([]*rubyist.Breaker, n)
+				for i := range cbs {
+					cbs[i] = newRubyist(3, 30*time.Second)
+				}
+				return func(i int) error { return cbs[i].Call(eapacheUp, 0) }
 			})
 		}},
 		{"floor", func(b *testing.B) {
