@@ -30,8 +30,8 @@ type Circuit struct {
 // it, with what its standing decision (machine.StandingOf) lets the hot
 // path of the Circuit's own policy do: quiet, run a quiet admission (the
 // policy is plain); rej, return a standing rejection while its alarm has
-// not passed (reject.go; the policy rejects). The hot path reads w, quiet
-// and rej, in that order.
+// not passed (reject.go; the policy rejects). The hot path reads quiet or
+// rej, then w.
 type kept struct {
 	w     driver.Watch
 	quiet bool
@@ -109,10 +109,6 @@ func (c *Circuit) run(ctx context.Context, p *machine.Policy, op func(context.Co
 	var t Ticket
 	if err := c.enter(ctx, p, &t); err != nil {
 		return err
-	}
-	if t.passed {
-		_, opErr := op(ctx)
-		return opErr
 	}
 	// A panic of op settles the call as Ignored, which changes nothing for
 	// a call admitted closed: only a probe's, or one the observers hear of,
@@ -359,6 +355,9 @@ func (c *Circuit) load(ctx context.Context, v *view) error {
 // rejection reads v's clock. A circuit that owes a settlement keeps none:
 // it refuses calls until it is written (owed.go).
 func (c *Circuit) keep(v *view, w driver.Watch) *kept {
+	if c.owing() != nil {
+		return nil
+	}
 	k := &c.first
 	if !c.first.used.CompareAndSwap(false, true) {
 		k = new(kept)
@@ -373,7 +372,7 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 	if old := c.kept.Swap(k); old != nil && old.rej != nil {
 		c.p.b.alarms.Unset(&old.rej.alarm)
 	}
-	if c.owing() != nil {
+	if c.owing() != nil { // owed meanwhile (owe dropped the record kept before)
 		c.drop(k)
 	}
 	return k

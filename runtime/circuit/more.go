@@ -9,11 +9,11 @@ import (
 
 // more is the part of a Circuit that only some circuits use, made on first
 // use (or with the Circuit, for bound): the store's handle of a
-// driver.Binder, the rate rule's windows, the latest rejection of a record
-// not kept, a settlement owed and the pacing of reports.
+// driver.Binder, the rate rule's windows, the latest rejection the kept
+// record did not cover, a settlement owed and the pacing of reports.
 type more struct {
 	bound    driver.BoundStore         // the store's handle of the circuit (driver.Binder)
-	rej      atomic.Pointer[rejection] // the latest rejection of a record not kept (reject.go)
+	rej      atomic.Pointer[rejection] // the latest rejection the kept one did not cover (reject.go)
 	owed     atomic.Pointer[owed]      // a settlement the store refused (owed.go)
 	win      window.Circuit            // the rate rule's windows
 	reported atomic.Int64              // when a StateError was last reported (Breaker.since), 0 never

@@ -6,9 +6,9 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// Quiet is the hot path's one shortcut (machine.StandingOf: "closed, clean,
-// unchanged: nothing to decide"), in a form the compiler inlines into a
-// generated method. While the store vouches for the kept record of a
+// Quiet is the hot path's one shortcut (machine.StandingOf's quiet
+// admission: a closed record with no failures, unchanged since it was
+// loaded), in a form the compiler inlines into a generated method. While the store vouches for the kept record of a
 // healthy circuit, a call is admitted with no clock, no lock and no call
 // into the store, and its Success has nothing to settle. Generated code
 // uses it so that a healthy call makes no function call of its own but the
@@ -42,7 +42,6 @@ func (q Quiet) Settled(o Outcome) bool { return o == Success && q.k.w.Unchanged(
 // as Run would: it returns err, or a *StateError when the outcome could not
 // be recorded after the operation ran.
 func (q Quiet) Settle(ctx context.Context, o Outcome, err error) error {
-	st, _ := machine.StandingOf(q.k.rec)
-	t := Ticket{c: q.c, ctx: ctx, p: &q.c.p.rules, grant: st.Grant}
+	t := Ticket{c: q.c, ctx: ctx, p: &q.c.p.rules, grant: machine.GrantOf(q.k.rec)}
 	return t.finish(o, err)
 }

@@ -62,7 +62,7 @@ func (t *Ticket) Done(o Outcome) error {
 	return t.finish(o, nil)
 }
 
-// finish settles the call of t, once, whose operation returned opErr: it
+// finish settles the call of t, whose operation returned opErr: it
 // returns opErr, or the StateError of a settlement that failed after it ran.
 func (t *Ticket) finish(o Outcome, opErr error) error {
 	if t.passed {

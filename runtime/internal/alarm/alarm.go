@@ -79,6 +79,7 @@ func (c *Clock) remove(i int) {
 	last := len(c.heap) - 1
 	c.swap(i, last)
 	c.heap[last].pending.Store(false)
+	c.heap[last] = nil // the slot no longer keeps the alarm, and its rejection, alive
 	c.heap = c.heap[:last]
 	if i < last {
 		c.down(i)

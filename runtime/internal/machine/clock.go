@@ -4,7 +4,7 @@ import "time"
 
 // Clock is the time of one decision. It reads its clock at most once, and
 // only when the decision asks: Admit and Settle ask only when a record is not
-// clean, so the healthy call reads no clock.
+// quiet (StandingOf), so the healthy call reads no clock.
 type Clock struct {
 	read func() time.Time
 	now  time.Time

@@ -66,7 +66,7 @@ func Admit(rec *driver.Record, p *Policy, clk *Clock, fresh func() string, a *Ad
 	}
 	switch rec.State {
 	case driver.StateClosed:
-		a.Admitted, a.Grant = true, Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
+		a.Admitted, a.Grant = true, GrantOf(rec)
 		return
 	case driver.StateOpen:
 		if clk.Before(rec.OpenUntil) {
@@ -91,6 +91,15 @@ func Admit(rec *driver.Record, p *Policy, clk *Clock, fresh func() string, a *Ad
 // First is the Grant of a call admitted while the circuit has no record:
 // the closed record that stands for none (Fresh).
 var First = Grant{Incarnation: driver.FirstIncarnation, Generation: 1}
+
+// GrantOf returns the Grant of a call that rec (nil: none) admits closed,
+// not as a probe.
+func GrantOf(rec *driver.Record) Grant {
+	if rec == nil {
+		return First
+	}
+	return Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
+}
 
 // Fresh returns the record that stands for the named circuit while it has
 // none: closed, of driver.FirstIncarnation and Generation 1, with no
@@ -315,10 +324,11 @@ type Standing struct {
 }
 
 // StandingOf returns the standing decision on rec (nil: none), and false
-// when there is none: Admit would claim a probe now (an open record past
-// its cooldown, or a half-open one with no live claim), or a closed record
-// is held closed by an operator, whose hold ends at a time no standing
-// admission marks.
+// when there is none: a half-open record with no claim (the next call
+// claims the probe), or a closed record an operator holds closed, whose
+// hold ends at a time no standing admission marks. It reads no clock: a
+// rejection stands only until its Until, and past it (a cooldown over, a
+// lease lapsed) Admit decides by the clock.
 //
 //	rec                        standing
 //	none                       admitted (First), quiet
@@ -331,8 +341,7 @@ func StandingOf(rec *driver.Record) (Standing, bool) {
 	case rec == nil:
 		return Standing{Admitted: true, Grant: First, Quiet: true}, true
 	case rec.State == driver.StateClosed && !rec.Forced:
-		g := Grant{Incarnation: rec.Incarnation, Generation: rec.Generation}
-		return Standing{Admitted: true, Grant: g, Quiet: rec.Failures == 0}, true
+		return Standing{Admitted: true, Grant: GrantOf(rec), Quiet: rec.Failures == 0}, true
 	case rec.State == driver.StateOpen:
 		return Standing{State: driver.StateOpen, Until: rec.OpenUntil, Forced: rec.Forced}, true
 	case rec.State == driver.StateHalfOpen && !rec.LeaseUntil.IsZero():
