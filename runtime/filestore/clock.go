@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"time"
 )
 
@@ -117,15 +116,14 @@ func (s *Store) boot() (uint64, error) {
 	if h := s.bootHash.Load(); h != 0 {
 		return h, nil
 	}
-	id, err := bootID()
-	if ferr := fault("boot", "open", "the boot id"); ferr != nil {
-		err = ferr
+	if err := fault("boot", "open", "the boot id"); err != nil {
+		return 0, err
 	}
+	id, err := bootID()
 	if err != nil {
 		return 0, err
 	}
-	sum := sha256.Sum256([]byte(id))
-	h := binary.LittleEndian.Uint64(sum[:8]) | 1
+	h := tagOf(sha256.Sum256([]byte(id)))
 	s.bootHash.Store(h)
 	return h, nil
 }

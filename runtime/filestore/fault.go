@@ -3,8 +3,7 @@ package filestore
 import "io/fs"
 
 // faultHook, when set (by tests only), is consulted before each filesystem
-// operation the store makes outside the lock-free fast path of Load, with the
-// operation's name: "mkdir" (creating the state directory, then "chmod" on
+// operation the store makes, with the operation's name: "mkdir" (creating the state directory, then "chmod" on
 // it), "lock", "index" (opening the change index), "boot" (reading the
 // boot id), "read" (reading the
 // record), "create" (the temporary record), "chmod", "write", "fsync",

@@ -164,9 +164,6 @@ func (s *Store) due() bool {
 // system): the Watches taken under m are then to fail. The caller holds
 // s.mu.
 func (s *Store) verify(m *mapping) (moved bool, err error) {
-	if m.trust.Load() == trustRetired {
-		return false, errors.New("retired")
-	}
 	fi, err := os.Lstat(s.path(indexName))
 	if err != nil {
 		return false, err

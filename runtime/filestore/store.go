@@ -134,7 +134,7 @@ func (s *Store) LoadWatched(ctx context.Context, name string) (*driver.Record, d
 	// the spill counter before the first load: its changes then go to the
 	// slot, which a Watch of the spill counter would not see.
 	if !c.stable(before) || m.load(c.off) != before || trust&trustState != trustFresh ||
-		m.counterOf(t) != c || s.failing(name) {
+		!c.owned && m.counterOf(t) != c || s.failing(name) {
 		return rec, driver.Watch{}, nil
 	}
 	return rec, driver.NewWatch(m.word(c.off), before, &m.trust, trust), nil
@@ -213,8 +213,8 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 }
 
 // change runs fn under the circuit's lock, with its counter in the
-// directory's index, checked against the file and anchored first: a change
-// no other process would see is never made.
+// directory's index, checked against the file when the lock is taken and
+// anchored first.
 func (s *Store) change(ctx context.Context, name string, fn func(counter) error) (err error) {
 	if err := s.checkDir(true); err != nil {
 		return err

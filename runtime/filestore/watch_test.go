@@ -127,7 +127,7 @@ func TestNoWatchWhileWriteFailed(t *testing.T) {
 // B's Failure (the circuit's second) is durable and B is about to return;
 // A's Failure, the third, would open the circuit, and its write is refused;
 // then B's bookkeeping runs. C, a third Breaker of the same process, must
-// then be refused (fail closed), and is admitted.
+// then be refused (fail closed).
 func TestEarlierWriteKeepsLaterFailure(t *testing.T) {
 	ctx := t.Context()
 	const name = "ledger"
