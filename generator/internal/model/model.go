@@ -308,7 +308,7 @@ type Classifier struct {
 	Func *types.Func
 	// Name is the generated function's name; ErrName, for one with no
 	// Result, the function it calls to classify a non-nil error, so that
-	// Name inlines into the call (the classifier's nil check, BENCHMARKS.md).
+	// Name's nil check inlines into the call.
 	Name, ErrName string
 	// Errors are the selected errors, in the order given.
 	Errors []ErrorMatch

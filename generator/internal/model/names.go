@@ -122,11 +122,16 @@ func name(f *File, home *types.Package) {
 	}
 	f.Imports = nameImports(f, pkg)
 	policies := namePolicies(f, pkg)
+	// Every classifier's name first, so that no ErrName takes another's.
 	for _, c := range f.Classifiers {
 		c.Name = pkg.add(classifierName(c, f))
-		if c.Result < 0 && c.Func == nil {
+	}
+	for _, c := range f.Classifiers {
+		if c.Result < 0 {
 			c.ErrName = pkg.add(c.Name + "Err")
 		}
+	}
+	for _, c := range f.Classifiers {
 		c.Locals = nameClassifier(c, pkg)
 	}
 	for _, w := range f.Wrappers {

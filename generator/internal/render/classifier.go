@@ -86,19 +86,6 @@ func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 		)))
 	}
 	onErr = append(onErr, jen.Return(jen.Qual(circuitPath, "Ignored")))
-	body := []jen.Code{jen.If(errID().Op("!=").Nil()).Block(onErr...)}
-	if c.Result >= 0 {
-		read := jen.Id(n.Result).Dot("StatusCode")
-		if c.ResultKind == model.StatusMethod {
-			read.Call()
-		}
-		check := jen.If(jen.Id(n.Code).Op(":=").Add(read), statusCond(n.Code, c.Statuses, false)).Block(failure.Clone())
-		if nilable(c.ResultType) {
-			check = jen.If(jen.Id(n.Result).Op("!=").Nil()).Block(check)
-		}
-		body = append(body, check)
-	}
-	body = append(body, jen.Return(jen.Qual(circuitPath, "Success")))
 	users, verb := "Circuit", "uses"
 	if len(c.Circuits) > 1 {
 		users, verb = "Circuits", "use"
@@ -109,24 +96,34 @@ func classifier(f *jen.File, file *model.File, c *model.Classifier) {
 	}
 	doc(f, "%s returns%s Failure for %s; Ignored for any other error; Success otherwise. %s %s %s it.", c.Name, canceled, describeRule(c, file.PkgPath),
 		users, strings.Join(c.Circuits, ", "), verb)
-	if c.ErrName == "" {
-		f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(body...)
+	if c.ErrName != "" {
+		// Split in two, the nil check apart, so that the check inlines
+		// into each call: a healthy call makes no call to classify
+		// (BENCHMARKS.md, where the time goes).
+		var args []jen.Code
+		if c.Ctx {
+			args = append(args, jen.Id(n.Ctx))
+		}
+		f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(
+			jen.If(errID().Op("==").Nil()).Block(jen.Return(jen.Qual(circuitPath, "Success"))),
+			jen.Return(jen.Id(c.ErrName).Call(append(args, errID())...)),
+		)
+		f.Line()
+		doc(f, "%s classifies a non-nil error for %s.", c.ErrName, c.Name)
+		f.Func().Id(c.ErrName).Params(params...).Qual(circuitPath, "Outcome").Block(onErr...)
 		return
 	}
-	// Split in two, the nil check apart, so that the check inlines into
-	// each call: a healthy call makes no call to classify (BENCHMARKS.md,
-	// closed call).
-	var args []jen.Code
-	if c.Ctx {
-		args = append(args, jen.Id(n.Ctx))
+	body := []jen.Code{jen.If(errID().Op("!=").Nil()).Block(onErr...)}
+	read := jen.Id(n.Result).Dot("StatusCode")
+	if c.ResultKind == model.StatusMethod {
+		read.Call()
 	}
-	f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(
-		jen.If(errID().Op("==").Nil()).Block(jen.Return(jen.Qual(circuitPath, "Success"))),
-		jen.Return(jen.Id(c.ErrName).Call(append(args, errID())...)),
-	)
-	f.Line()
-	doc(f, "%s classifies a non-nil error for %s.", c.ErrName, c.Name)
-	f.Func().Id(c.ErrName).Params(params...).Qual(circuitPath, "Outcome").Block(onErr...)
+	check := jen.If(jen.Id(n.Code).Op(":=").Add(read), statusCond(n.Code, c.Statuses, false)).Block(failure.Clone())
+	if nilable(c.ResultType) {
+		check = jen.If(jen.Id(n.Result).Op("!=").Nil()).Block(check)
+	}
+	body = append(body, check, jen.Return(jen.Qual(circuitPath, "Success")))
+	f.Func().Id(c.Name).Params(params...).Qual(circuitPath, "Outcome").Block(body...)
 }
 
 // describeRule says in words what a classifier selects, naming the types

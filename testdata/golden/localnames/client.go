@@ -2,6 +2,15 @@ package localnames
 
 import "context"
 
+// Package-level names the generated ones must not take.
+var (
+	q                int
+	classifyNamesErr int
+	classifyNames    int
+)
+
+func op() {}
+
 // Client is a client whose parameters take the names of the generated
 // method's locals (op, q, o, err): the locals take others.
 //
