@@ -8,14 +8,17 @@ package bench
 //     closed breaker that clears the counts every second);
 //   - gowrap: BackendWithCircuitBreaker, the decorator gowrap v1.4.3's
 //     circuitbreaker template generated (gowrap_cb_gen.go);
+//   - rubyist: github.com/rubyist/circuitbreaker v2.2.1 (Breaker.Call, no
+//     call timeout), with ConsecutiveTripFunc and a constant backoff of the
+//     open timeout (its default backoff is exponential from 500ms);
+//   - hystrix: github.com/afex/hystrix-go (hystrix_test.go), not in
+//     manyPeers: each of its commands keeps goroutines for the life of the
+//     process;
 //   - floor: floorBreaker, one atomic load, the call, an atomic add on
 //     failure: what no breaker can go below.
 //
 // Each is configured as the other peers are: opens after 3 failures for
 // 30s (closed rows), or after 1 for a day (rejection rows).
-// peers_more_test.go adds two more peers, rubyist and hystrix, to the rows
-// here; manyPeers (100,000 circuits) has rubyist but not hystrix, whose
-// every command keeps goroutines of its own for as long as the process.
 
 import (
 	"context"
@@ -25,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afex/hystrix-go/hystrix"
+	"github.com/cenk/backoff"
 	"github.com/eapache/go-resiliency/breaker"
 	mercari "github.com/mercari/go-circuitbreaker"
 	rubyist "github.com/rubyist/circuitbreaker"
@@ -44,6 +49,15 @@ func newMercari(threshold int64, timeout time.Duration) *mercari.CircuitBreaker 
 		mercari.WithOpenTimeout(timeout),
 		mercari.WithCounterResetInterval(0),
 	)
+}
+
+// newRubyist returns a rubyist breaker that opens after threshold
+// consecutive failures for timeout.
+func newRubyist(threshold int64, timeout time.Duration) *rubyist.Breaker {
+	return rubyist.NewBreakerWithOptions(&rubyist.Options{
+		ShouldTrip: rubyist.ConsecutiveTripFunc(threshold),
+		BackOff:    backoff.NewConstantBackOff(timeout),
+	})
 }
 
 // errFloorOpen is floorBreaker's rejection.
@@ -71,7 +85,7 @@ func (f *floorBreaker) run(op func() (int, error)) (int, error) {
 
 // closedPeers are the closed-call sub-benchmarks of the lean peers.
 func closedPeers(ctx context.Context) []impl {
-	return append([]impl{
+	return []impl{
 		{"eapache", func(b *testing.B) {
 			cb := breaker.New(3, 1, 30*time.Second)
 			for b.Loop() {
@@ -99,13 +113,26 @@ func closedPeers(ctx context.Context) []impl {
 				want(b, err, nil)
 			}
 		}},
-	}, closedMorePeers()...)
+		{"rubyist", func(b *testing.B) {
+			cb := newRubyist(3, 30*time.Second)
+			for b.Loop() {
+				want(b, cb.Call(eapacheUp, 0), nil)
+			}
+		}},
+		{"hystrix", func(b *testing.B) {
+			name := newHystrix(b, 3, 30*time.Second)
+			for b.Loop() {
+				want(b, hystrix.Do(name, eapacheUp, nil), nil)
+			}
+			hystrixSettle(b)
+		}},
+	}
 }
 
 // rejectionPeers are the rejection sub-benchmarks of the lean peers: one
 // failure opens for a day, then every call is rejected.
 func rejectionPeers(ctx context.Context) []impl {
-	return append([]impl{
+	return []impl{
 		{"eapache", func(b *testing.B) {
 			cb := breaker.New(1, 1, 24*time.Hour)
 			want(b, cb.Run(eapacheDown), ErrDown)
@@ -144,7 +171,23 @@ func rejectionPeers(ctx context.Context) []impl {
 				want(b, err, errFloorOpen)
 			}
 		}},
-	}, rejectionMorePeers()...)
+		{"rubyist", func(b *testing.B) {
+			cb := newRubyist(1, 24*time.Hour)
+			want(b, cb.Call(eapacheDown, 0), ErrDown)
+			for b.Loop() {
+				want(b, cb.Call(eapacheUp, 0), rubyist.ErrBreakerOpen)
+			}
+		}},
+		{"hystrix", func(b *testing.B) {
+			name := newHystrix(b, 1, 24*time.Hour)
+			want(b, hystrix.Do(name, eapacheDown, nil), ErrDown)
+			hystrixOpened(b, name)
+			for b.Loop() {
+				want(b, hystrix.Do(name, eapacheUp, nil), hystrix.ErrCircuitOpen)
+			}
+			hystrixSettle(b)
+		}},
+	}
 }
 
 // goroutines8 runs body in 8 goroutines (b.RunParallel under GOMAXPROCS 2
@@ -172,7 +215,7 @@ func BenchmarkClosedSuccessParallel(b *testing.B) {
 			}
 		})
 	}
-	runImpls(b, append([]impl{
+	runImpls(b, []impl{
 		{"circuitgen", func(b *testing.B) {
 			_, up, _ := guarded(stores[0].open(b))
 			_, err := up.Get(ctx, 1) // creates the record
@@ -203,7 +246,16 @@ func BenchmarkClosedSuccessParallel(b *testing.B) {
 			f := &floorBreaker{threshold: 3}
 			loop(b, func() error { _, err := f.run(peerUp); return err })
 		}},
-	}, parallelMorePeers(loop)...))
+		{"rubyist", func(b *testing.B) {
+			cb := newRubyist(3, 30*time.Second)
+			loop(b, func() error { return cb.Call(eapacheUp, 0) })
+		}},
+		{"hystrix", func(b *testing.B) {
+			name := newHystrix(b, 3, 30*time.Second)
+			loop(b, func() error { return hystrix.Do(name, eapacheUp, nil) })
+			hystrixSettle(b)
+		}},
+	})
 }
 
 // manyPeers are BenchmarkManyCircuits' sub-benchmarks of the lean peers:
