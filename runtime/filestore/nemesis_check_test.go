@@ -336,11 +336,16 @@ func checkHistory(ops []*nOp, log nFaultLog, p circuit.Policy) (out []nViolation
 // write for it failed in that process, while no write could succeed. A
 // reset of the circuit between the two (its record removed by hand,
 // outside the store's model) starts it afresh: the settlement the write
-// failed to store then has nothing to change, and admitting is legal.
+// failed to store then has nothing to change, and admitting is legal. A
+// call refused for a settlement owed (owed.go) is no write of its own:
+// the write that failed came before it.
 func failClosed(ops []*nOp, log nFaultLog) []nViolation {
 	out, _ := failedWrites(ops, log.unwritable, log.resets)
 	return out
 }
+
+// owedRefusal is in the message of a call refused for a settlement owed.
+const owedRefusal = "a settlement could not be written"
 
 // failedWrites returns failClosed's violations and how many writes failed
 // while the directory was unwritable.
@@ -363,7 +368,8 @@ func failedWrites(ops []*nOp, unwritable, resets []nSpan) ([]nViolation, int) {
 		}
 	}
 	for _, f := range ops {
-		if !strings.HasPrefix(f.result, "state:replace") && !strings.HasPrefix(f.result, "state:delete") {
+		if !strings.HasPrefix(f.result, "state:replace") && !strings.HasPrefix(f.result, "state:delete") ||
+			strings.Contains(f.msg, owedRefusal) {
 			continue
 		}
 	spans:
@@ -451,6 +457,7 @@ func TestNemesisCheckerCatches(t *testing.T) {
 	}
 	end := func(op string, at int, o int) string { return fmt.Sprintf("E %s %d %d", op, at*ms, o) }
 	done := func(op string, at int) string { return fmt.Sprintf(`D %s %d ok ""`, op, at*ms) }
+	failedWrite := func(op string, at int) string { return fmt.Sprintf(`D %s %d state:replace:ran "EACCES"`, op, at*ms) }
 	opened := func(op, c string, at int) string { return fmt.Sprintf("T %s %s 0 1 1 2 0 %d", op, c, at*ms) }
 	// w1.1 fails at 100 ms and opens nem-a (heard at 150 ms) until at least 1.1 s.
 	openA := []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), opened("w1.1", "nem-a", 150), done("w1.1", 160)}
@@ -511,18 +518,28 @@ func TestNemesisCheckerCatches(t *testing.T) {
 		{name: "fail closed",
 			w1: []string{call("w1.1", "allow", "nem-a", 0), `R w1.1 5 state:load "circuit nem-a: state load: EMFILE"`}},
 		{name: "a call admitted after a failed write", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}}},
-			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), failedWrite("w1.1", 110),
 				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)},
 			want: []string{"admitted after a failed write"}},
 		{name: "a call admitted after a failed write and the record's removal", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}},
 			resets: []nSpan{{circuit: "nem-a", start: 150 * ms, end: 151 * ms}}},
-			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), failedWrite("w1.1", 110),
 				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)}},
+		{name: "a call admitted after a failed write, the record removed before it failed", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}},
+			resets: []nSpan{{circuit: "nem-a", start: 50 * ms, end: 51 * ms}}},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), failedWrite("w1.1", 110),
+				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)},
+			want: []string{"admitted after a failed write"}},
+		{name: "a call admitted after a removal, the call before it refused for the settlement owed", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}},
+			resets: []nSpan{{circuit: "nem-a", start: 150 * ms, end: 151 * ms}}},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), failedWrite("w1.1", 110),
+				call("w1.2", "allow", "nem-a", 120), `R w1.2 160000000 state:replace "circuit nem-a: state replace: a settlement could not be written, and no call is admitted until it is: EACCES"`,
+				call("w1.3", "allow", "nem-a", 200), admit("w1.3", 210, false)}},
 		{name: "a call admitted by another process after a failed write", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 500 * ms}}},
-			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`},
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), failedWrite("w1.1", 110)},
 			w2: []string{call("w2.2", "allow", "nem-a", 200), admit("w2.2", 210, false)}},
 		{name: "a call admitted once the directory was writable", log: nFaultLog{unwritable: []nSpan{{start: 0, end: 150 * ms}}},
-			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), `D w1.1 110 state:replace:ran "EACCES"`,
+			w1: []string{call("w1.1", "allow", "nem-a", 0), admit("w1.1", 10, false), end("w1.1", 100, 2), failedWrite("w1.1", 110),
 				call("w1.2", "allow", "nem-a", 200), admit("w1.2", 210, false)}},
 	}
 	for _, tt := range tests {
