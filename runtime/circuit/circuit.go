@@ -219,6 +219,7 @@ type attempt struct {
 	counted bool           // the outcome is counted in the rate rule's window
 	clk     machine.Clock  // the decision's clock
 	tried   *driver.Record // the record it tried to store
+	refused *driver.Record // a tried record the store refused, which may have landed
 }
 
 // record applies outcome o of the call of g to the circuit's record,
@@ -231,6 +232,9 @@ func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Gran
 	return c.update(ctx, true, nil, func(v view) (*driver.Record, error) {
 		if given {
 			v.clk = a.clk
+		}
+		if r := a.refused; r != nil && v.rec != nil && v.rec.Incarnation == r.Incarnation && v.rec.Version == r.Version && v.rec.UpdatedAt.Equal(r.UpdatedAt) {
+			return nil, nil // it landed: the same incarnation, version and time of change
 		}
 		var w driver.Counts
 		if p.FailureRate > 0 && machine.Counted(v.rec, g, &v.clk) {

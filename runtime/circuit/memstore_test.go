@@ -44,6 +44,7 @@ type memStore struct {
 	corrupt      map[string]bool // Load reports these records corrupt until deleted
 	loadErr      error           // returned by Load while set
 	replaceErr   error           // returned by Replace while set
+	landErr      error           // returned by a Replace that stored the record, while set
 	conflicts    int             // the next n Replaces return a wrapped ErrConflict
 	beforeCommit func()          // run once, outside the lock, at the start of the next Replace
 	noClock      bool            // Load returns the zero Time: the Breaker keeps the clock
@@ -110,7 +111,7 @@ func (s *memStore) Replace(ctx context.Context, name string, prev, next *driver.
 	cp := *next
 	s.recs[name] = &cp
 	s.commits++
-	return nil
+	return s.landErr
 }
 
 func (s *memStore) Delete(ctx context.Context, name string) error {

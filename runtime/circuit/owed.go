@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
@@ -50,7 +49,9 @@ func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a 
 	if se.Op == "window" && o != machine.Failure {
 		return // the counts go back to the batch; only a failure could change the record
 	}
-	c.extra().owed.Store(&owed{p: p, g: *g, o: o, a: *a, err: se.Err})
+	ow := &owed{p: p, g: *g, o: o, a: *a, err: se.Err}
+	ow.a.refused = a.tried
+	c.extra().owed.Store(ow)
 	c.drop(c.kept.Load()) // the shortcut would admit calls
 }
 
@@ -74,28 +75,14 @@ func (c *Circuit) repay(ctx context.Context, ow *owed) error {
 	if time.Since(c.p.b.epoch) < ow.next {
 		return refused()
 	}
-	if !c.landed(ctx, ow.a.tried) {
-		ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
-		if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
-			ow.next = time.Since(c.p.b.epoch) + owedRetry
-			return refused()
-		}
+	ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
+	if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
+		ow.a.refused = ow.a.tried
+		ow.next = time.Since(c.p.b.epoch) + owedRetry
+		return refused()
 	}
 	if !c.extra().owed.CompareAndSwap(ow, nil) {
 		return refused() // a later settlement owed meanwhile: the next call writes it
 	}
 	return nil
-}
-
-// landed reports whether the store holds tried, the record of a write it
-// refused: the same incarnation, version and time of change.
-func (c *Circuit) landed(ctx context.Context, tried *driver.Record) bool {
-	if tried == nil {
-		return false
-	}
-	var v view
-	if c.load(ctx, &v) != nil || v.rec == nil {
-		return false
-	}
-	return v.rec.Incarnation == tried.Incarnation && v.rec.Version == tried.Version && v.rec.UpdatedAt.Equal(tried.UpdatedAt)
 }

@@ -107,3 +107,26 @@ func TestNoAdmissionWhileAnotherSettlementIsOwed(t *testing.T) {
 		t.Fatalf("%d calls admitted while the store refused every write and the circuit owed a settlement", n)
 	}
 }
+
+// TestOwedWriteThatLandedIsNotWrittenAgain: a write the store refused may
+// have landed (a rename made before a directory sync failed). The call
+// that repays it finds the record it tried, and writes nothing: a failure
+// is counted once.
+func TestOwedWriteThatLandedIsNotWrittenAgain(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	ctx := t.Context()
+	boom := errors.New("boom")
+	s.set(func(s *memStore) { s.landErr = errors.New("sync directory: EIO") })
+	var se *circuit.StateError
+	if err := b.Run(ctx, testName, pol, failing(boom)); !errors.As(err, &se) || !se.Ran {
+		t.Fatalf("a failure whose write landed but was refused: %v, want a StateError after the call", err)
+	}
+	s.set(func(s *memStore) { s.landErr = nil })
+	ran := 0
+	if err := b.Run(ctx, testName, pol, counted(&ran, failing(boom))); !errors.Is(err, boom) || ran != 1 {
+		t.Fatalf("the next call: %v (ran %d), want it admitted and its failure returned", err, ran)
+	}
+	if rec := s.rec(testName); rec == nil || rec.Failures != 2 || rec.State != circuit.StateClosed {
+		t.Fatalf("record %s, want 2 failures counted, closed", fmtRecord(rec))
+	}
+}
