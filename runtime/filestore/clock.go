@@ -83,7 +83,7 @@ func (s *Store) syncClock(t time.Time) *clockState {
 	} else if a, ok := s.peekAnchor(); ok {
 		st.anchor = a
 	} else {
-		st.anchor = s.wall().UnixNano() - int64(boot)
+		st.anchor = s.anchorOf(boot)
 	}
 	s.clk.Store(st)
 	return st
@@ -104,10 +104,15 @@ func (s *Store) peekAnchor() (int64, bool) {
 	return int64(m.load(hdrAnchor)), true
 }
 
-// bootNow returns the boot clock's reading, 0 when there is none.
-func (s *Store) bootNow() int64 {
-	d, _ := bootClock()
-	return int64(d)
+// anchorOf returns the anchor of boot, a reading of the boot clock just
+// taken: the wall-clock Unix ns at which the boot clock read zero.
+func (s *Store) anchorOf(boot time.Duration) int64 { return s.wall().UnixNano() - int64(boot) }
+
+// anchorNow returns the anchor as of now. With no boot clock it is the
+// wall clock now: syncClock then reads the wall clock, and no anchor.
+func (s *Store) anchorNow() int64 {
+	boot, _ := bootClock()
+	return s.anchorOf(boot)
 }
 
 // boot returns this boot's hash, never 0. A failed read of the boot id

@@ -275,7 +275,7 @@ func (s *Store) makeIndex(ctx context.Context) (*mapping, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := writeWhole(s.dir, ".index-*", newIndex(boot, s.wall().UnixNano()-s.bootNow()))
+	tmp, err := writeWhole(s.dir, ".index-*", newIndex(boot, s.anchorNow()))
 	if err != nil {
 		return nil, fmt.Errorf("create change index: %w", err)
 	}
@@ -312,7 +312,7 @@ func (s *Store) anchorIndex(ctx context.Context, m *mapping) error {
 		}
 		defer unlock()
 		if m.load(hdrBoot) != boot {
-			m.word(hdrAnchor).Store(uint64(s.wall().UnixNano() - s.bootNow()))
+			m.word(hdrAnchor).Store(uint64(s.anchorNow()))
 			m.word(hdrBoot).Store(boot)
 		}
 	}

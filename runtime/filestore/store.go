@@ -126,9 +126,15 @@ func (s *Store) LoadWatched(ctx context.Context, name string) (*driver.Record, d
 	c := m.counterOf(t)
 	trust := m.trust.Load() // before the counter and the failed writes: a later move drops the Watch
 	before := m.load(c.off)
-	rec, err := s.read(name)
-	if err != nil {
+	var rec *driver.Record
+	switch err := s.checkDir(false); {
+	case errors.Is(err, errNoDir):
+	case err != nil:
 		return nil, driver.Watch{}, err
+	default:
+		if rec, err = s.read(name); err != nil {
+			return nil, driver.Watch{}, err
+		}
 	}
 	// A writer may claim a slot for the circuit after the look-up, bumping
 	// the spill counter before the first load: its changes then go to the
@@ -148,17 +154,12 @@ func (s *Store) Refresh(ctx context.Context) error {
 	return err
 }
 
-// read reads the circuit's record from its file, without a lock.
+// read reads the circuit's record from its file, without a lock, in a
+// directory checked (checkDir) by the caller.
 func (s *Store) read(name string) (*driver.Record, error) {
 	path := s.path(recordName(name))
 	if err := fault("read", "open", path); err != nil {
 		return nil, fmt.Errorf("open record: %w", err)
-	}
-	if err := s.checkDir(false); err != nil {
-		if errors.Is(err, errNoDir) {
-			return nil, nil
-		}
-		return nil, err
 	}
 	rec, err := readRecord(path)
 	if err != nil || rec == nil {
