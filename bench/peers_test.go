@@ -30,9 +30,12 @@ import (
 
 	"github.com/afex/hystrix-go/hystrix"
 	"github.com/cenk/backoff"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/eapache/go-resiliency/breaker"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	mercari "github.com/mercari/go-circuitbreaker"
 	rubyist "github.com/rubyist/circuitbreaker"
+	"github.com/sony/gobreaker/v2"
 )
 
 // The peers' operations in the shapes eapache and mercari take.
@@ -253,6 +256,81 @@ func BenchmarkClosedSuccessParallel(b *testing.B) {
 		{"hystrix", func(b *testing.B) {
 			name := newHystrix(b, 3, 30*time.Second)
 			loop(b, func() error { return hystrix.Do(name, eapacheUp, nil) })
+			hystrixSettle(b)
+		}},
+	})
+}
+
+// BenchmarkOpenRejectionParallel measures the rejection of
+// BenchmarkOpenRejection made by 8 goroutines on one circuit, against
+// every peer. A rejection is matched with errors.Is, as in the one-goroutine
+// row; gowrap's, a new error each time, by not being ErrDown.
+func BenchmarkOpenRejectionParallel(b *testing.B) {
+	ctx := context.Background()
+	// loop runs call in 8 goroutines until the benchmark ends or a call is
+	// not rejected with target (nil: any error but ErrDown).
+	loop := func(b *testing.B, call func() error, target error) {
+		goroutines8(b, func(pb *testing.PB) {
+			for pb.Next() {
+				if err := call(); target != nil && !errors.Is(err, target) || target == nil && (err == nil || errors.Is(err, ErrDown)) {
+					b.Errorf("got error %v, want the open circuit's", err)
+					return
+				}
+			}
+		})
+	}
+	runImpls(b, []impl{
+		{"circuitgen", func(b *testing.B) {
+			_, up, down := guarded(stores[0].open(b))
+			_, err := down.Trip(ctx, 1) // opens for a day
+			want(b, err, ErrDown)
+			loop(b, func() error { _, err := up.Trip(ctx, 1); return err }, circuit.ErrOpen)
+		}},
+		{"gobreaker", func(b *testing.B) {
+			cb := newGobreaker(1, 24*time.Hour)
+			_, err := cb.Execute(peerDown)
+			want(b, err, ErrDown)
+			loop(b, func() error { _, err := cb.Execute(peerUp); return err }, gobreaker.ErrOpenState)
+		}},
+		{"failsafe", func(b *testing.B) {
+			ex, _ := newFailsafe(1, 24*time.Hour)
+			_, err := ex.Get(peerDown)
+			want(b, err, ErrDown)
+			loop(b, func() error { _, err := ex.Get(peerUp); return err }, circuitbreaker.ErrOpen)
+		}},
+		{"eapache", func(b *testing.B) {
+			cb := breaker.New(1, 1, 24*time.Hour)
+			want(b, cb.Run(eapacheDown), ErrDown)
+			loop(b, func() error { return cb.Run(eapacheUp) }, breaker.ErrBreakerOpen)
+		}},
+		{"mercari", func(b *testing.B) {
+			cb := newMercari(1, 24*time.Hour)
+			_, err := cb.Do(ctx, mercariDown)
+			want(b, err, ErrDown)
+			loop(b, func() error { _, err := cb.Do(ctx, mercariUp); return err }, mercari.ErrOpen)
+		}},
+		{"gowrap", func(b *testing.B) {
+			d := NewBackendWithCircuitBreaker(fake{err: ErrDown}, 1, 24*time.Hour)
+			_, err := d.Get(ctx, 1)
+			want(b, err, ErrDown)
+			loop(b, func() error { _, err := d.Get(ctx, 1); return err }, nil)
+		}},
+		{"floor", func(b *testing.B) {
+			f := &floorBreaker{threshold: 1}
+			_, err := f.run(peerDown)
+			want(b, err, ErrDown)
+			loop(b, func() error { _, err := f.run(peerUp); return err }, errFloorOpen)
+		}},
+		{"rubyist", func(b *testing.B) {
+			cb := newRubyist(1, 24*time.Hour)
+			want(b, cb.Call(eapacheDown, 0), ErrDown)
+			loop(b, func() error { return cb.Call(eapacheUp, 0) }, rubyist.ErrBreakerOpen)
+		}},
+		{"hystrix", func(b *testing.B) {
+			name := newHystrix(b, 1, 24*time.Hour)
+			want(b, hystrix.Do(name, eapacheDown, nil), ErrDown)
+			hystrixOpened(b, name)
+			loop(b, func() error { return hystrix.Do(name, eapacheUp, nil) }, hystrix.ErrCircuitOpen)
 			hystrixSettle(b)
 		}},
 	})

@@ -148,58 +148,6 @@ func BenchmarkClosedSuccessRateParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkOpenRejectionParallel measures the rejection of
-// BenchmarkOpenRejection (the generated wrapper) made by two goroutines on
-// one circuit.
-func BenchmarkOpenRejectionParallel(b *testing.B) {
-	ctx := context.Background()
-	rejected := func(b *testing.B, err, target error) bool {
-		if !errors.Is(err, target) {
-			b.Errorf("got error %v, want %v", err, target)
-			return false
-		}
-		return true
-	}
-	runImpls(b, []impl{
-		{"circuitgen", func(b *testing.B) {
-			_, up, down := guarded(stores[0].open(b))
-			_, err := down.Trip(ctx, 1) // opens for a day
-			want(b, err, ErrDown)
-			parallel(b, func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := up.Trip(ctx, 1); !rejected(b, err, circuit.ErrOpen) {
-						return
-					}
-				}
-			})
-		}},
-		{"gobreaker", func(b *testing.B) {
-			cb := newGobreaker(1, 24*time.Hour)
-			_, err := cb.Execute(peerDown)
-			want(b, err, ErrDown)
-			parallel(b, func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := cb.Execute(peerUp); !rejected(b, err, gobreaker.ErrOpenState) {
-						return
-					}
-				}
-			})
-		}},
-		{"failsafe", func(b *testing.B) {
-			ex, _ := newFailsafe(1, 24*time.Hour)
-			_, err := ex.Get(peerDown)
-			want(b, err, ErrDown)
-			parallel(b, func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := ex.Get(peerUp); !rejected(b, err, circuitbreaker.ErrOpen) {
-						return
-					}
-				}
-			})
-		}},
-	})
-}
-
 // newRateGobreaker is BenchmarkClosedSuccessRate's gobreaker: the rate rule
 // as a ratio ReadyToTrip, cleared every minute.
 func newRateGobreaker() *gobreaker.CircuitBreaker[int] {

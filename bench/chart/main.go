@@ -36,7 +36,7 @@ var rows = []struct {
 	{"OpenRejection", "rejection while open (prepared handle)", "≤0.8× gobreaker, 0 allocs/op"},
 	{"OpenRejectionByName", "rejection while open, by name (Breaker.Run)", "≤1.2× gobreaker, 0 allocs/op"},
 	{"ClosedSuccessRateParallel", "2 goroutines, one circuit: rate rule, closed", "≤1.0× gobreaker"},
-	{"OpenRejectionParallel", "2 goroutines, one circuit: rejection", "≤1.0× gobreaker"},
+	{"OpenRejectionParallel", "8 goroutines, one circuit: rejection", "≤1.0× every peer"},
 	{"ClosedSuccessParallel", "8 goroutines, one circuit: closed", "≤1.0× every peer"},
 	{"ManyCircuits", "100,000 circuits: closed call at random", "≤1.2× gobreaker; heap ≤2× gobreaker's; ready ≤2 s"},
 	{"MultiProcess", "4 procs × 2 goroutines, closed", "no flock, no write (TestHappyPathNoSyscalls); throughput reported"},
