@@ -118,22 +118,11 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 		return Snapshot{Name: name, State: StateClosed}, nil
 	}
 	snap := Snapshot{
-		Name: name, State: rec.State, Failures: rec.Failures, Generation: rec.Generation,
+		Name: name, Failures: rec.Failures, Generation: rec.Generation,
 		OpenUntil: utc(rec.OpenUntil), LeaseUntil: utc(rec.LeaseUntil), UpdatedAt: utc(rec.UpdatedAt), Exists: true,
-		Forced: rec.Forced, Successes: rec.Successes, Reopens: rec.Reopens,
+		Successes: rec.Successes, Reopens: rec.Reopens,
 	}
-	switch rec.State {
-	case StateClosed:
-		if rec.Forced && !v.clk.Before(rec.OpenUntil) {
-			snap.Forced = false
-		}
-	case StateOpen:
-		if !v.clk.Before(rec.OpenUntil) {
-			snap.State, snap.Forced = StateHalfOpen, false
-		}
-	case StateHalfOpen:
-		snap.Probing = v.clk.Before(rec.LeaseUntil)
-	}
+	snap.State, snap.Probing, snap.Forced = machine.StateAt(rec, &v.clk)
 	return snap, nil
 }
 

@@ -350,6 +350,25 @@ func StandingOf(rec *driver.Record) (Standing, bool) {
 	return Standing{}, false
 }
 
+// StateAt returns the state of rec (not nil) as the decision of a call
+// now by clk would read it, without deciding: an open record past its
+// cooldown or hold reads half-open, whose next call claims the probe;
+// a half-open record is probing while a claim's lease lasts; an
+// operator's hold is forced until it ends. It asks clk for the time only
+// where the reading depends on it. Snapshot reports it.
+func StateAt(rec *driver.Record, clk *Clock) (state driver.State, probing, forced bool) {
+	switch rec.State {
+	case driver.StateOpen:
+		if !clk.Before(rec.OpenUntil) {
+			return driver.StateHalfOpen, false, false
+		}
+		return driver.StateOpen, false, rec.Forced
+	case driver.StateHalfOpen:
+		return driver.StateHalfOpen, clk.Before(rec.LeaseUntil), false
+	}
+	return rec.State, false, rec.Forced && clk.Before(rec.OpenUntil)
+}
+
 // Counted reports whether the rate rule's window counts the outcome of the
 // call of g, settling against rec (nil: none): rec is the closed record that
 // admitted it, not as a probe, and no operator holds it closed. It asks clk

@@ -832,6 +832,48 @@ func TestStanding(t *testing.T) {
 	}
 }
 
+// TestStateAt: the state StateAt reads is the decision Admit makes at the
+// same time: closed admits, open rejects, half-open probing rejects, and
+// half-open not probing admits the probe; forced as Admit reports it, and a
+// hold closed until it ends. A closed record's reading asks for no time.
+func TestStateAt(t *testing.T) {
+	until := t0.Add(time.Hour)
+	recs := map[string]*driver.Record{
+		"closed":                    closedRec(0),
+		"closed, failures counted":  closedRec(2),
+		"held closed":               with(closedRec(0), func(r *driver.Record) { r.Forced = true; r.OpenUntil = until }),
+		"open":                      openRec(0, until),
+		"forced open":               with(openRec(0, until), func(r *driver.Record) { r.Forced = true }),
+		"half-open, leased":         halfOpenRec(0, tokA, until),
+		"half-open, between probes": with(halfOpenRec(0, tokA, until), func(r *driver.Record) { r.ProbeToken = ""; r.LeaseUntil = time.Time{} }),
+	}
+	for name, rec := range recs {
+		for _, now := range []time.Time{t0.Add(-time.Hour), t0, until.Add(-time.Nanosecond), until, until.Add(time.Hour)} {
+			read := false
+			clk := machine.Reading(func() time.Time { read = true; return now })
+			state, probing, forced := machine.StateAt(rec, &clk)
+			a := admit(rec, &pol, machine.At(now), func() string { return freshID })
+			var ok bool
+			switch {
+			case state == driver.StateClosed:
+				ok = a.Admitted && !a.Grant.Probe && !probing && forced == (rec.Forced && now.Before(until))
+			case state == driver.StateOpen:
+				ok = !a.Admitted && a.State == driver.StateOpen && a.Forced == forced && !probing
+			case probing:
+				ok = !a.Admitted && a.State == driver.StateHalfOpen && !forced
+			default:
+				ok = a.Admitted && a.Grant.Probe && !forced
+			}
+			if !ok {
+				t.Errorf("%s at %s: StateAt = %v, probing %v, forced %v; Admit = %+v", name, fmtTime(now), state, probing, forced, a)
+			}
+			if rec.State == driver.StateClosed && !rec.Forced && read {
+				t.Errorf("%s: StateAt read the clock for a closed record", name)
+			}
+		}
+	}
+}
+
 // TestCounted: the rate rule counts a closed-admitted call of the record
 // that admitted it, and a call admitted on no record while there is none,
 // but not while an operator holds the circuit closed.
