@@ -364,7 +364,7 @@ func StateAt(rec *driver.Record, clk *Clock) (state driver.State, probing, force
 		}
 		return driver.StateOpen, false, rec.Forced
 	case driver.StateHalfOpen:
-		return driver.StateHalfOpen, clk.Before(rec.LeaseUntil), false
+		return driver.StateHalfOpen, !rec.LeaseUntil.IsZero() && clk.Before(rec.LeaseUntil), false
 	}
 	return rec.State, false, rec.Forced && clk.Before(rec.OpenUntil)
 }
