@@ -233,8 +233,8 @@ func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Gran
 		if given {
 			v.clk = a.clk
 		}
-		if r := a.refused; r != nil && v.rec != nil && v.rec.Incarnation == r.Incarnation && v.rec.Version == r.Version && v.rec.UpdatedAt.Equal(r.UpdatedAt) {
-			return nil, nil // it landed: the same incarnation, version and time of change
+		if a.refused != nil && landed(v.rec, a.refused) {
+			return nil, nil
 		}
 		var w driver.Counts
 		if p.FailureRate > 0 && machine.Counted(v.rec, g, &v.clk) {

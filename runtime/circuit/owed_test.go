@@ -130,3 +130,31 @@ func TestOwedWriteThatLandedIsNotWrittenAgain(t *testing.T) {
 		t.Fatalf("record %s, want 2 failures counted, closed", fmtRecord(rec))
 	}
 }
+
+// TestOwedRetryThatLandedIsNotWrittenAgain: the retry of an owed
+// settlement may land and still be refused, as the first write may. The
+// call after it finds that retry's record and writes nothing.
+func TestOwedRetryThatLandedIsNotWrittenAgain(t *testing.T) {
+	b, s, clock := newBreaker(t)
+	ctx := t.Context()
+	boom := errors.New("boom")
+	s.set(func(s *memStore) { s.replaceErr = errors.New("read-only") })
+	var se *circuit.StateError
+	if err := b.Run(ctx, testName, pol, failing(boom)); !errors.As(err, &se) || !se.Ran {
+		t.Fatalf("a failure the store refused: %v, want a StateError after the call", err)
+	}
+	s.set(func(s *memStore) { s.replaceErr, s.landErr = nil, errors.New("sync directory: EIO") })
+	clock.Advance(time.Second) // the retry is decided as of its own time: another record than the first try
+	ran := 0
+	if err := b.Run(ctx, testName, pol, counted(&ran, succeed)); !errors.As(err, &se) || se.Ran || ran != 0 {
+		t.Fatalf("the call whose retry landed but was refused: %v (ran %d), want a StateError before the call", err, ran)
+	}
+	s.set(func(s *memStore) { s.landErr = nil })
+	time.Sleep(300 * time.Millisecond) // the owed write is tried again after owedRetry
+	if err := b.Run(ctx, testName, pol, counted(&ran, failing(boom))); !errors.Is(err, boom) || ran != 1 {
+		t.Fatalf("the next call: %v (ran %d), want it admitted and its failure returned", err, ran)
+	}
+	if rec := s.rec(testName); rec == nil || rec.Failures != 2 || rec.State != circuit.StateClosed {
+		t.Fatalf("record %s, want 2 failures counted, closed", fmtRecord(rec))
+	}
+}
