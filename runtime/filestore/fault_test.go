@@ -490,3 +490,41 @@ func TestRealFaultEROFS(t *testing.T) {
 		}
 	})
 }
+
+// TestDirSyncFaultCountsOnce: a failure whose record was renamed into
+// place before the directory's fsync failed is refused, and still landed.
+// Once the directory syncs again, the next call finds that record: it is
+// admitted, and its own failure is the second counted, not the third
+// (which would open the circuit under a threshold of 3).
+func TestDirSyncFaultCountsOnce(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := circuit.New(s)
+	p := circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	ctx := t.Context()
+	fail := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, errLedgerDown }
+	faultHook = func(op string) error {
+		if op == "dirsync" {
+			return syscall.EIO
+		}
+		return nil
+	}
+	err = b.Run(ctx, faultCircuit, p, fail)
+	faultHook = nil
+	var se *circuit.StateError
+	if !errors.As(err, &se) || !se.Ran || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("a failure whose directory sync failed: %v, want a StateError after the call, wrapping EIO", err)
+	}
+	if rec, _, err := s.Load(ctx, faultCircuit); err != nil || rec == nil || rec.Failures != 1 {
+		t.Fatalf("Load once the directory syncs = %+v, %v; want the failure's record, landed", rec, err)
+	}
+	if err := b.Run(ctx, faultCircuit, p, fail); !errors.Is(err, errLedgerDown) || errors.As(err, &se) {
+		t.Fatalf("the next call: %v, want it admitted and its own failure returned", err)
+	}
+	snap, err := b.Snapshot(ctx, faultCircuit)
+	if err != nil || snap.Failures != 2 || snap.State != circuit.StateClosed {
+		t.Fatalf("Snapshot = %+v, %v; want 2 failures, closed", snap, err)
+	}
+}
