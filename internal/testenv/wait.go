@@ -5,6 +5,13 @@ import (
 	"time"
 )
 
+// LiveWithin is how long a test waits for a cached store's connection to
+// go live. A session that fails (a connect or a heartbeat slower than the
+// stall bound, as on a loaded machine running every package at once) is
+// retried after a pause that doubles each time (copies.Cache.Keep): 30 s
+// covers eight failed sessions in a row.
+const LiveWithin = 30 * time.Second
+
 // WaitFor polls cond every 100µs until it holds, failing the test after d
 // with a message that it is not yet what; it returns how long that took.
 func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {

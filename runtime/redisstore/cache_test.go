@@ -195,7 +195,7 @@ func TestTrackerKilled(t *testing.T) {
 	if err := b.Run(ctx, name, p, op(circuit.Success)); !errors.Is(err, circuit.ErrOpen) {
 		t.Fatalf("Run after an opening made while the tracker was down = %v, want it rejected", err)
 	}
-	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is back", s.Live)
+	testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connection is back", s.Live)
 	t.Logf("tracking again %v after the kill", time.Since(killed).Round(time.Millisecond))
 	if err := other.Clear(ctx, name); err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ const testStall = 400 * time.Millisecond
 func newCached(t testing.TB, c redis.UniversalClient, prefix string) *redisstore.Store {
 	t.Helper()
 	s := open(t, c, redisstore.WithPrefix(prefix), redisstore.WithCopies(testStall))
-	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connection is up", s.Live)
 	return s
 }
 

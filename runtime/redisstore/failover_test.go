@@ -194,7 +194,7 @@ func circuitOn(t *testing.T, cl *testCluster, s *redisstore.Store, avoid map[str
 // keepCopy makes calls until the store keeps a copy of the circuit.
 func keepCopy(t *testing.T, b *circuit.Breaker, s *redisstore.Store, name string) {
 	t.Helper()
-	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connection is up", s.Live)
 	for i := 0; !s.Cached(name); i++ {
 		if ran, err := call(t, b, name, time.Second); !ran || err != nil || i > 100 {
 			t.Fatalf("%s: call %d = %v (ran %v), copy %v", name, i, err, ran, s.Cached(name))

@@ -23,7 +23,7 @@ func TestCloseIsPrompt(t *testing.T) {
 	c := newClient(t, testenv.RedisURL(t))
 	const bound = 5 * time.Second
 	s := open(t, c, redisstore.WithPrefix(testPrefix(t, c)), redisstore.WithCopies(bound))
-	testenv.WaitFor(t, 5*time.Second, "the invalidation connection is up", s.Live)
+	testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connection is up", s.Live)
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestCloseEndsTracking(t *testing.T) {
 	c := newClusterClient(t)
 	for range 20 {
 		s := open(t, c, redisstore.WithPrefix(clusterPrefix(t, c)), redisstore.WithCopies(testStall))
-		testenv.WaitFor(t, 5*time.Second, "the invalidation connections are up", s.Live)
+		testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connections are up", s.Live)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -128,7 +128,7 @@ func (b backend) openStore(t testing.TB, dsn string) (*sqlstore.Store, *sql.DB) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	testenv.WaitFor(t, 5*time.Second, "the listening connection is up", s.Live)
+	testenv.WaitFor(t, testenv.LiveWithin, "the listening connection is up", s.Live)
 	return s, db
 }
 

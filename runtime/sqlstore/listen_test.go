@@ -56,7 +56,7 @@ func TestFailingSessionsBackOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	testenv.WaitFor(t, 5*time.Second, "the listening connection is up", s.Live)
+	testenv.WaitFor(t, testenv.LiveWithin, "the listening connection is up", s.Live)
 	if _, err := db.ExecContext(t.Context(), "DROP TRIGGER circuitgen_notify ON circuits"); err != nil {
 		t.Fatal(err)
 	}

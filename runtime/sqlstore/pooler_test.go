@@ -49,8 +49,8 @@ func TestPooler(t *testing.T) {
 				if err := b.Run(t.Context(), name, policy, ok); err != nil {
 					t.Fatalf("healthy call through pgbouncer (%s pooling): %v", mode, err)
 				}
-				if time.Since(start) > 20*time.Second {
-					t.Fatalf("copies did not go live behind pgbouncer in %s pooling within 20s", mode)
+				if time.Since(start) > testenv.LiveWithin {
+					t.Fatalf("copies did not go live behind pgbouncer in %s pooling within %v", mode, testenv.LiveWithin)
 				}
 			}
 			t.Logf("%s pooling: healthy calls for %v, copies live: %v", mode, time.Since(start).Round(time.Millisecond), s.Live())
