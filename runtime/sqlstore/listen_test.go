@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/sqlstore"
 )
 
@@ -71,5 +73,41 @@ func TestFailingSessionsBackOff(t *testing.T) {
 	// Pauses of 100, 200, 400, 800 ms... fit 4 sessions in 2 s.
 	if n := dials.Load() - start; n > 6 {
 		t.Errorf("%d sessions in %v after they began to fail, want them backing off (at most 6)", n, d)
+	}
+}
+
+// TestListenerLossLosesNoCircuit: a healthy circuit has no row, and the
+// store keeps a copy of none. When the listening connection is lost (the
+// copies all dropped), the next read still finds no row, and that is no
+// loss: nothing said a row was created. No ErrLost is reported, and the
+// circuit stays without a row (no unknown record, no probe).
+func TestListenerLossLosesNoCircuit(t *testing.T) {
+	dsn := createPostgres(t)
+	s, db := cachedPostgres.openStore(t, dsn)
+	reports := make(chan error, 10)
+	s.Notify(func(err error) { reports <- err })
+	const name = "billing-api"
+	b := circuit.New(s)
+	for i := 0; !s.Cached(name); i++ {
+		if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil || i > 100 {
+			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
+		}
+	}
+	if _, err := db.ExecContext(t.Context(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 5*time.Second, "the copies are dropped", func() bool { return !s.Cached(name) })
+	if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil {
+		t.Fatalf("a healthy call after the listener was lost: %v", err)
+	}
+	select {
+	case err := <-reports:
+		if errors.Is(err, driver.ErrLost) {
+			t.Fatalf("reported %v for a circuit that never had a row", err)
+		}
+	default:
+	}
+	if rec, _, err := s.Load(t.Context(), name); err != nil || rec != nil {
+		t.Fatalf("Load = %+v, %v; want no row", rec, err)
 	}
 }

@@ -220,13 +220,15 @@ func (c *Cache) InvalidateKey(key string) {
 
 // Down drops every copy: the stream is no longer live. The epoch grows
 // after live is cleared, and begin reads it before live, so a read that saw
-// the stream live sees a new epoch when it tries to install.
+// the stream live sees a new epoch when it tries to install. It infers no
+// creation (Drop): the server named no key, and a circuit with no record
+// whose copy of none is dropped has lost nothing.
 func (c *Cache) Down() {
 	c.validUntil.Store(0)
 	c.live.Store(false)
 	c.epoch.Add(1)
 	c.entries.Range(func(_, e any) bool {
-		e.(*Entry).Invalidate()
+		e.(*Entry).Drop()
 		return true
 	})
 }

@@ -122,6 +122,23 @@ func TestCreated(t *testing.T) {
 	}
 }
 
+// TestDownInfersNothing: the stream's loss drops a copy of none without
+// taking it for a creation: the server named no key.
+func TestDownInfersNothing(t *testing.T) {
+	c := New()
+	c.Up()
+	c.Heard(c.Clock(), time.Minute)
+	e := c.Entry("billing-api")
+	c.Install(e, c.Begin(e), nil)
+	c.Down()
+	if e.Created() {
+		t.Fatal("Created after Down dropped a copy of none")
+	}
+	if _, ok := e.Copy(); ok {
+		t.Fatal("a copy after Down")
+	}
+}
+
 // TestDropInfersNothing: the process's own write drops its copy of none
 // without taking it for a creation, since the write may have been refused;
 // reads in flight cannot install a copy after it.
