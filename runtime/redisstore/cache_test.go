@@ -18,6 +18,7 @@ import (
 
 	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
@@ -445,4 +446,44 @@ func commands(t *testing.T, c *redis.Client) int64 {
 		n += k
 	}
 	return n
+}
+
+// TestTrackerLossLosesNoCircuit: a healthy circuit has no record, and the
+// store keeps a copy of none. When the tracking connection is lost (the
+// copies all dropped), the next read still finds no record, and that is no
+// loss: no invalidation named the key. No ErrLost is reported, and the
+// circuit stays without a record (no unknown record, no probe).
+func TestTrackerLossLosesNoCircuit(t *testing.T) {
+	c := newClient(t, testenv.RedisURL(t))
+	s := newCached(t, c, testPrefix(t, c))
+	reports := make(chan error, 10)
+	s.Notify(func(err error) { reports <- err })
+	b := circuit.New(s)
+	ctx := t.Context()
+	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	const name = "billing-api"
+	for i := 0; !s.Cached(name); i++ {
+		if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 10 {
+			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
+		}
+	}
+	for _, id := range trackerIDs(t, c) {
+		if err := c.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, time.Second, "the copies are dropped", func() bool { return !s.Live() && !s.Cached(name) })
+	if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil {
+		t.Fatalf("a healthy call after the tracker was lost: %v", err)
+	}
+	select {
+	case err := <-reports:
+		if errors.Is(err, driver.ErrLost) {
+			t.Fatalf("reported %v for a circuit that never had a record", err)
+		}
+	default:
+	}
+	if rec, _, err := s.Load(ctx, name); err != nil || rec != nil {
+		t.Fatalf("Load = %+v, %v; want no record", rec, err)
+	}
 }
