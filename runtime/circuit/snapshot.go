@@ -16,61 +16,53 @@ import (
 // times in UTC, unset times and false flags left out.
 type Snapshot struct {
 	// Name is the circuit's name.
-	Name string
+	Name string `json:"name"`
 	// State is the state by the store's clock, as the next call's decision
 	// would read it: an open circuit past its cooldown (or forced hold)
 	// reads StateHalfOpen, though its record says open until a call claims
 	// the probe. A circuit with no record reads StateClosed.
-	State State
+	State State `json:"-"`
 	// Probing reports, for StateHalfOpen, that a probe holds a live claim;
 	// when false, the next call is the probe.
-	Probing bool
+	Probing bool `json:"probing,omitempty"`
 	// Failures is the consecutive failure count.
-	Failures int
+	Failures int `json:"failures"`
 	// Generation is the record's generation; 0 when there is no record.
-	Generation uint64
+	Generation uint64 `json:"generation"`
 	// OpenUntil is the end of the cooldown, or of an operator's hold;
 	// LeaseUntil the end of the current probe's lease; UpdatedAt when the
 	// record last changed. Each is as recorded (it may be past), zero when
 	// not set.
-	OpenUntil  time.Time
-	LeaseUntil time.Time
-	UpdatedAt  time.Time
-	// Exists reports whether the store holds a record: a healthy circuit
-	// writes none until an outcome changes it; a Clear leaves one.
-	Exists bool
-	// Forced reports that an operator holds the circuit in State until
-	// OpenUntil (Breaker.ForceOpen, Breaker.ForceClosed).
-	Forced bool
-	// Successes is the number of half-open probes that succeeded in a row
-	// so far (Policy.CloseAfter).
-	Successes int
-	// Reopens is the number of times a probe reopened the circuit since it
-	// last closed; each doubles the cooldown (Policy.MaxCooldown).
-	Reopens int
-	// Error is set on the Snapshot Breaker.Snapshot returns with an error:
-	// "invalid circuit name", "corrupt record" or "state unreadable", with
-	// none of the store's internals (paths, keys, addresses).
-	Error string
-}
-
-// snapshotJSON is the JSON form of a Snapshot: its fields in order, the
-// state as text.
-type snapshotJSON struct {
-	Name       string    `json:"name"`
-	State      string    `json:"state"`
-	Probing    bool      `json:"probing,omitempty"`
-	Failures   int       `json:"failures"`
-	Generation uint64    `json:"generation"`
 	OpenUntil  time.Time `json:"open_until,omitzero"`
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
-	Forced     bool      `json:"forced,omitempty"`
-	Successes  int       `json:"successes,omitempty"`
-	Reopens    int       `json:"reopens,omitempty"`
-	Exists     bool      `json:"recorded"`
-	Error      string    `json:"error,omitempty"`
+	// Forced reports that an operator holds the circuit in State until
+	// OpenUntil (Breaker.ForceOpen, Breaker.ForceClosed).
+	Forced bool `json:"forced,omitempty"`
+	// Successes is the number of half-open probes that succeeded in a row
+	// so far (Policy.CloseAfter).
+	Successes int `json:"successes,omitempty"`
+	// Reopens is the number of times a probe reopened the circuit since it
+	// last closed; each doubles the cooldown (Policy.MaxCooldown).
+	Reopens int `json:"reopens,omitempty"`
+	// Exists reports whether the store holds a record: a healthy circuit
+	// writes none until an outcome changes it; a Clear leaves one.
+	Exists bool `json:"recorded"`
+	// Error is set on the Snapshot Breaker.Snapshot returns with an error:
+	// "invalid circuit name", "corrupt record" or "state unreadable", with
+	// none of the store's internals (paths, keys, addresses).
+	Error string `json:"error,omitempty"`
 }
+
+// snapshotJSON is a Snapshot's JSON form: its fields, with the state as
+// text after the name.
+type snapshotJSON struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	*snapshotFields
+}
+
+type snapshotFields Snapshot
 
 // MarshalJSON returns the Snapshot's JSON form.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
@@ -78,21 +70,17 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	if s.Error != "" {
 		state = "error"
 	}
-	return json.Marshal(snapshotJSON{s.Name, state, s.Probing, s.Failures, s.Generation, utc(s.OpenUntil), utc(s.LeaseUntil),
-		utc(s.UpdatedAt), s.Forced, s.Successes, s.Reopens, s.Exists, s.Error})
+	s.OpenUntil, s.LeaseUntil, s.UpdatedAt = utc(s.OpenUntil), utc(s.LeaseUntil), utc(s.UpdatedAt)
+	return json.Marshal(snapshotJSON{s.Name, state, (*snapshotFields)(&s)})
 }
 
 // UnmarshalJSON reads the Snapshot's JSON form.
 func (s *Snapshot) UnmarshalJSON(data []byte) error {
-	var v snapshotJSON
-	if err := json.Unmarshal(data, &v); err != nil {
+	*s = Snapshot{}
+	v := snapshotJSON{snapshotFields: (*snapshotFields)(s)}
+	err := json.Unmarshal(data, &v)
+	if s.Name = v.Name; err != nil || v.State == "error" {
 		return err
-	}
-	*s = Snapshot{Name: v.Name, Probing: v.Probing, Failures: v.Failures, Generation: v.Generation, OpenUntil: v.OpenUntil,
-		LeaseUntil: v.LeaseUntil, UpdatedAt: v.UpdatedAt, Exists: v.Exists, Forced: v.Forced, Successes: v.Successes,
-		Reopens: v.Reopens, Error: v.Error}
-	if v.State == "error" {
-		return nil
 	}
 	st, err := driver.ParseState(v.State)
 	s.State = st
