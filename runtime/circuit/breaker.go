@@ -13,18 +13,16 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/window"
 )
 
-// settleTimeout bounds the writes that settle a call, which run detached
-// from the caller's context: a call that failed with
-// context.DeadlineExceeded must still be counted.
+// settleTimeout bounds the writes that settle a call, detached from the
+// caller's context: a call that timed out must still be counted.
 const settleTimeout = 10 * time.Second
 
-// maxConflicts bounds how often one decision is retried against concurrent
-// writers before the Breaker gives up with a StateError.
+// maxConflicts bounds the retries of one decision against concurrent
+// writers; then the Breaker gives up with a StateError.
 const maxConflicts = 1000
 
-// maxPolicies bounds how many distinct policies a Breaker keeps validated:
-// an application passes a few fixed ones; beyond this many, a policy is
-// validated again at each call that brings it by name.
+// maxPolicies bounds the distinct policies a Breaker keeps validated; past
+// it, a policy is validated at each call that brings it by name.
 const maxPolicies = 1024
 
 // Breaker runs calls through circuits kept in a Store. It holds no circuit
@@ -52,9 +50,8 @@ type Breaker struct {
 	npolicies atomic.Int32
 	unset     *bound // the bound of a handle without a policy
 
-	// alarms holds the deadlines of the kept standing rejections
-	// (reject.go), apart from the Breaker: its pending timer keeps it, and
-	// the rejections, alive, but not the Breaker and its circuits.
+	// alarms holds the kept rejections' deadlines (reject.go). Its timer
+	// keeps it and them alive, not the Breaker.
 	alarms *alarm.Clock
 }
 
@@ -157,9 +154,8 @@ func (b *Breaker) Names() []string {
 }
 
 // bind returns the named circuit's handle and p's bound, validating both
-// the first time: the configuration errors of Run and Allow, before any
-// I/O. While callers keep passing a circuit its policy, it is one map
-// look-up and one comparison.
+// the first time, before any I/O. While callers pass a circuit its own
+// policy, it is one map look-up and one comparison.
 func (b *Breaker) bind(name string, p Policy) (*Circuit, *bound, error) {
 	b.mu.RLock()
 	c := b.circuits[name]
@@ -204,9 +200,8 @@ func (b *Breaker) listed(c *Circuit) bool {
 	return b.circuits[c.name] == c
 }
 
-// keep makes c its name's first handle unless the name has one with a
-// policy, and returns the name's handle. A handle without a policy gives
-// way to one with.
+// keep makes c its name's handle unless the name has one with a policy,
+// and returns the name's handle.
 func (b *Breaker) keep(c *Circuit) *Circuit {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -222,17 +217,13 @@ func (b *Breaker) keep(c *Circuit) *Circuit {
 
 // bound is a Policy that Validate accepted, and its rules.
 type bound struct {
-	b      *Breaker
-	set    bool  // policy is set; false for a handle without one, or an invalid one (err)
-	err    error // the *ConfigError of an invalid name or policy
-	policy Policy
-	rules  machine.Policy
-	// plain reports that a healthy call has nothing to do but run: no rate
-	// rule counts it, no slow-call rule times it, no observer hears it.
-	plain bool
-	// rejects reports that a standing rejection has nothing to do but
-	// return: the circuit is not observe-only, and no observer hears it.
-	rejects bool
+	b       *Breaker
+	set     bool  // policy is set; false for a handle without one, or an invalid one (err)
+	err     error // the *ConfigError of an invalid name or policy
+	policy  Policy
+	rules   machine.Policy
+	plain   bool // a healthy call only runs: no rate rule, slow-call rule or observer
+	rejects bool // a standing rejection only returns: not observe-only, no observer
 }
 
 // validated returns p's bound, validating p the first time it is seen.
@@ -257,9 +248,8 @@ func (b *Breaker) validated(p Policy) (*bound, error) {
 	return actual.(*bound), nil
 }
 
-// since returns the time since the Breaker's epoch: the injected clock's
-// Unix time when there is one, else the monotonic clock's, which reads no
-// wall clock. Durations of calls and the pacing of reports use it.
+// since returns the time since the Breaker's epoch on the monotonic clock,
+// or the injected clock's Unix time: for call durations and report pacing.
 func (b *Breaker) since() time.Duration {
 	if b.clock != nil {
 		return time.Duration(b.clock().UnixNano())
@@ -267,9 +257,8 @@ func (b *Breaker) since() time.Duration {
 	return time.Since(b.epoch)
 }
 
-// detach returns a context with ctx's values that ctx's cancellation does
-// not reach, ending after settleTimeout. A context that never ends needs
-// none.
+// detach returns a context with ctx's values, out of reach of its
+// cancellation, that ends after settleTimeout; ctx itself if it never ends.
 func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx.Done() == nil {
 		return ctx, func() {}

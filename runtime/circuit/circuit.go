@@ -17,21 +17,18 @@ import (
 type Circuit struct {
 	kept atomic.Pointer[kept] // the record last loaded from a driver.Watcher, with its Watch
 	p    *bound               // the Breaker and the policy
-	// first is the circuit's first kept record, in the Circuit's own memory
-	// (keep): a process with many circuits calls each with one cache miss
-	// fewer, and keeps 16 bytes less of each (BENCHMARKS.md, 100,000
-	// circuits). It is written once, before it is kept, and never again.
+	// first is the first kept record, in the Circuit's own memory: one
+	// allocation and cache miss fewer per circuit (BENCHMARKS.md, 100,000
+	// circuits). It is written once, before it is kept.
 	first kept
 	name  string
 	more  atomic.Pointer[more] // what only some circuits use (more.go)
 }
 
-// kept is a record a driver.Watcher loaded and the Watch that vouches for
-// it, with what its standing decision (machine.StandingOf) lets the hot
-// path of the Circuit's own policy do: quiet, run a quiet admission (the
-// policy is plain); rej, return a standing rejection while its alarm has
-// not passed (reject.go; the policy rejects). The hot path reads quiet or
-// rej, then w.
+// kept is a record a driver.Watcher loaded, the Watch that vouches for it,
+// and what its standing decision (machine.StandingOf) lets the hot path do
+// under the Circuit's own policy: a quiet admission, or a standing
+// rejection (reject.go).
 type kept struct {
 	w     driver.Watch
 	quiet bool
@@ -54,8 +51,7 @@ func (b *Breaker) Circuit(name string, p Policy) *Circuit {
 }
 
 // newCircuit returns a handle of the named circuit, a valid name, under v
-// (Breaker.unset: no policy yet), bound to the store when it is a
-// driver.Binder.
+// (Breaker.unset: no policy yet).
 func (b *Breaker) newCircuit(name string, v *bound) *Circuit {
 	c := &Circuit{name: name, p: v}
 	if b.binder != nil {
@@ -73,9 +69,7 @@ func (c *Circuit) Name() string { return c.name }
 
 // Run runs op through the circuit, exactly as Breaker.Run does.
 func (c *Circuit) Run(ctx context.Context, op func(context.Context) (Outcome, error)) error {
-	// The one shortcut (quiet.go), then a standing rejection: while the
-	// store vouches for the kept record, its rejection stands, and returns
-	// its OpenError while its alarm says the deadline has not come.
+	// The one shortcut (quiet.go), then the kept standing rejection.
 	if q := c.Quiet(); q.Admitted() {
 		o, err := op(ctx)
 		if !q.Settled(o) {
@@ -110,50 +104,31 @@ func (c *Circuit) run(ctx context.Context, p *machine.Policy, op func(context.Co
 	if err := c.enter(ctx, p, &t); err != nil {
 		return err
 	}
-	// A panic of op settles the call as Ignored, which changes nothing for
-	// a call admitted closed: only a probe's, or one the observers hear of,
-	// is settled on the way out.
-	if t.grant.Probe || c.p.b.obs.calls {
-		settled := false
-		defer func() {
-			if !settled { // op panicked: settle, then let the panic go on
-				_ = t.finish(Ignored, nil)
-			}
-		}()
-		o, opErr := op(ctx)
-		settled = true
-		return t.finish(o, opErr)
-	}
+	// A panic of op settles the call as Ignored, then goes on.
+	settled := false
+	defer func() {
+		if !settled {
+			_ = t.finish(Ignored, nil)
+		}
+	}()
 	o, opErr := op(ctx)
+	settled = true
 	return t.finish(o, opErr)
 }
 
-// passes reports whether a call that allow refused with err runs anyway:
-// the circuit is observe-only, and err is the circuit's (a rejection or a
-// StateError), not the caller's context ending.
+// passes reports whether a call allow refused with err runs anyway: the
+// circuit is observe-only, and err is a rejection or a StateError.
 func passes(p *machine.Policy, err error) bool {
-	if !p.ObserveOnly {
-		return false
-	}
 	switch err.(type) {
 	case *OpenError, *StateError:
-		return true
+		return p.ObserveOnly
 	}
 	return false
 }
 
-// ranError marks a settlement failure as happening after the operation ran.
-func ranError(err, opErr error) error {
-	if se, ok := errors.AsType[*StateError](err); ok {
-		se.Ran = true
-		se.CallErr = opErr
-	}
-	return err
-}
-
-// allow admits a call under p, setting *g, or says why not. ctx is asked
-// only when the store is: a kept record decides without it. A decision that
-// writes (a probe's claim) is made again in update, which stores it.
+// allow admits a call under p into *g, or says why not. ctx is asked only
+// when the store is. A decision that writes (a probe's claim) is made again
+// in update, which stores it.
 func (c *Circuit) allow(ctx context.Context, p *machine.Policy, g *machine.Grant) error {
 	if ow := c.owing(); ow != nil {
 		if err := ctx.Err(); err != nil {
@@ -196,9 +171,8 @@ func (c *Circuit) admit(v *view, p *machine.Policy, a *machine.Admission) *OpenE
 	return nil
 }
 
-// settle records a call's outcome, already classified (Policy.Classify);
-// d is how long the call took, for the observers. A refused write makes the
-// circuit owe it (owed.go).
+// settle records a call's classified outcome; d is how long it took, for
+// the observers. A refused write makes the circuit owe it (owed.go).
 func (c *Circuit) settle(ctx context.Context, p *machine.Policy, g *machine.Grant, o machine.Outcome, d time.Duration) error {
 	c.p.b.obs.outcome(ctx, c.name, Outcome(o), d)
 	if o == machine.Ignored && !g.Probe {
@@ -212,9 +186,8 @@ func (c *Circuit) settle(ctx context.Context, p *machine.Policy, g *machine.Gran
 	return err
 }
 
-// attempt is what record tried: kept for a settlement the store refused,
-// so that writing it again decides as of the same time, and is not made
-// twice when the refused write landed after all.
+// attempt is what record tried, kept for a settlement the store refused:
+// written again, it is not made twice if the refused write landed.
 type attempt struct {
 	counted bool           // the outcome is counted in the rate rule's window
 	clk     machine.Clock  // the decision's clock
@@ -224,9 +197,7 @@ type attempt struct {
 
 // record applies outcome o of the call of g to the circuit's record,
 // counting it in the rate rule's window first unless a.counted is set. A
-// clock a gives (a.clk read) decides in place of the Breaker's. The
-// operation has returned, so every write runs detached from ctx's
-// cancellation (update).
+// clock a gives (a.clk read) decides in place of the Breaker's.
 func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt) error {
 	given := a.clk.Read()
 	return c.update(ctx, true, nil, func(v view) (*driver.Record, error) {
@@ -260,23 +231,25 @@ type view struct {
 
 // update loads the circuit's record, asks decide for the record to store in
 // its place (nil: nothing to store) and stores it, deciding again on the
-// record a concurrent writer stored instead. A view first, when given, is
-// the record just loaded: the first decision is made on it, without a load. It is the one loop of the
-// Breaker's I/O: every rule is decided by decide, through the machine.
-// With settling, it runs every write, and every load after the first,
-// detached from ctx's cancellation: the operation ran, and its outcome is
-// recorded even when the caller's context ends meanwhile.
+// record a concurrent writer stored instead. It is the one loop of the
+// Breaker's I/O: every rule is decided by decide, through the machine. A
+// view first, when given, is the record just loaded: the first decision is
+// made on it. With settling, the operation ran, and its outcome is recorded
+// even when ctx ends meanwhile: every write, and every load after the
+// first, runs detached from ctx's cancellation.
 func (c *Circuit) update(ctx context.Context, settling bool, first *view, decide func(view) (*driver.Record, error)) error {
-	var cancel context.CancelFunc // set once detached
+	var cancel context.CancelFunc
 	defer func() {
 		if cancel != nil {
 			cancel()
 		}
 	}()
-	detachOnce := func() {
+	detached := func() bool { // detaches ctx once, when settling
 		if settling && cancel == nil {
 			ctx, cancel = detach(ctx)
+			return true
 		}
+		return false
 	}
 	for range maxConflicts {
 		if err := ctx.Err(); err != nil && !settling {
@@ -286,12 +259,8 @@ func (c *Circuit) update(ctx context.Context, settling bool, first *view, decide
 		var err error
 		if first != nil {
 			v, first = *first, nil
-		} else {
-			err = c.load(ctx, &v)
-		}
-		if err != nil && settling && cancel == nil && ctx.Err() != nil {
-			detachOnce() // the caller's context ended: load again, detached
-			err = c.load(ctx, &v)
+		} else if err = c.load(ctx, &v); err != nil && ctx.Err() != nil && detached() {
+			err = c.load(ctx, &v) // the caller's context ended: load again, detached
 		}
 		if err != nil {
 			return err
@@ -300,7 +269,7 @@ func (c *Circuit) update(ctx context.Context, settling bool, first *view, decide
 		if err != nil || next == nil {
 			return err
 		}
-		detachOnce()
+		detached()
 		if ok, err := c.replace(ctx, v.rec, next); err != nil || ok {
 			return err
 		}
@@ -309,8 +278,7 @@ func (c *Circuit) update(ctx context.Context, settling bool, first *view, decide
 }
 
 // load loads the circuit's record into v: the kept one while its Watch
-// holds (after the store's Refresh, when it does not), else the store's,
-// kept when the store vouches for it. ctx is asked only when the store is.
+// holds (after a Refresh), else the store's, kept if the store vouches.
 func (c *Circuit) load(ctx context.Context, v *view) error {
 	v.clk.Reset(c.p.b.read)
 	v.local = c.p.b.local
@@ -354,10 +322,9 @@ func (c *Circuit) load(ctx context.Context, v *view) error {
 	return nil
 }
 
-// keep keeps rec, loaded with the Watch w, as the circuit's record, with
-// what its standing decision lets the hot path do; the alarm of a standing
-// rejection reads v's clock. A circuit that owes a settlement keeps none:
-// it refuses calls until it is written (owed.go).
+// keep keeps v's record, loaded with the Watch w, with what its standing
+// decision lets the hot path do. A circuit that owes a settlement keeps
+// none: it refuses calls until it is written (owed.go).
 func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 	if c.owing() != nil {
 		return nil
@@ -389,8 +356,8 @@ func (c *Circuit) drop(k *kept) {
 	}
 }
 
-// storeLoad, storeReplace and storeDelete call the store for the circuit:
-// its bound handle when it has one, else the store by name.
+// storeLoad, storeReplace and storeDelete call the store for the circuit,
+// by its bound handle when it has one.
 func (c *Circuit) storeLoad(ctx context.Context) (*driver.Record, time.Time, error) {
 	if m := c.more.Load(); m != nil && m.bound != nil {
 		return m.bound.Load(ctx)

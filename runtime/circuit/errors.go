@@ -24,10 +24,9 @@ const retryAfterCap = maxCooldown + maxProbeLease
 
 // OpenError is returned, without running the operation, by a call to a circuit
 // that is open, or half-open with another caller's probe in flight. Calls
-// rejected for the same record of the circuit may share one OpenError:
-// treat it as read-only. An observe-only circuit returns none: its
-// CallObservers hear the OpenError of each call it would have rejected,
-// with ObserveOnly set.
+// rejected for the same record may share one OpenError: treat it as
+// read-only. An observe-only circuit returns none: its observers hear the
+// OpenError of each call it would have rejected, with ObserveOnly set.
 type OpenError struct {
 	// Name is the circuit's name.
 	Name string

@@ -72,49 +72,36 @@ type ObserverFunc func(Transition)
 // ObserveTransition calls f(t).
 func (f ObserverFunc) ObserveTransition(t Transition) { f(t) }
 
-// The optional methods of an Observer.
-type (
-	transitionContextObserver interface {
-		ObserveTransitionContext(context.Context, Transition)
-	}
-	eventObserver   interface{ ObserveEvent(Event) }
-	outcomeObserver interface {
-		ObserveOutcome(context.Context, string, Outcome, time.Duration)
-	}
-	rejectionObserver interface {
-		ObserveRejection(context.Context, *OpenError)
-	}
-)
-
-// observers are a Breaker's observers, sorted by the methods they have.
+// observers are a Breaker's observers' methods, sorted by kind.
 type observers struct {
-	transitions []transitionContextObserver
-	events      []eventObserver
-	outcomes    []outcomeObserver
-	rejections  []rejectionObserver
+	transitions []func(context.Context, Transition)
+	events      []func(Event)
+	outcomes    []func(context.Context, string, Outcome, time.Duration)
+	rejections  []func(context.Context, *OpenError)
 	calls       bool // some hear outcomes or rejections: every call tells them
 }
 
-// noContext is an Observer heard without the context of the call.
-type noContext struct{ Observer }
-
-func (o noContext) ObserveTransitionContext(_ context.Context, t Transition) { o.ObserveTransition(t) }
-
-// add sorts o into its lists.
+// add sorts o's methods into their lists.
 func (obs *observers) add(o Observer) {
-	c, ok := o.(transitionContextObserver)
-	if !ok {
-		c = noContext{o}
+	if c, ok := o.(interface {
+		ObserveTransitionContext(context.Context, Transition)
+	}); ok {
+		obs.transitions = append(obs.transitions, c.ObserveTransitionContext)
+	} else {
+		obs.transitions = append(obs.transitions, func(_ context.Context, t Transition) { o.ObserveTransition(t) })
 	}
-	obs.transitions = append(obs.transitions, c)
-	if e, ok := o.(eventObserver); ok {
-		obs.events = append(obs.events, e)
+	if e, ok := o.(interface{ ObserveEvent(Event) }); ok {
+		obs.events = append(obs.events, e.ObserveEvent)
 	}
-	if c, ok := o.(outcomeObserver); ok {
-		obs.outcomes = append(obs.outcomes, c)
+	if c, ok := o.(interface {
+		ObserveOutcome(context.Context, string, Outcome, time.Duration)
+	}); ok {
+		obs.outcomes = append(obs.outcomes, c.ObserveOutcome)
 	}
-	if r, ok := o.(rejectionObserver); ok {
-		obs.rejections = append(obs.rejections, r)
+	if r, ok := o.(interface {
+		ObserveRejection(context.Context, *OpenError)
+	}); ok {
+		obs.rejections = append(obs.rejections, r.ObserveRejection)
 	}
 	obs.calls = len(obs.outcomes)+len(obs.rejections) > 0
 }
@@ -130,26 +117,26 @@ func (obs *observers) transition(ctx context.Context, prev, next *driver.Record)
 		return
 	}
 	t := Transition{Name: next.Name, From: from, To: next.State, Generation: next.Generation, Failures: next.Failures, At: next.UpdatedAt}
-	for _, o := range obs.transitions {
-		o.ObserveTransitionContext(ctx, t)
+	for _, f := range obs.transitions {
+		f(ctx, t)
 	}
 }
 
 func (obs *observers) event(e Event) {
-	for _, o := range obs.events {
-		o.ObserveEvent(e)
+	for _, f := range obs.events {
+		f(e)
 	}
 }
 
 func (obs *observers) outcome(ctx context.Context, name string, o Outcome, d time.Duration) {
-	for _, c := range obs.outcomes {
-		c.ObserveOutcome(ctx, name, o, d)
+	for _, f := range obs.outcomes {
+		f(ctx, name, o, d)
 	}
 }
 
 func (obs *observers) rejected(ctx context.Context, e *OpenError) {
-	for _, r := range obs.rejections {
-		r.ObserveRejection(ctx, e)
+	for _, f := range obs.rejections {
+		f(ctx, e)
 	}
 }
 

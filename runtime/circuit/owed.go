@@ -11,18 +11,12 @@ import (
 )
 
 // A store that cannot write must never keep a circuit closed: a read-only
-// database, a replica, a full disk reads a record that no failure changes,
-// and would admit every call. So when the write of a settlement fails, the
-// circuit owes the store that settlement, and refuses every call with a
-// *StateError before running it until the settlement is written: the next
-// call writes it again (one at a time; after a try that failed, not again
-// for owedRetry), and is admitted once a write succeeds or the settlement
-// has gone stale. It is decided again as of the time it is written: other
-// processes could not see the circuit open before, so an opening it makes
-// gets its whole cooldown (one dated back to the first try would end at
-// once and let a probe through). A refused write may have landed (a rename
-// made before a directory sync failed): a record that is the one last
-// tried is the settlement written.
+// database, a replica or a full disk would admit every call. So a circuit
+// whose settlement the store refused owes it, and refuses every call with
+// a *StateError until it is written. The next call writes it again (one at
+// a time, at most once per owedRetry), decided as of then: an opening gets
+// its whole cooldown. A refused write may have landed (a rename before a
+// failed directory sync): a stored record equal to the one tried is it.
 
 // owedRetry is how long a circuit that owes a settlement waits after a try
 // to write it that failed.
@@ -56,9 +50,8 @@ func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a 
 	c.drop(c.kept.Load()) // the shortcut would admit calls
 }
 
-// repay writes the settlement ow the circuit owes when it is time to try,
-// and then lets calls through; until the write succeeds it returns the
-// StateError that refuses the call.
+// repay writes the settlement ow when it is time to try; until a write
+// succeeds it returns the StateError that refuses the call.
 func (c *Circuit) repay(ctx context.Context, ow *owed) error {
 	refused := func() error {
 		return &StateError{Name: c.name, Op: "replace", Err: fmt.Errorf("a settlement could not be written, and no call is admitted until it is: %w", ow.err)}
@@ -88,8 +81,8 @@ func (c *Circuit) repay(ctx context.Context, ow *owed) error {
 	return nil
 }
 
-// landed reports whether the stored record is tried, a record whose write
-// the store refused: every field the same, its times the same instants.
+// landed reports whether stored is tried, a record whose write the store
+// refused: every field the same, its times the same instants.
 func landed(stored, tried *driver.Record) bool {
 	if stored == nil || !stored.UpdatedAt.Equal(tried.UpdatedAt) || !stored.OpenUntil.Equal(tried.OpenUntil) ||
 		!stored.LeaseUntil.Equal(tried.LeaseUntil) {

@@ -3,7 +3,6 @@ package circuit
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -31,8 +30,7 @@ const (
 // DefaultPolicy is the policy of a circuit whose directive, manifest or
 // caller sets nothing: five consecutive failures open it for thirty seconds,
 // and a half-open probe holds its claim for ten; every other rule is off.
-// It is the one place the defaults live; the generator, its templates and
-// the README read them here.
+// The generator, its templates and the README read the defaults here.
 var DefaultPolicy = Policy{
 	FailureThreshold: 5,
 	Cooldown:         30 * time.Second,
@@ -41,13 +39,9 @@ var DefaultPolicy = Policy{
 
 // Policy is what a circuit does with classified outcomes: which rules open
 // it, how long it stays open, and how a half-open circuit closes again.
-// Either opening rule may be set, and either one opens the circuit: the
-// consecutive rule (FailureThreshold) and the rate rule (FailureRate over
-// the last Window of time, or the last WindowCalls calls, once MinCalls
-// calls have completed in it). Zero means off unless
-// a field says otherwise: a zero Cooldown or ProbeLease is DefaultPolicy's,
-// and so is a zero FailureThreshold when FailureRate is zero too, so the
-// zero Policy is DefaultPolicy.
+// Either opening rule opens the circuit: the consecutive rule
+// (FailureThreshold) and the rate rule (FailureRate). A zero field is off
+// unless its doc says otherwise; the zero Policy is DefaultPolicy.
 type Policy struct {
 	// FailureThreshold is the number of consecutive failures, 1..1000, that
 	// opens a closed circuit. 0 turns the consecutive rule off when
@@ -94,10 +88,9 @@ type Policy struct {
 	// 0 and 1 both mean one.
 	CloseAfter int
 	// ObserveOnly makes the circuit decide, record and report as it would,
-	// but never reject: a call it would reject runs anyway, outside its
-	// state (its outcome changes nothing), and CallObservers hear its
-	// *OpenError with ObserveOnly set. A StateError does not stop a call
-	// either; EventObservers hear it. New's WithObserveOnly does the same
+	// but never reject: a call it would reject, or a StateError would stop,
+	// runs anyway, outside its state. Observers hear the *OpenError, with
+	// ObserveOnly set, and the StateError. WithObserveOnly does the same
 	// for every circuit of a Breaker.
 	ObserveOnly bool
 }
@@ -108,56 +101,41 @@ type Policy struct {
 func (p Policy) Validate() error {
 	p = p.withDefaults()
 	var errs []error
-	bad := func(field, value, reason string) {
-		errs = append(errs, &ConfigError{Field: field, Value: value, Reason: reason})
+	check := func(bad bool, field string, value any, reason string) {
+		if bad {
+			errs = append(errs, &ConfigError{Field: field, Value: fmt.Sprint(value), Reason: reason})
+		}
 	}
 	rate := p.FailureRate != 0
-	if (p.FailureThreshold != 0 || !rate) && (p.FailureThreshold < minFailureThreshold || p.FailureThreshold > maxFailureThreshold) {
-		bad("FailureThreshold", strconv.Itoa(p.FailureThreshold), "must be within 1..1000")
-	}
-	if rate && !(p.FailureRate > 0 && p.FailureRate <= 1) {
-		bad("FailureRate", strconv.FormatFloat(p.FailureRate, 'g', -1, 64), "must be within (0, 1]")
-	}
-	if (rate || p.MinCalls != 0) && (p.MinCalls < minMinCalls || p.MinCalls > maxMinCalls) {
-		bad("MinCalls", strconv.Itoa(p.MinCalls), "must be within 1..1000000 (required with FailureRate)")
-	}
+	check((p.FailureThreshold != 0 || !rate) && !within(p.FailureThreshold, minFailureThreshold, maxFailureThreshold),
+		"FailureThreshold", p.FailureThreshold, "must be within 1..1000")
+	check(rate && !(p.FailureRate > 0 && p.FailureRate <= 1), "FailureRate", p.FailureRate, "must be within (0, 1]")
+	check((rate || p.MinCalls != 0) && !within(p.MinCalls, minMinCalls, maxMinCalls),
+		"MinCalls", p.MinCalls, "must be within 1..1000000 (required with FailureRate)")
 	switch {
 	case p.Window != 0 && p.WindowCalls != 0:
-		bad("WindowCalls", strconv.Itoa(p.WindowCalls), fmt.Sprintf("must be 0 when Window (%v) is set: a window is of time or of calls", p.Window))
+		check(true, "WindowCalls", p.WindowCalls, fmt.Sprintf("must be 0 when Window (%v) is set: a window is of time or of calls", p.Window))
 	case p.WindowCalls != 0:
-		if p.WindowCalls < minWindowCalls || p.WindowCalls > maxWindowCalls {
-			bad("WindowCalls", strconv.Itoa(p.WindowCalls), "must be within 1..10000")
-		} else if rate && p.MinCalls > p.WindowCalls {
-			bad("MinCalls", strconv.Itoa(p.MinCalls), fmt.Sprintf("must be at most WindowCalls (%d)", p.WindowCalls))
-		}
+		check(!within(p.WindowCalls, minWindowCalls, maxWindowCalls), "WindowCalls", p.WindowCalls, "must be within 1..10000")
+		check(within(p.WindowCalls, minWindowCalls, maxWindowCalls) && rate && p.MinCalls > p.WindowCalls,
+			"MinCalls", p.MinCalls, fmt.Sprintf("must be at most WindowCalls (%d)", p.WindowCalls))
 	case rate || p.Window != 0:
-		if p.Window < minWindow || p.Window > maxWindow {
-			bad("Window", p.Window.String(), "must be within 1s..1h (FailureRate requires Window or WindowCalls)")
-		}
+		check(!within(p.Window, minWindow, maxWindow), "Window", p.Window, "must be within 1s..1h (FailureRate requires Window or WindowCalls)")
 	}
-	if p.SlowCall < 0 {
-		bad("SlowCall", p.SlowCall.String(), "must not be negative (0 means off)")
-	}
-	if p.Cooldown < minCooldown || p.Cooldown > maxCooldown {
-		bad("Cooldown", p.Cooldown.String(), "must be within 1s..24h")
-	}
-	if p.MaxCooldown != 0 && (p.MaxCooldown < p.Cooldown || p.MaxCooldown > maxCooldown) {
-		bad("MaxCooldown", p.MaxCooldown.String(), fmt.Sprintf("must be within Cooldown (%v)..24h, or 0 for a cooldown that never grows", p.Cooldown))
-	}
-	if p.ProbeLease < minProbeLease || p.ProbeLease > maxProbeLease {
-		bad("ProbeLease", p.ProbeLease.String(), "must be within 1s..1h")
-	}
-	if p.CloseAfter < 0 || p.CloseAfter > maxCloseAfter {
-		bad("CloseAfter", strconv.Itoa(p.CloseAfter), "must be within 0..100 (0 and 1 both mean one)")
-	}
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
+	check(p.SlowCall < 0, "SlowCall", p.SlowCall, "must not be negative (0 means off)")
+	check(!within(p.Cooldown, minCooldown, maxCooldown), "Cooldown", p.Cooldown, "must be within 1s..24h")
+	check(p.MaxCooldown != 0 && !within(p.MaxCooldown, p.Cooldown, maxCooldown), "MaxCooldown", p.MaxCooldown,
+		fmt.Sprintf("must be within Cooldown (%v)..24h, or 0 for a cooldown that never grows", p.Cooldown))
+	check(!within(p.ProbeLease, minProbeLease, maxProbeLease), "ProbeLease", p.ProbeLease, "must be within 1s..1h")
+	check(!within(p.CloseAfter, 0, maxCloseAfter), "CloseAfter", p.CloseAfter, "must be within 0..100 (0 and 1 both mean one)")
+	if len(errs) == 1 {
 		return errs[0]
 	}
 	return errors.Join(errs...)
 }
+
+// within reports whether lo <= v <= hi.
+func within[T int | time.Duration](v, lo, hi T) bool { return lo <= v && v <= hi }
 
 // withDefaults returns p with DefaultPolicy's value in each zero field that
 // has a default.

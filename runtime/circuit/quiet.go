@@ -6,14 +6,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// Quiet is the hot path's one shortcut (machine.StandingOf's quiet
-// admission: a closed record with no failures, unchanged since it was
-// loaded), in a form the compiler inlines into a generated method. While
-// the store vouches for the kept record of a healthy circuit, a call is
-// admitted with no clock, no lock and no call into the store, and its
-// Success has nothing to settle. Generated code uses it so that a healthy
-// call makes no function call of its own but the operation's
-// (BENCHMARKS.md, closed call). Run takes the same shortcut.
+// Quiet is the hot path's one shortcut, machine.StandingOf's quiet
+// admission, in a form the compiler inlines into a generated method. While
+// the store vouches for a healthy circuit's kept record, a call is admitted
+// with no clock, lock or store call, and a Success settles nothing. Run
+// takes the same shortcut.
 //
 // The zero Quiet admits nothing: the call goes through Run.
 type Quiet struct {

@@ -9,21 +9,15 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// The alarm is the hot path's one speed trick: a reading of the clock costs
-// 25 to 45 ns on the machine BENCHMARKS.md describes, more than a lean
-// breaker's whole rejection. A kept record's standing rejection
-// (machine.Standing) stands until its deadline, so the Breaker's alarm
-// clock (runtime/internal/alarm) marks it passed at the deadline, and the
-// hot path returns its OpenError while it has not. The alarm never marks one early. One
-// marked late (a process stopped or suspended past the deadline) delays the
-// probe until the next call that loads the record decides by the clock: the
-// file store's Watch fails at each recheck (one second). Only the kept
-// record of a circuit's listed handle, decided by the local clock (the
-// store's Clock, or the wall clock), gets an alarm.
+// The alarm is the hot path's one speed trick: a clock reading costs 25 to
+// 45 ns here (BENCHMARKS.md), more than a lean breaker's whole rejection.
+// A kept standing rejection returns its OpenError until the Breaker's alarm
+// clock (runtime/internal/alarm) marks its deadline passed; never early,
+// and late only for a stopped process (docs/design.md, the hot path). Only
+// the listed handle's kept record, decided by the local clock, gets one.
 
-// rejection is a rejection of a record, and its OpenError, shared by every
-// call the record rejects before the same deadline: a rejection allocates
-// nothing.
+// rejection is a record's rejection and its OpenError, shared by every call
+// the record rejects before the same deadline: a rejection allocates nothing.
 type rejection struct {
 	rec   *driver.Record // the record it was decided for
 	until time.Time      // its deadline
@@ -41,10 +35,9 @@ func retryAfter(left time.Duration) time.Duration {
 	return max(left, time.Second)
 }
 
-// newRejection returns the rejection of v's record decided at now, in
-// state until until (forced: an operator's hold). By the local clock its
-// OpenError's RetryAfter counts down on the monotonic clock, and with
-// alarm it has one.
+// newRejection returns the rejection of v's record, in state until until
+// (forced: an operator's hold). By the local clock its RetryAfter counts
+// down on the monotonic clock, and with alarm it has an alarm.
 func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, forced, observe, alarm bool) *rejection {
 	now := v.clk.Now() // the decision's reading
 	left := until.Sub(now)
@@ -54,9 +47,8 @@ func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, for
 	if !v.local || left <= 0 {
 		return r
 	}
-	// The deadline on the monotonic clock: exactly, from now's monotonic
-	// reading when it has one (the wall clock's); else from a reading taken
-	// after now (the file store's boot clock has none), never earlier.
+	// The deadline on the monotonic clock, from now's reading, or from a
+	// later one when now has none (the file store's boot clock).
 	at := now
 	if now == now.Round(0) {
 		at = time.Now()
@@ -69,9 +61,8 @@ func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, for
 }
 
 // rejection returns the OpenError of the machine's rejection a of v's
-// record: the kept record's own, or the latest rejection's when it was
-// decided for the same record and deadline, else a new one, which becomes
-// the latest.
+// record: the kept record's, or the latest one of the same record and
+// deadline, else a new one, kept as the latest.
 func (c *Circuit) rejection(v *view, a *machine.Admission, observe bool) *OpenError {
 	if k := v.k; k != nil && k.rej != nil && !observe && k.rej.until.Equal(a.Until) {
 		return &k.rej.err

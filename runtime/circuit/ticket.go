@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -73,7 +74,10 @@ func (t *Ticket) finish(o Outcome, opErr error) error {
 		d = t.c.p.b.since() - t.start
 	}
 	if err := t.c.settle(t.ctx, t.p, &t.grant, t.p.Classify(machine.Outcome(o), d), d); err != nil && !t.p.ObserveOnly {
-		return ranError(err, opErr)
+		if se, ok := errors.AsType[*StateError](err); ok {
+			se.Ran, se.CallErr = true, opErr // it failed after the operation ran
+		}
+		return err
 	}
 	return opErr
 }
