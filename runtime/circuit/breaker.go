@@ -90,8 +90,8 @@ func New(store Store, opts ...Option) *Breaker {
 	switch c, ok := store.(driver.Clock); {
 	case b.clock != nil:
 		b.read = b.clock
-	case ok:
-		b.read, b.local = c.Now, true
+	case ok: // its monotonic reading, if any, is not the wall clock's (reject.go)
+		b.read, b.local = func() time.Time { return c.Now().Round(0) }, true
 	default:
 		b.read, b.local = time.Now, true
 	}

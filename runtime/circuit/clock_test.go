@@ -172,3 +172,40 @@ func openedLocally(t *testing.T, p circuit.Policy) (*circuit.Breaker, time.Time)
 	_ = b.Run(t.Context(), testName, p, failing(errors.New("boom")))
 	return b, s.rec(testName).OpenUntil
 }
+
+// TestKeptRejectionEndsByTheStoreClock: a store whose processes share a
+// clock ahead of the wall clock, read as time.Now().Add(skew), a Time with a
+// monotonic reading. A kept rejection ends when that clock reaches the
+// deadline, as it does with no skew: the Breaker ignores the store clock's
+// monotonic reading.
+func TestKeptRejectionEndsByTheStoreClock(t *testing.T) {
+	for _, skew := range []time.Duration{0, 3 * time.Second, -3 * time.Second} {
+		t.Run(skew.String(), func(t *testing.T) {
+			s := newWatchedStore(t)
+			s.now = func() time.Time { return time.Now().Add(skew) }
+			p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Second, ProbeLease: time.Second}
+			c := circuit.New(clockedStore{s}).Circuit(testName, p)
+			boom := errors.New("boom")
+			if err := c.Run(t.Context(), failing(boom)); !errors.Is(err, boom) {
+				t.Fatal(err)
+			}
+			until := s.rec(testName).OpenUntil
+			for {
+				ran := 0
+				before := s.now()
+				err := c.Run(t.Context(), counted(&ran, succeed))
+				if ran == 1 {
+					if before.Before(until) && s.now().Before(until) {
+						t.Fatalf("admitted %v before the deadline by the store's clock", until.Sub(before))
+					}
+					return
+				}
+				wantOpenError(t, err, circuit.StateOpen)
+				if late := s.now().Sub(until); late > 500*time.Millisecond {
+					t.Fatalf("still rejected %v after the deadline by the store's clock", late)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}

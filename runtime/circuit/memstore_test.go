@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,3 +186,50 @@ var ratePol = circuit.Policy{FailureThreshold: 3, FailureRate: 0.5, MinCalls: 4,
 
 // rateOnlyPol is ratePol without the consecutive rule.
 var rateOnlyPol = func() circuit.Policy { p := ratePol; p.FailureThreshold = 0; return p }()
+
+// watchedStore is a memStore that vouches for the records it loads
+// (driver.Watcher), as the file store does: one change word per circuit,
+// odd while a Replace runs, and an epoch word that never moves. With now
+// set it is a driver.Clock too (clockedStore).
+type watchedStore struct {
+	*memStore
+	words sync.Map // name → *atomic.Uint64
+	epoch atomic.Uint64
+	now   func() time.Time
+}
+
+func newWatchedStore(t testing.TB) *watchedStore {
+	s := &watchedStore{memStore: newMemStore(t, newClock())}
+	s.memStore.noClock = true
+	s.epoch.Store(1)
+	return s
+}
+
+func (s *watchedStore) word(name string) *atomic.Uint64 {
+	w, _ := s.words.LoadOrStore(name, new(atomic.Uint64))
+	return w.(*atomic.Uint64)
+}
+
+func (s *watchedStore) LoadWatched(ctx context.Context, name string) (*driver.Record, driver.Watch, error) {
+	w := s.word(name)
+	before := w.Load()
+	rec, _, err := s.memStore.Load(ctx, name)
+	if err != nil || before%2 == 1 || w.Load() != before {
+		return rec, driver.Watch{}, err
+	}
+	return rec, driver.NewWatch(w, before, &s.epoch, s.epoch.Load()), nil
+}
+
+func (s *watchedStore) Refresh(context.Context) error { return nil }
+
+func (s *watchedStore) Replace(ctx context.Context, name string, prev, next *driver.Record) error {
+	w := s.word(name)
+	w.Add(1)
+	defer w.Add(1)
+	return s.memStore.Replace(ctx, name, prev, next)
+}
+
+// clockedStore is a watchedStore whose processes share the clock now.
+type clockedStore struct{ *watchedStore }
+
+func (s clockedStore) Now() time.Time { return s.now() }

@@ -47,8 +47,8 @@ func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, for
 	if !v.local || left <= 0 {
 		return r
 	}
-	// The deadline on the monotonic clock, from now's reading, or from a
-	// later one when now has none (the file store's boot clock).
+	// The deadline on the monotonic clock: from now's reading when it has
+	// one (only the wall clock's has, New), else from a later one.
 	at := now
 	if now == now.Round(0) {
 		at = time.Now()

@@ -43,7 +43,7 @@ var ErrCorrupt = errors.New("corrupt circuit record")
 // Clock is implemented by a Store whose Load returns the zero Time but whose
 // processes share a better clock than the wall clock, such as the file
 // store's boot clock. The Breaker calls Now only when a decision needs the
-// time.
+// time, and ignores the monotonic reading of the Time it returns.
 type Clock interface {
 	Now() time.Time
 }
