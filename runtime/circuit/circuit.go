@@ -130,11 +130,11 @@ func passes(p *machine.Policy, err error) bool {
 // when the store is. A decision that writes (a probe's claim) is made again
 // in update, which stores it.
 func (c *Circuit) allow(ctx context.Context, p *machine.Policy, g *machine.Grant) error {
-	if ow := c.owing(); ow != nil {
+	if c.owing() != nil {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.repay(ctx, ow); err != nil {
+		if err := c.repay(ctx); err != nil {
 			return err
 		}
 	}
@@ -177,6 +177,9 @@ func (c *Circuit) settle(ctx context.Context, p *machine.Policy, g *machine.Gran
 	c.p.b.obs.outcome(ctx, c.name, Outcome(o), d)
 	if o == machine.Ignored && !g.Probe {
 		return nil // an ignored call in the closed state changes nothing
+	}
+	if c.owing() != nil {
+		_ = c.repay(ctx) // what is owed first: this settlement lands on it
 	}
 	var a attempt
 	err := c.record(ctx, p, g, o, &a)

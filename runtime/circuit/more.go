@@ -1,7 +1,9 @@
 package circuit
 
 import (
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/window"
@@ -14,7 +16,9 @@ import (
 type more struct {
 	bound    driver.BoundStore         // the store's handle of the circuit (driver.Binder)
 	rej      atomic.Pointer[rejection] // the latest rejection the kept one did not cover (reject.go)
-	owed     atomic.Pointer[owed]      // a settlement the store refused (owed.go)
+	owed     atomic.Pointer[owed]      // the latest settlement the store refused (owed.go)
+	repaying sync.Mutex                // held by the call writing the settlements owed
+	retry    time.Duration             // Breaker.epoch's time of the next try to, under repaying
 	win      window.Circuit            // the rate rule's windows
 	reported atomic.Int64              // when a StateError was last reported (Breaker.since), 0 never
 }

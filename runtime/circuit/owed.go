@@ -3,7 +3,7 @@ package circuit
 import (
 	"context"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -12,71 +12,87 @@ import (
 
 // A store that cannot write must never keep a circuit closed: a read-only
 // database, a replica or a full disk would admit every call. So a circuit
-// whose settlement the store refused owes it, and refuses every call with
-// a *StateError until it is written. The next call writes it again (one at
-// a time, at most once per owedRetry), decided as of then: an opening gets
+// whose settlement the store refused, or could not load the record for,
+// owes it, and refuses every call with a *StateError until it is written.
+// Settlements owed are written in the order they were refused: by the next
+// call (one at a time, at most once per owedRetry), or by the next
+// settlement, before its own. Each is decided as of then: an opening gets
 // its whole cooldown. A refused write may have landed (a rename before a
-// failed directory sync): a stored record equal to the one tried is it.
+// failed directory sync): a stored record equal to the one tried is it,
+// for the first settlement a try writes. Records carry no write id: a
+// refused write that landed under a later one counts twice.
 
 // owedRetry is how long a circuit that owes a settlement waits after a try
 // to write it that failed.
 const owedRetry = 250 * time.Millisecond
 
-// owed is a settlement the store refused.
+// owed is a settlement the store refused, and the one owed before it.
 type owed struct {
-	p   *machine.Policy
-	g   machine.Grant
-	o   machine.Outcome
-	a   attempt // the refused write; its clock read
-	err error   // what the store said
-
-	mu   sync.Mutex    // held by the call trying to write it
-	next time.Duration // Breaker.epoch's monotonic time of the next try, under mu
+	p    *machine.Policy
+	g    machine.Grant
+	o    machine.Outcome
+	a    attempt // the refused write; its clock read
+	err  error   // what the store said
+	prev *owed   // the settlement owed before this one; set before it is owed
+	paid bool    // written, under more.repaying
 }
 
 // owe makes the circuit owe the settlement of outcome o of the call of g,
-// whose write failed with err, unless err is not a refused write.
+// whose write failed with err, unless err is not the store's.
 func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt, err error) {
 	se, ok := err.(*StateError)
-	if !ok || se.Op == "load" {
-		return // a store that cannot be read refuses every call anyway
-	}
-	if se.Op == "window" && o != machine.Failure {
+	if !ok || se.Op == "window" && o != machine.Failure {
 		return // the counts go back to the batch; only a failure could change the record
 	}
 	ow := &owed{p: p, g: *g, o: o, a: *a, err: se.Err}
 	ow.a.refused = a.tried
-	c.extra().owed.Store(ow)
+	m := c.extra()
+	for ow.prev = m.owed.Load(); !m.owed.CompareAndSwap(ow.prev, ow); {
+		ow.prev = m.owed.Load()
+	}
 	c.drop(c.kept.Load()) // the shortcut would admit calls
 }
 
-// repay writes the settlement ow when it is time to try; until a write
-// succeeds it returns the StateError that refuses the call.
-func (c *Circuit) repay(ctx context.Context, ow *owed) error {
+// repay writes the settlements the circuit owes, oldest first, when it is
+// time to try; until they are written it returns the StateError that
+// refuses the call.
+func (c *Circuit) repay(ctx context.Context) error {
+	m := c.extra()
+	head := m.owed.Load()
+	if head == nil {
+		return nil
+	}
 	refused := func() error {
-		return &StateError{Name: c.name, Op: "replace", Err: fmt.Errorf("a settlement could not be written, and no call is admitted until it is: %w", ow.err)}
+		return &StateError{Name: c.name, Op: "replace", Err: fmt.Errorf("a settlement could not be written, and no call is admitted until it is: %w", head.err)}
 	}
-	if !ow.mu.TryLock() {
+	if !m.repaying.TryLock() {
 		return refused()
 	}
-	defer ow.mu.Unlock()
-	switch cur := c.owing(); {
-	case cur == nil:
+	defer m.repaying.Unlock()
+	if head = m.owed.Load(); head == nil {
 		return nil // written meanwhile
-	case cur != ow:
-		return refused() // a later settlement owed in its place: the next call writes it
 	}
-	if time.Since(c.p.b.epoch) < ow.next {
+	if time.Since(c.p.b.epoch) < m.retry {
 		return refused()
 	}
-	ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
-	if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
-		ow.a.refused = ow.a.tried
-		ow.next = time.Since(c.p.b.epoch) + owedRetry
-		return refused()
+	var unpaid []*owed
+	for ow := head; ow != nil && !ow.paid; ow = ow.prev {
+		unpaid = append(unpaid, ow)
 	}
-	if !c.extra().owed.CompareAndSwap(ow, nil) {
-		return refused() // a later settlement owed meanwhile: the next call writes it
+	for i, ow := range slices.Backward(unpaid) {
+		ow.a.clk = machine.Clock{} // decided as of now: the store's time, read at the load
+		if i < len(unpaid)-1 {
+			ow.a.refused = nil // its try may equal the record just written
+		}
+		if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
+			ow.a.refused = ow.a.tried
+			m.retry = time.Since(c.p.b.epoch) + owedRetry
+			return refused()
+		}
+		ow.paid = true
+	}
+	if !m.owed.CompareAndSwap(head, nil) {
+		return refused() // another owed meanwhile: the next call writes it
 	}
 	return nil
 }

@@ -158,3 +158,84 @@ func TestOwedRetryThatLandedIsNotWrittenAgain(t *testing.T) {
 		t.Fatalf("record %s, want 2 failures counted, closed", fmtRecord(rec))
 	}
 }
+
+// TestOwedThatLandedUnderALaterSettlementCountsOnce: a failure whose write
+// landed though the store refused it is owed. A call admitted before it
+// settles its own failure after it: the owed one is written first, found
+// landed, and not counted again.
+func TestOwedThatLandedUnderALaterSettlementCountsOnce(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	ctx := t.Context()
+	boom := errors.New("boom")
+	earlier, err := b.Allow(ctx, testName, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.set(func(s *memStore) { s.landErr = errors.New("sync directory: EIO") })
+	wantStateError(t, b.Run(ctx, testName, pol, failing(boom)), "replace", true)
+	s.set(func(s *memStore) { s.landErr = nil })
+	if err := earlier.Done(circuit.Failure); err != nil {
+		t.Fatalf("the earlier call's failure: %v", err)
+	}
+	ran := 0
+	err = b.Run(ctx, testName, pol, counted(&ran, failing(boom)))
+	if rec := s.rec(testName); ran != 1 || rec.Failures != 3 || rec.State != circuit.StateOpen {
+		t.Fatalf("three failures under threshold %d: the third ran %d times (%v), record %s; want 3 failures, open",
+			pol.FailureThreshold, ran, err, fmtRecord(rec))
+	}
+}
+
+// TestEverySettlementOwedIsWritten: two failures admitted while the circuit
+// was healthy are both refused by a read-only store. Once it writes again,
+// both are written, in order: the circuit, threshold two, opens.
+func TestEverySettlementOwedIsWritten(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	ctx := t.Context()
+	p := circuit.Policy{FailureThreshold: 2, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
+	var tickets []*circuit.Ticket
+	for range 2 {
+		tk, err := b.Allow(ctx, testName, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tickets = append(tickets, tk)
+	}
+	s.set(func(s *memStore) { s.replaceErr = errors.New("read-only") })
+	for _, tk := range tickets {
+		wantStateError(t, tk.Done(circuit.Failure), "replace", true)
+	}
+	s.set(func(s *memStore) { s.replaceErr = nil })
+	ran := 0
+	err := b.Run(ctx, testName, p, counted(&ran, succeed))
+	for end := time.Now().Add(2 * time.Second); errors.As(err, new(*circuit.StateError)) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond) // the last try failed: the next one waits owedRetry
+		err = b.Run(ctx, testName, p, counted(&ran, succeed))
+	}
+	if rec := s.rec(testName); ran != 0 || rec.State != circuit.StateOpen {
+		t.Fatalf("two refused failures under threshold 2, the store writable again: the next call ran %d times (%v), record %s; want it rejected, open",
+			ran, err, fmtRecord(rec))
+	}
+	wantOpenError(t, err, circuit.StateOpen)
+}
+
+// TestSettlementOwedAfterALoadError: a failure's settlement meets a
+// concurrent change, then a load error. It is owed like a refused write:
+// once the store reads again, it is written before any call is admitted.
+func TestSettlementOwedAfterALoadError(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	ctx := t.Context()
+	p := circuit.Policy{FailureThreshold: 1, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
+	s.set(func(s *memStore) {
+		s.conflicts = 1
+		s.beforeCommit = func() { s.set(func(s *memStore) { s.loadErr = errors.New("connection reset") }) }
+	})
+	boom := errors.New("boom")
+	wantStateError(t, b.Run(ctx, testName, p, failing(boom)), "load", true)
+	s.set(func(s *memStore) { s.loadErr = nil })
+	ran := 0
+	err := b.Run(ctx, testName, p, counted(&ran, succeed))
+	if ran != 0 || s.rec(testName).State != circuit.StateOpen {
+		t.Fatalf("a failure under threshold 1, the store readable again: the next call ran %d times (%v), record %s; want it rejected, open",
+			ran, err, fmtRecord(s.rec(testName)))
+	}
+}
