@@ -290,3 +290,47 @@ func TestLostAgainWhileMadeUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestExpiredTombstoneNotLostWithCopies is TestExpiredTombstoneNotLost with
+// copies. The process that found the tombstone keeps no copy of it: its
+// expiry (or a volatile-* eviction: tombstones are the only keys with a
+// TTL) would invalidate a copy of none, which reads as a record's creation,
+// and the next Load would report a loss.
+func TestExpiredTombstoneNotLostWithCopies(t *testing.T) {
+	srv := startServer(t, true)
+	c := unixClient(t, srv.sock)
+	s := open(t, c, redisstore.WithCopies(testStall))
+	testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connection is up", s.Live)
+	ev := &events{}
+	b := circuit.New(s, circuit.WithObserver(ev))
+	const name = "billing-api"
+	ctx := t.Context()
+	if err := b.Clear(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, name); err != nil { // a tombstone
+		t.Fatal(err)
+	}
+	for range 3 { // reads that find the tombstone
+		if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Cached(name) {
+		t.Fatal("a copy of the tombstone: its expiry would read as a creation")
+	}
+	srv.do(t, "PEXPIRE", s.Key(name), 1) // the tombstone's day is over
+	testenv.WaitFor(t, 5*time.Second, "the tombstone expired", func() bool {
+		n, _ := c.Exists(ctx, s.Key(name)).Result()
+		return n == 0
+	})
+	var ran int
+	for range 3 {
+		if err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) { ran++; return circuit.Success, nil }); err != nil {
+			t.Fatalf("a call after the tombstone expired = %v", err)
+		}
+	}
+	if ran != 3 || ev.has(driver.ErrLost) {
+		t.Errorf("after the tombstone expired: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+	}
+}

@@ -194,14 +194,15 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	}
 	seen := b.last.Begin()
 	rec, now, exists, err := b.s.loadKey(ctx, b.key)
+	tombstone := exists && rec == nil
 	switch {
 	case err != nil:
 	case exists:
-		if seenNow := rec != nil; b.seen.Load() != seenNow {
-			b.seen.Store(seenNow) // a tombstone: the next absence is its expiry, not a loss
+		if b.seen.Load() == tombstone {
+			b.seen.Store(!tombstone) // a tombstone: the next absence is its expiry, not a loss
 		}
 		if b.entry != nil {
-			b.entry.Found()
+			b.entry.Found(r)
 		}
 		if rec != nil && rec.State == driver.StateClosed && lost.Older(rec, seen) {
 			rec, now, err = b.lost(ctx, now, rec)
@@ -221,7 +222,9 @@ func (b *bound) read(ctx context.Context) (*driver.Record, time.Time, error) {
 	}
 	if b.entry != nil {
 		b.s.cache.Saw(now)
-		b.s.cache.Install(b.entry, r, rec)
+		if !tombstone { // its expiry's invalidation would read as a creation
+			b.s.cache.Install(b.entry, r, rec)
+		}
 	}
 	return rec, now, nil
 }

@@ -75,6 +75,7 @@ func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Option
 func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Options, prefix string, bound time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	token := c.Session() // a connection's Down ends it: no other's answer makes it live
 	errc := make(chan error, 2*len(nodes)+1)
 	var ready atomic.Int32
 	// heard[i] is the send time (c.Clock) of the last PING server i
@@ -137,7 +138,7 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 					if first {
 						first = false
 						if int(ready.Add(1)) == len(nodes) {
-							c.Up()
+							c.Up(token)
 						}
 					}
 					hear(i, sent)

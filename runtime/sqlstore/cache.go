@@ -344,7 +344,7 @@ type beat struct {
 // for within the bound, when a trigger is missing or not enabled ALWAYS,
 // or when the connection fails.
 func (l *listener) session(ctx context.Context) error {
-	bound := l.bound
+	bound, token := l.bound, l.c.Session()
 	cctx, cancel := context.WithTimeout(ctx, bound)
 	conn, err := pgx.ConnectConfig(cctx, l.cfg)
 	cancel()
@@ -454,7 +454,7 @@ func (l *listener) session(ctx context.Context) error {
 			}
 			if !up {
 				up = true
-				l.c.Up()
+				l.c.Up(token)
 			}
 			l.c.Heard(vouched, bound)
 		case err == nil:
@@ -508,7 +508,7 @@ func (b *bound) Load(ctx context.Context) (*driver.Record, time.Time, error) {
 		rec, now, err = b.lost(ctx, now, nil)
 	default:
 		if b.entry != nil && (rec != nil || cleared) {
-			b.entry.Found()
+			b.entry.Found(r)
 		}
 		if found := rec != nil; b.seen.Load() != found {
 			b.seen.Store(found) // a clear: the circuit has no row, and lost none

@@ -111,3 +111,35 @@ func TestListenerLossLosesNoCircuit(t *testing.T) {
 		t.Fatalf("Load = %+v, %v; want no row", rec, err)
 	}
 }
+
+// TestTruncateLosesNoHealthyCircuit: a cached store keeps a copy of none of
+// a healthy circuit with no row; the table is then truncated. The
+// TRUNCATE's notice names no row (Cache.InvalidateAll): the healthy
+// circuit, which had no row to lose, is neither reported lost nor made to
+// probe.
+func TestTruncateLosesNoHealthyCircuit(t *testing.T) {
+	s, db := cachedPostgres.newStore(t)
+	ev := &reports{}
+	b := circuit.New(s, circuit.WithObserver(ev))
+	ctx := t.Context()
+	const name = "billing-api"
+	for i := 0; !s.Cached(name); i++ { // healthy: no row, a copy of none
+		if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil || i > 10 {
+			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
+		}
+	}
+	execute(t, db, "TRUNCATE circuits")
+	deadline := time.Now().Add(testStall)
+	for s.Cached(name) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	var ran int
+	for range 3 {
+		if err := b.Run(ctx, name, policy, func(context.Context) (circuit.Outcome, error) { ran++; return circuit.Success, nil }); err != nil {
+			t.Fatalf("a call after the TRUNCATE = %v", err)
+		}
+	}
+	if ran != 3 || ev.has(driver.ErrLost) {
+		t.Errorf("after the TRUNCATE: %d of 3 calls ran, ErrLost reported %v; want 3 and no report", ran, ev.has(driver.ErrLost))
+	}
+}

@@ -50,6 +50,7 @@ import (
 //     anything else happens, and no copy is installed until the stream is
 //     live again.
 type Cache struct {
+	mu sync.Mutex // orders Up and Down
 	// epoch grows each time the stream stops being live.
 	epoch atomic.Uint64
 	live  atomic.Bool
@@ -82,7 +83,8 @@ type Entry struct {
 	// created is set when the server invalidated a copy of no record: the
 	// key was written since (a record created, in practice), so its
 	// absence at a later read is a loss, not a circuit never recorded.
-	created atomic.Bool
+	created   atomic.Bool
+	createdAt uint64 // guarded by mu: the epoch that set created
 }
 
 // Fresh reports whether copies may be served now. Asking makes the
@@ -185,6 +187,7 @@ func (e *Entry) Invalidate() {
 	e.epoch++
 	if e.copy.Swap(nil) == none {
 		e.created.Store(true)
+		e.createdAt = e.epoch
 	}
 	e.mu.Unlock()
 }
@@ -204,11 +207,14 @@ func (e *Entry) Drop() {
 // circuit this process only ever found none of.
 func (e *Entry) Created() bool { return e.created.Load() }
 
-// Found records that a read found the key (a record or a tombstone).
-func (e *Entry) Found() {
-	if e.created.Load() {
+// Found records that a read of e since r found the key (a record or a
+// tombstone). A creation the server reported after r began is kept.
+func (e *Entry) Found(r Reading) {
+	e.mu.Lock()
+	if e.createdAt <= r.keyEpoch {
 		e.created.Store(false)
 	}
+	e.mu.Unlock()
 }
 
 // InvalidateKey is Invalidate for a key the server names.
@@ -224,27 +230,40 @@ func (c *Cache) InvalidateKey(key string) {
 // creation (Drop): the server named no key, and a circuit with no record
 // whose copy of none is dropped has lost nothing.
 func (c *Cache) Down() {
+	c.mu.Lock()
 	c.validUntil.Store(0)
 	c.live.Store(false)
 	c.epoch.Add(1)
+	c.mu.Unlock()
 	c.entries.Range(func(_, e any) bool {
 		e.(*Entry).Drop()
 		return true
 	})
 }
 
-// InvalidateAll invalidates every entry, the stream staying live.
+// InvalidateAll drops every copy, the stream staying live (a TRUNCATE).
+// It infers no creation (Drop): the server named no key, and the notice
+// of a record created before it came first.
 func (c *Cache) InvalidateAll() {
 	c.entries.Range(func(_, e any) bool {
-		e.(*Entry).Invalidate()
+		e.(*Entry).Drop()
 		return true
 	})
 }
 
-// Up marks the stream live: reads that begin from now on may install copies.
-func (c *Cache) Up() {
-	c.ups.Add(1)
-	c.live.Store(true)
+// Session returns the token of a session of the stream that begins now.
+func (c *Cache) Session() uint64 { return c.epoch.Load() }
+
+// Up marks the stream of session s live, unless it went down since s
+// began (one of its connections failed): reads that begin from now on may
+// install copies.
+func (c *Cache) Up(s uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch.Load() == s {
+		c.ups.Add(1)
+		c.live.Store(true)
+	}
 }
 
 // Live reports whether the stream is live.

@@ -33,14 +33,14 @@ func TestInstall(t *testing.T) {
 		{"OwnWrite", true, closed(), func(c *Cache, e *Entry) { e.Invalidate() }, false},
 		{"AllInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateAll() }, false},
 		{"StreamLost", true, closed(), func(c *Cache, e *Entry) { c.Down() }, false},
-		{"StreamLostAndBack", true, closed(), func(c *Cache, e *Entry) { c.Down(); c.Up() }, false},
+		{"StreamLostAndBack", true, closed(), func(c *Cache, e *Entry) { c.Down(); c.Up(c.Session()) }, false},
 		{"OtherKeyInvalidated", true, closed(), func(c *Cache, e *Entry) { c.InvalidateKey("other") }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New()
 			if tt.live {
-				c.Up()
+				c.Up(c.Session())
 				c.Heard(c.Clock(), time.Minute)
 			}
 			e := c.Entry("k")
@@ -72,7 +72,7 @@ func TestFresh(t *testing.T) {
 	if c.Fresh() {
 		t.Fatal("fresh before anything was heard")
 	}
-	c.Up()
+	c.Up(c.Session())
 	c.Heard(c.Clock(), 50*time.Millisecond)
 	if !c.Fresh() {
 		t.Fatal("not fresh just after hearing from the servers")
@@ -93,7 +93,7 @@ func TestFresh(t *testing.T) {
 // that finds the key forgets it.
 func TestCreated(t *testing.T) {
 	c := New()
-	c.Up()
+	c.Up(c.Session())
 	c.Heard(c.Clock(), time.Minute)
 	for _, tt := range []struct {
 		name string
@@ -114,7 +114,7 @@ func TestCreated(t *testing.T) {
 			if got := e.Created(); got != tt.want {
 				t.Fatalf("Created after the invalidation = %v, want %v", got, tt.want)
 			}
-			e.Found()
+			e.Found(c.Begin(e))
 			if e.Created() {
 				t.Fatal("Created after Found")
 			}
@@ -126,7 +126,7 @@ func TestCreated(t *testing.T) {
 // taking it for a creation: the server named no key.
 func TestDownInfersNothing(t *testing.T) {
 	c := New()
-	c.Up()
+	c.Up(c.Session())
 	c.Heard(c.Clock(), time.Minute)
 	e := c.Entry("billing-api")
 	c.Install(e, c.Begin(e), nil)
@@ -144,7 +144,7 @@ func TestDownInfersNothing(t *testing.T) {
 // reads in flight cannot install a copy after it.
 func TestDropInfersNothing(t *testing.T) {
 	c := New()
-	c.Up()
+	c.Up(c.Session())
 	c.Heard(c.Clock(), time.Minute)
 	e := c.Entry("billing-api")
 	c.Install(e, c.Begin(e), nil)
@@ -159,5 +159,62 @@ func TestDropInfersNothing(t *testing.T) {
 	c.Install(e, r, nil)
 	if _, ok := e.Copy(); ok {
 		t.Fatal("a read begun before Drop installed its copy")
+	}
+}
+
+// TestFoundKeepsALaterCreation: a read that found the key forgets a
+// creation the server reported before it began, not one reported while it
+// was in flight: that read may have found the key before the record existed
+// (a tombstone), and a later absence of the record is a loss.
+func TestFoundKeepsALaterCreation(t *testing.T) {
+	c := New()
+	c.Up(c.Session())
+	c.Heard(c.Clock(), time.Minute)
+	e := c.Entry("billing-api")
+	c.Install(e, c.Begin(e), nil)
+	r := c.Begin(e)
+	e.Invalidate() // another process creates the record
+	e.Found(r)     // the read that began before it found the tombstone
+	c.Install(e, r, nil)
+	if !e.Created() {
+		t.Fatal("a creation reported during a read forgotten when the read found the key")
+	}
+	e.Found(c.Begin(e)) // a read that began after it
+	if e.Created() {
+		t.Fatal("Created after a read that began after the creation found the key")
+	}
+}
+
+// TestInvalidateAllInfersNothing: a TRUNCATE (sqlstore's notice naming no
+// key) drops every copy without taking a copy of none for a creation.
+func TestInvalidateAllInfersNothing(t *testing.T) {
+	c := New()
+	c.Up(c.Session())
+	c.Heard(c.Clock(), time.Minute)
+	e := c.Entry("billing-api")
+	c.Install(e, c.Begin(e), nil)
+	c.InvalidateAll()
+	if e.Created() {
+		t.Fatal("Created after InvalidateAll dropped a copy of none")
+	}
+	if _, ok := e.Copy(); ok {
+		t.Fatal("a copy after InvalidateAll")
+	}
+}
+
+// TestUpAfterDownInTheSession: once one connection of a session went down,
+// another's first answer does not make the stream live again: the session
+// no longer hears every invalidation.
+func TestUpAfterDownInTheSession(t *testing.T) {
+	c := New()
+	s := c.Session()
+	c.Down()
+	c.Up(s)
+	if c.Live() {
+		t.Fatal("live after a Down in the same session")
+	}
+	c.Up(c.Session())
+	if !c.Live() {
+		t.Fatal("a new session did not go live")
 	}
 }
