@@ -212,11 +212,12 @@ func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Gran
 		}
 		var w driver.Counts
 		if p.FailureRate > 0 && machine.Counted(v.rec, g, &v.clk) {
+			var counted bool
 			var err error
-			if w, err = c.extra().win.Count(ctx, &c.p.b.wins, c.name, p, v.rec, &v.clk, o, !a.counted); err != nil {
+			w, counted, err = c.extra().win.Count(ctx, &c.p.b.wins, c.name, p, v.rec, &v.clk, o, !a.counted)
+			if a.counted = a.counted || counted; err != nil {
 				return nil, c.stateError("window", err)
 			}
-			a.counted = true
 		}
 		a.tried = machine.Settle(v.rec, c.name, g, o, p, &v.clk, w)
 		a.clk = v.clk

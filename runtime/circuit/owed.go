@@ -41,8 +41,8 @@ type owed struct {
 // whose write failed with err, unless err is not the store's.
 func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt, err error) {
 	se, ok := err.(*StateError)
-	if !ok || se.Op == "window" && o != machine.Failure {
-		return // the counts go back to the batch; only a failure could change the record
+	if !ok {
+		return
 	}
 	ow := &owed{p: p, g: *g, o: o, a: *a, err: se.Err}
 	ow.a.refused = a.tried

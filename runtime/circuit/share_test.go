@@ -134,9 +134,13 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); !errors.Is(err, down) {
 		t.Fatalf("Run whose flush failed = %v, want %v", err, down)
 	}
-	clock.Advance(driver.FlushEvery)
-	if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
-		t.Fatal(err)
+	// The next call repays the settlement owed, which flushes the batch,
+	// then counts itself; the one after flushes it.
+	for range 2 {
+		clock.Advance(driver.FlushEvery)
+		if err := b.Run(ctx, "billing-api", sharedPolicy, succeed); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,7 +148,7 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 	for _, n := range s.counts {
 		calls += n.Calls
 	}
-	if want := uint64(driver.FlushBatch + 2); calls != want {
+	if want := uint64(driver.FlushBatch + 3); calls != want {
 		t.Errorf("server counts %d calls, want %d: a failed flush's counts are sent again", calls, want)
 	}
 }
@@ -167,5 +171,74 @@ func TestSharedWindowCallAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations a healthy call counted in a shared window, want 0", allocs)
+	}
+}
+
+// TestOwedWindowFailureCountsOnce: a Failure whose window flush failed is
+// in the batch already (the flush's counts go back). It is owed; writing it
+// does not count it again: one failure in three calls leaves a circuit
+// whose MinCalls is 4 closed.
+func TestOwedWindowFailureCountsOnce(t *testing.T) {
+	b, s, clock := newShared(t)
+	ctx := t.Context()
+	p := circuit.Policy{FailureRate: 0.5, MinCalls: 4, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
+	boom := errors.New("boom")
+	for range 2 { // the first flushes at once, the second waits
+		if err := b.Run(ctx, testName, p, succeed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(driver.FlushEvery)
+	s.mu.Lock()
+	s.fail = errors.New("server down")
+	s.mu.Unlock()
+	// The failure's flush fails: the failure is owed (a StateError after the call).
+	if err := b.Run(ctx, testName, p, failing(boom)); err == nil {
+		t.Fatal("a failure whose flush failed: nil error")
+	}
+	clock.Advance(driver.FlushEvery)
+	// The next call repays the failure (S S F: 3 calls, 1 failure), then runs.
+	err := b.Run(ctx, testName, p, succeed)
+	t.Logf("the call after: %v", err)
+	s.mu.Lock()
+	var sum driver.Counts
+	for _, n := range s.counts {
+		sum.Calls += n.Calls
+		sum.Failures += n.Failures
+	}
+	s.mu.Unlock()
+	if sum.Failures != 1 {
+		t.Errorf("server counts %+v: the one failure counted %d times", sum, sum.Failures)
+	}
+	if r := s.rec(testName); r.State != circuit.StateClosed {
+		t.Errorf("1 failure in 3 calls (MinCalls 4, rate 50%%) opened the circuit: %s", fmtRecord(r))
+	}
+}
+
+// TestSuccessOwedWhenItsWindowFails: a Success that resets the consecutive
+// count, whose window flush fails, is owed and written: two failures
+// before it and one after leave a circuit whose FailureThreshold is 3
+// closed.
+func TestSuccessOwedWhenItsWindowFails(t *testing.T) {
+	b, s, clock := newShared(t)
+	ctx := t.Context()
+	p := circuit.Policy{FailureThreshold: 3, FailureRate: 0.9, MinCalls: 1000, Window: time.Minute, Cooldown: time.Minute, ProbeLease: time.Second}
+	boom := errors.New("boom")
+	for range 2 {
+		if err := b.Run(ctx, testName, p, failing(boom)); err != boom {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(driver.FlushEvery)
+	s.mu.Lock()
+	s.fail = errors.New("server down")
+	s.mu.Unlock()
+	err := b.Run(ctx, testName, p, succeed) // resets the run of failures, but its flush fails
+	t.Logf("the success: %v; record %s", err, fmtRecord(s.rec(testName)))
+	if err := b.Run(ctx, testName, p, failing(boom)); err != boom {
+		t.Fatalf("next failure: %v", err)
+	}
+	if r := s.rec(testName); r.State != circuit.StateClosed {
+		t.Errorf("F F S F opened a circuit with FailureThreshold 3: %s", fmtRecord(r))
 	}
 }

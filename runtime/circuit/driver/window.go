@@ -96,7 +96,7 @@ func (c *WindowCells) Add(e uint64, b int64, failure bool) {
 // the epoch, and must empty the cells.
 func enter(epoch *atomic.Uint64, e uint64) (counted, fresh bool) {
 	for h := epoch.Load(); h != e; h = epoch.Load() {
-		if h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0 {
+		if EpochBefore(e, h) {
 			return false, false
 		}
 		if epoch.CompareAndSwap(h, e) {
@@ -181,6 +181,14 @@ func WindowEpoch(rec *Record) uint64 {
 		h = (h ^ uint32(inc[i])) * 16777619
 	}
 	return uint64(h|1)<<32 | uint64(uint32(gen))
+}
+
+// EpochBefore reports whether window epoch e is of an earlier generation
+// of the same incarnation than epoch h: a call of e settling late, after
+// a probe closed the circuit, is not counted in h's window. Epochs of
+// other incarnations are not ordered.
+func EpochBefore(e, h uint64) bool {
+	return h != 0 && h>>32 == e>>32 && int32(uint32(h)-uint32(e)) > 0
 }
 
 // WindowStore is implemented by a Store that keeps the window counts of the

@@ -48,16 +48,22 @@ func flushEvery(w time.Duration) time.Duration { return min(driver.FlushEvery, w
 
 // share counts a call of outcome o (when add is set) at now in the shared
 // window of the named circuit, whose record is rec, under p, flushing to s
-// when a batch is due, and returns the counts to decide with.
+// when a batch is due, and returns the counts to decide with and whether
+// it counted the call (Count). A call of an earlier generation settling
+// late is not counted (driver.EpochBefore).
 //
 // A flush is a write: it runs detached from the caller's cancellation
 // (bounded by flushTimeout), and when it fails its counts go back to the
 // batch, to be sent by the next flush.
-func (c *Circuit) share(ctx context.Context, s driver.WindowSharer, name string, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, error) {
+func (c *Circuit) share(ctx context.Context, s driver.WindowSharer, name string, p *machine.Policy, rec *driver.Record, now time.Time, o machine.Outcome, add bool) (driver.Counts, bool, error) {
 	bt := c.batchFor(p.Window)
 	e, bk := driver.WindowEpoch(rec), driver.Bucket(now, p.Window)
 
 	bt.mu.Lock()
+	if driver.EpochBefore(e, bt.epoch) {
+		bt.mu.Unlock()
+		return driver.Counts{}, false, nil
+	}
 	if bt.epoch != e { // a new closed period: a fresh window
 		bt.epoch, bt.pending, bt.n, bt.remote, bt.remoteAt = e, [driver.WindowBuckets]driver.BucketCounts{}, 0, driver.Counts{}, 0
 		bt.flying, bt.lastFlush = nil, time.Time{}
@@ -87,7 +93,7 @@ func (c *Circuit) share(ctx context.Context, s driver.WindowSharer, name string,
 	bt.mu.Unlock()
 
 	if flush == nil && o != machine.Failure {
-		return driver.Counts{}, nil
+		return driver.Counts{}, add, nil
 	}
 	if flush != nil {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
@@ -106,7 +112,7 @@ func (c *Circuit) share(ctx context.Context, s driver.WindowSharer, name string,
 				bt.lastFlush = last
 			}
 			bt.mu.Unlock()
-			return driver.Counts{}, err
+			return driver.Counts{}, add, err // the call is in the batch
 		}
 		if mine {
 			bt.remote, bt.remoteAt = remote, bk
@@ -114,7 +120,7 @@ func (c *Circuit) share(ctx context.Context, s driver.WindowSharer, name string,
 		decide = bt.local(bk)
 		bt.mu.Unlock()
 	}
-	return decide, nil
+	return decide, add, nil
 }
 
 // put adds c to the pending counts, unless a later bucket has taken its

@@ -45,10 +45,11 @@ type cells[T any] struct {
 
 // Count counts the call of outcome o (when add is set) in the window of
 // the named circuit under p, rec being its current record, and returns the
-// window's counts, which only a Failure needs. A time window asks clk, the
-// decision's clock, for the time; a count window never does. An error is
-// the store's.
-func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine.Policy, rec *driver.Record, clk *machine.Clock, o machine.Outcome, add bool) (driver.Counts, error) {
+// window's counts, which only a Failure needs, and whether it counted the
+// call: with an error too, when a flush failed after the call joined its
+// batch. A time window asks clk, the decision's clock, for the time; a
+// count window never does. An error is the store's.
+func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine.Policy, rec *driver.Record, clk *machine.Clock, o machine.Outcome, add bool) (driver.Counts, bool, error) {
 	failure := o == machine.Failure
 	switch {
 	case p.WindowCalls > 0:
@@ -59,15 +60,15 @@ func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine
 		}
 		w, err := cellsOf(&c.calls, &c.ownCalls, uint64(n), rec, store)
 		if err != nil {
-			return driver.Counts{}, err
+			return driver.Counts{}, false, err
 		}
 		if add {
 			w.cells.Add(w.epoch, n, failure)
 		}
 		if !failure {
-			return driver.Counts{}, nil // only a failure can open the circuit
+			return driver.Counts{}, add, nil // only a failure can open the circuit
 		}
-		return w.cells.Counts(w.epoch, n), nil
+		return w.cells.Counts(w.epoch, n), add, nil
 	case st.Sharer != nil:
 		return c.share(ctx, st.Sharer, name, p, rec, clk.Now(), o, add)
 	}
@@ -78,16 +79,16 @@ func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine
 	}
 	w, err := cellsOf(&c.times, &c.ownTimes, uint64(span), rec, store)
 	if err != nil {
-		return driver.Counts{}, err
+		return driver.Counts{}, false, err
 	}
 	bk := driver.Bucket(clk.Now(), span)
 	if add {
 		w.cells.Add(w.epoch, bk, failure)
 	}
 	if !failure {
-		return driver.Counts{}, nil
+		return driver.Counts{}, add, nil
 	}
-	return w.cells.Counts(w.epoch, bk), nil
+	return w.cells.Counts(w.epoch, bk), add, nil
 }
 
 // cellsOf returns the cells of window w for record rec, last being those
