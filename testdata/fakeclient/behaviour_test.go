@@ -20,6 +20,7 @@ type fake struct {
 	calls  int
 	status int
 	err    error
+	cancel func() // when set, Fetch calls it: its caller gives up meanwhile
 }
 
 func (f *fake) Get(ctx context.Context, path string) (*http.Response, error) {
@@ -38,6 +39,13 @@ func (f *fake) Post(ctx context.Context, body []byte) error {
 func (f *fake) Call(ctx context.Context, method string) error {
 	f.calls++
 	return f.err
+}
+
+func (f *fake) Fetch(path string, ctx context.Context) (*http.Response, error) {
+	if f.cancel != nil {
+		f.cancel()
+	}
+	return f.Get(ctx, path)
 }
 
 func (f *fake) Name() string { return "fake" }
@@ -198,5 +206,35 @@ func TestMethodsHaveTheirOwnCircuit(t *testing.T) {
 	}
 	if g.Name() != "fake" {
 		t.Fatal("Name does not pass through")
+	}
+}
+
+// TestFailedFallbackOnACountedStatus: under fallback=failed, a response
+// whose status counts as a Failure, with no error, is answered by the
+// fallback.
+func TestFailedFallbackOnACountedStatus(t *testing.T) {
+	f, cache := &fake{status: http.StatusServiceUnavailable}, &fake{status: http.StatusOK}
+	store, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGuardedClient(f, circuit.New(store), WithClientFallback(cache))
+	resp, err := g.Fetch("/", context.Background())
+	if err != nil || resp.StatusCode != http.StatusOK || cache.calls != 1 {
+		t.Fatalf("Fetch = %v, %v (fallback called %d times); want the fallback's 200", resp, err, cache.calls)
+	}
+}
+
+// TestContextNotFirst: a method whose context is not its first parameter
+// is bounded by it: a call its caller cancelled counts nothing.
+func TestContextNotFirst(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fake{err: &ConnError{Addr: "svc:80"}, cancel: cancel}
+	g, b := newGuarded(t, f)
+	if _, err := g.Fetch("/", ctx); err != f.err {
+		t.Fatalf("Fetch = %v, want the inner error", err)
+	}
+	if s := state(t, b, "svc-fetch"); s != "closed" {
+		t.Fatalf("state after a call its caller cancelled = %s, want closed", s)
 	}
 }

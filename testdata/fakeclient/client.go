@@ -34,6 +34,10 @@ type Client interface {
 	// Call counts gRPC statuses, Unknown among them.
 	//circuitgen:circuit svc-rpc threshold=1 codes=Unknown,Unavailable
 	Call(ctx context.Context, method string) error
+	// Fetch falls back on a counted status too, and takes its context
+	// second.
+	//circuitgen:circuit svc-fetch threshold=1 fallback=failed
+	Fetch(path string, ctx context.Context) (*http.Response, error)
 	//circuitgen:skip
 	Name() string
 }

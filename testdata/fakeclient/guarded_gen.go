@@ -38,6 +38,7 @@ var (
 type GuardedClient struct {
 	next     Client
 	svcRPC   *circuit.Circuit // svc-rpc
+	svcFetch *circuit.Circuit // svc-fetch
 	svc      *circuit.Circuit // svc
 	svcPost  *circuit.Circuit // svc-post
 	fallback Client           // nil: no fallback
@@ -66,6 +67,7 @@ func NewGuardedClient(next Client, b *circuit.Breaker, opts ...GuardedClientOpti
 	return NewGuardedClientWithCircuits(
 		next,
 		b.Circuit("svc-rpc", policyClient),
+		b.Circuit("svc-fetch", policyClient),
 		b.Circuit("svc", policySvc),
 		b.Circuit("svc-post", policyClient),
 		opts...,
@@ -74,13 +76,15 @@ func NewGuardedClient(next Client, b *circuit.Breaker, opts ...GuardedClientOpti
 
 // NewGuardedClientWithCircuits returns a GuardedClient that calls next through
 // circuits the caller prepared with Breaker.Circuit: svcRPC for circuit
-// svc-rpc, svc for circuit svc, svcPost for circuit svc-post.
-func NewGuardedClientWithCircuits(next Client, svcRPC, svc, svcPost *circuit.Circuit, opts ...GuardedClientOption) *GuardedClient {
+// svc-rpc, svcFetch for circuit svc-fetch, svc for circuit svc, svcPost for
+// circuit svc-post.
+func NewGuardedClientWithCircuits(next Client, svcRPC, svcFetch, svc, svcPost *circuit.Circuit, opts ...GuardedClientOption) *GuardedClient {
 	g := &GuardedClient{
-		next:    next,
-		svcRPC:  svcRPC,
-		svc:     svc,
-		svcPost: svcPost,
+		next:     next,
+		svcRPC:   svcRPC,
+		svcFetch: svcFetch,
+		svc:      svc,
+		svcPost:  svcPost,
 	}
 	for _, opt := range opts {
 		opt(g)
@@ -112,13 +116,42 @@ func (g *GuardedClient) Call(ctx context.Context, method string) error {
 	return err
 }
 
+// Fetch calls next.Fetch through circuit svc-fetch.
+func (g *GuardedClient) Fetch(path string, ctx context.Context) (*http.Response, error) {
+	var r0 *http.Response
+	var failed bool
+	op := func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Fetch(path, ctx)
+		outcome := classifyClient(ctx, r0, callErr)
+		failed = outcome == circuit.Failure
+		return outcome, callErr
+	}
+	var err error
+	if q := g.svcFetch.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.svcFetch.Run(ctx, op)
+	}
+	if (err != nil || failed) && g.fallback != nil {
+		var open *circuit.OpenError
+		if failed || errors.As(err, &open) {
+			return g.fallback.Fetch(path, circuit.WithFallback(ctx, err))
+		}
+	}
+	return r0, err
+}
+
 // Get calls next.Get through circuit svc.
 func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, error) {
 	var r0 *http.Response
 	op := func(context.Context) (circuit.Outcome, error) {
 		var callErr error
 		r0, callErr = g.next.Get(ctx, path)
-		return classifySvc(ctx, r0, callErr), callErr
+		return classifyClient(ctx, r0, callErr), callErr
 	}
 	var err error
 	if q := g.svc.Quiet(); q.Admitted() {
@@ -192,10 +225,11 @@ func classifySvcRPCErr(ctx context.Context, err error) circuit.Outcome {
 	return circuit.Ignored
 }
 
-// classifySvc returns Ignored for any error of a call whose ctx the caller
+// classifyClient returns Ignored for any error of a call whose ctx the caller
 // cancelled; Failure for *ConnError, context.DeadlineExceeded, HTTP status
-// 502-504; Ignored for any other error; Success otherwise. Circuit svc uses it.
-func classifySvc(ctx context.Context, result *http.Response, err error) circuit.Outcome {
+// 502-504; Ignored for any other error; Success otherwise. Circuits svc-fetch,
+// svc use it.
+func classifyClient(ctx context.Context, result *http.Response, err error) circuit.Outcome {
 	if err != nil {
 		if ctx.Err() == context.Canceled {
 			// the caller gave up: not the provider's failure

@@ -144,8 +144,8 @@ type Method struct {
 	Field *Field
 	// Classify is the method's classifier.
 	Classify *Classifier
-	// Ctx is the index of the context.Context parameter passed to the
-	// breaker, or -1.
+	// Ctx is the index of the first context.Context parameter, passed to
+	// the breaker, or -1.
 	Ctx int
 	// Request is, when there is no Ctx, the index of a *net/http.Request
 	// parameter whose Context is passed to the breaker, or -1.

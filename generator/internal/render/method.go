@@ -183,9 +183,9 @@ func (g guard) fallbackCall(cause jen.Code) *jen.Statement {
 
 // fallback renders, for a method that falls back, the statements that
 // run then when the call's error errName says so: a rejection (a
-// *circuit.OpenError), or under fallback=failed a Failure. outer adds the
-// test that there is an error. then renders what answers from the
-// fallback's call.
+// *circuit.OpenError), or under fallback=failed a Failure, with an error
+// or without (a status counted). outer adds the test that there is one of
+// them. then renders what answers from the fallback's call.
 func (g guard) fallback(errName string, outer bool, then func(call *jen.Statement) []jen.Code) []jen.Code {
 	m := g.m
 	if m.Fallback == model.FallbackNever {
@@ -197,7 +197,11 @@ func (g guard) fallback(errName string, outer bool, then func(call *jen.Statemen
 	}
 	has := jen.Id(m.Recv).Dot(g.w.Fallback).Op("!=").Nil()
 	if outer {
-		has = jen.Id(errName).Op("!=").Nil().Op("&&").Add(has)
+		some := jen.Id(errName).Op("!=").Nil()
+		if m.Fallback == model.FallbackFailed {
+			some = jen.Parens(some.Op("||").Id(m.Failed))
+		}
+		has = some.Op("&&").Add(has)
 	}
 	return []jen.Code{jen.If(has).Block(
 		jen.Var().Id(m.Open).Op("*").Qual(circuitPath, "OpenError"),
