@@ -106,6 +106,12 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	if n == 2 && streamResult(resultTuple(m)) != NoStream {
 		return b.stream(s, m, where)
 	}
+	if n == 2 && types.Identical(m.Results[1].Type, errorType) && rowMethods(m.Results[0].Type) != nil && !hasTypeParam(m.Results[0].Type) {
+		// (R, error), R a row or cursor (pgx's Query): an error at open
+		// settles the call, else the row does, as a row alone does.
+		m.Shape, m.Row = Row, &RowType{Iface: m.Results[0].Type, Methods: rowMethods(m.Results[0].Type)}
+		return true
+	}
 	if n > 0 && types.Identical(m.Results[n-1].Type, errorType) {
 		m.Shape = ErrorLast
 		return true

@@ -265,8 +265,10 @@ const (
 	// on rejection.
 	Carrier
 	// Row is a method whose only result is an interface whose
-	// Scan(...) error reports the call's error (pgx.Row): the wrapper
-	// admits the call, and the row it returns settles it in Scan.
+	// Scan(...) error reports the call's error (pgx.Row), or that returns
+	// (R, error) with R such a row or a cursor (pgx's Query): the wrapper
+	// admits the call, an error at open settles it, and the row it returns
+	// settles it in Scan, or a cursor at its end.
 	Row
 	// Seq is a method whose only result is an iter.Seq2[T, error]: the
 	// call is admitted when iteration starts and settled by the first

@@ -238,6 +238,9 @@ func (g guard) admit(rejected ...jen.Code) jen.Code {
 // call's error: admitted here, settled by the row's Scan.
 func (g guard) row() []jen.Code {
 	m, r := g.m, g.m.Row
+	if len(m.Results) == 2 {
+		return g.opened(nil)
+	}
 	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Op("&").Id(r.Name).Values(jen.Id(r.Err).Op(":").Id(m.Err))))
 	return []jen.Code{
 		g.admit(rejected...),
@@ -255,9 +258,7 @@ func (g guard) row() []jen.Code {
 // call (render/row.go): at Recv's end, at CloseSend, or, through
 // context.AfterFunc, when the caller cancels the call's context first.
 func (g guard) stream() []jen.Code {
-	m, r := g.m, g.m.Row
-	ticket := jen.Id(m.Ticket)
-	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
+	m, ticket := g.m, jen.Id(g.m.Ticket)
 	afterFunc := jen.Comment("a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)").Line().
 		Id(m.Stop).Op(":=").Qual("context", "AfterFunc").Call(g.ctx(), jen.Func().Params().Block(
 		jen.If(g.ctx().Dot("Err").Call().Op("==").Qual("context", "Canceled")).Block(
@@ -268,24 +269,43 @@ func (g guard) stream() []jen.Code {
 		afterFunc = jen.Comment("no context to cancel: only the stream settles the call").Line().
 			Id(m.Stop).Op(":=").Func().Params().Bool().Block(jen.Return(jen.False()))
 	}
-	return []jen.Code{
+	return g.opened(afterFunc)
+}
+
+// opened renders the body of a method returning (R, error), R a stream or
+// a row: admitted here, an error at open settled as a returned error is,
+// else R settles it. A stream's afterFunc, run once it opened, sets the
+// stop of its context's AfterFunc.
+func (g guard) opened(afterFunc jen.Code) []jen.Code {
+	m, r, ticket := g.m, g.m.Row, jen.Id(g.m.Ticket)
+	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
+	fields := []jen.Code{
+		jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
+		jen.Id(r.Ctx).Op(":").Add(g.ctx()),
+		jen.Id(r.Ticket).Op(":").Id(m.Ticket),
+	}
+	if afterFunc != nil {
+		fields = append(fields, jen.Id(r.Stop).Op(":").Id(m.Stop))
+	}
+	what := "the stream"
+	if afterFunc == nil {
+		what = "the call"
+	}
+	body := []jen.Code{
 		g.admit(rejected...),
 		jen.List(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)).Op(":=").Add(g.call),
 		jen.If(jen.Id(m.CallErr).Op("!=").Nil()).Block(
-			jen.Comment("the stream did not open: its error settles the call, as a returned error does"),
+			jen.Comment(what+" did not open: its error settles the call, as a returned error does"),
 			jen.If(jen.Id(m.Err).Op("=").Add(ticket.Clone()).Dot("Done").Call(g.outcome(g.ctx(), m.CallErr)), jen.Id(m.Err).Op("!=").Nil()).Block(
 				jen.Return(jen.Nil(), jen.Id(m.Err)),
 			),
 			jen.Return(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)),
 		),
-		afterFunc,
-		jen.Return(jen.Op("&").Id(r.Name).Values(
-			jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
-			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
-			jen.Id(r.Ticket).Op(":").Id(m.Ticket),
-			jen.Id(r.Stop).Op(":").Id(m.Stop),
-		), jen.Nil()),
 	}
+	if afterFunc != nil {
+		body = append(body, afterFunc)
+	}
+	return append(body, jen.Return(jen.Op("&").Id(r.Name).Values(fields...), jen.Nil()))
 }
 
 // seq renders the body of a method returning an iter.Seq2[T, error]: the

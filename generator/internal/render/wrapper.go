@@ -162,12 +162,12 @@ func usage(w *model.Wrapper) []string {
 	}
 	call := fmt.Sprintf("client.%s(%s)", first.Name, strings.Join(argNames(first), ", "))
 	var results []string
-	switch first.Shape {
-	case model.Carrier, model.Reported:
+	switch {
+	case first.Shape == model.Carrier, first.Shape == model.Reported:
 		call += "." + first.ErrMethod + "()"
-	case model.Row:
+	case first.Shape == model.Row && len(first.Results) == 1:
 		call += ".Scan(…)"
-	case model.Seq:
+	case first.Shape == model.Seq:
 	default:
 		for range len(first.Results) - 1 {
 			results = append(results, "_")

@@ -11,6 +11,7 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // This file needs a runtime/circuit that supports generated files of version 2.
@@ -108,28 +109,130 @@ func (g *GuardedPool) Exec(ctx context.Context, sql string, arguments ...any) (p
 
 // Query calls next.Query through circuit postgres.
 func (g *GuardedPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	var r0 pgx.Rows
-	op := func(context.Context) (circuit.Outcome, error) {
-		var callErr error
-		r0, callErr = g.next.Query(ctx, sql, args...)
-		return classifyPool(ctx, callErr), callErr
-	}
-	var err error
-	if q := g.postgres.Quiet(); q.Admitted() {
-		var o circuit.Outcome
-		if o, err = op(ctx); !q.Settled(o) {
-			err = q.Settle(ctx, o, err)
+	ticket, err := g.postgres.Allow(ctx)
+	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.Query(circuit.WithFallback(ctx, err), sql, args...)
+			}
 		}
-	} else {
-		err = g.postgres.Run(ctx, op)
+		return nil, err
 	}
-	if err != nil && g.fallback != nil {
-		var open *circuit.OpenError
-		if errors.As(err, &open) {
-			return g.fallback.Query(circuit.WithFallback(ctx, err), sql, args...)
+	r0, callErr := g.next.Query(ctx, sql, args...)
+	if callErr != nil {
+		// the call did not open: its error settles the call, as a returned error does
+		if err = ticket.Done(classifyPool(ctx, callErr)); err != nil {
+			return nil, err
+		}
+		return r0, callErr
+	}
+	return &guardedPoolQueryRow{next: r0, ctx: ctx, ticket: ticket}, nil
+}
+
+// guardedPoolQueryRow is the pgx.Rows that GuardedPool.Query returns: its Scan
+// settles the call on circuit postgres, and returns the *circuit.OpenError when
+// the call was rejected.
+type guardedPoolQueryRow struct {
+	next   pgx.Rows
+	ctx    context.Context
+	ticket *circuit.Ticket
+	err    error
+}
+
+func (r *guardedPoolQueryRow) Close() {
+	if r.err != nil {
+		return
+	}
+	r.next.Close()
+	_ = r.ticket.Done(circuit.Ignored)
+}
+
+func (r *guardedPoolQueryRow) CommandTag() pgconn.CommandTag {
+	if r.err != nil {
+		var zero0 pgconn.CommandTag
+		return zero0
+	}
+	return r.next.CommandTag()
+}
+
+func (r *guardedPoolQueryRow) Conn() *pgx.Conn {
+	if r.err != nil {
+		var zero0 *pgx.Conn
+		return zero0
+	}
+	return r.next.Conn()
+}
+
+func (r *guardedPoolQueryRow) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.next.Err()
+	if err != nil {
+		if doneErr := r.ticket.Done(classifyPool(r.ctx, err)); doneErr != nil {
+			return doneErr
 		}
 	}
-	return r0, err
+	return err
+}
+
+func (r *guardedPoolQueryRow) FieldDescriptions() []pgconn.FieldDescription {
+	if r.err != nil {
+		var zero0 []pgconn.FieldDescription
+		return zero0
+	}
+	return r.next.FieldDescriptions()
+}
+
+func (r *guardedPoolQueryRow) Next() bool {
+	if r.err != nil {
+		var zero0 bool
+		return zero0
+	}
+	more := r.next.Next()
+	if !more {
+		err := r.next.Err()
+		_ = r.ticket.Done(classifyPool(r.ctx, err))
+	}
+	return more
+}
+
+func (r *guardedPoolQueryRow) RawValues() [][]byte {
+	if r.err != nil {
+		var zero0 [][]byte
+		return zero0
+	}
+	return r.next.RawValues()
+}
+
+func (r *guardedPoolQueryRow) Scan(p0 ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.next.Scan(p0...)
+	if err != nil {
+		if doneErr := r.ticket.Done(classifyPool(r.ctx, err)); doneErr != nil {
+			return doneErr
+		}
+	}
+	return err
+}
+
+func (r *guardedPoolQueryRow) TypeMap() *pgtype.Map {
+	if r.err != nil {
+		var zero0 *pgtype.Map
+		return zero0
+	}
+	return r.next.TypeMap()
+}
+
+func (r *guardedPoolQueryRow) Values() ([]any, error) {
+	if r.err != nil {
+		var zero0 []any
+		return zero0, r.err
+	}
+	return r.next.Values()
 }
 
 // QueryRow calls next.QueryRow through circuit postgres.

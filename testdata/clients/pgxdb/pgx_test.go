@@ -99,6 +99,61 @@ func TestQueryRowAgainstPostgres(t *testing.T) {
 	}
 }
 
+// TestQueryAgainstPostgres drives the guarded pool's Query, which returns
+// (pgx.Rows, error): an error during the query comes at rows.Err, after
+// Query returned, and counts there. Three queries past their deadline
+// open the circuit; rows read to their end, and a caller's cancellation,
+// count no failure.
+func TestQueryAgainstPostgres(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	db := NewGuardedPool(newPool(t, testenv.PostgresDSN(t)), kit.Breaker)
+	drain := func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+		}
+		return rows.Err()
+	}
+	for range 3 {
+		rows, err := db.Query(ctx, "SELECT generate_series(1, 3)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := drain(rows); err != nil {
+			t.Fatal(err)
+		}
+		canceled, cancel := context.WithCancel(ctx)
+		time.AfterFunc(50*time.Millisecond, cancel)
+		if rows, err = db.Query(canceled, "SELECT pg_sleep(5)"); err == nil {
+			err = drain(rows)
+		}
+		if err == nil {
+			t.Fatal("Query cancelled during pg_sleep succeeded")
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateClosed || s.Failures != 0 {
+		t.Fatalf("after queries read to their end and cancelled callers: %+v, want closed with no failure", s)
+	}
+	for i := range 3 {
+		late, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		rows, err := db.Query(late, "SELECT pg_sleep(5)")
+		if err == nil {
+			err = drain(rows)
+		}
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("query %d past its deadline: %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateOpen {
+		t.Fatalf("after 3 queries past their deadline: %+v, want open", s)
+	}
+	var open *circuit.OpenError
+	if _, err := db.Query(ctx, "SELECT 1"); !errors.As(err, &open) {
+		t.Fatalf("Query on the open circuit: %v, want the *circuit.OpenError", err)
+	}
+}
+
 // TestIteratorAgainstPostgres drives the guarded catalog's iter.Seq2 over
 // PostgreSQL rows: a clean end is a success, stopping early neither a
 // success nor a failure, errors from a server that went away open the
