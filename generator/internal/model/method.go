@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/circuitgen/circuitgen/generator/internal/spec"
+	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
 // errorType is the universe's error.
@@ -70,6 +71,7 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 		return nil
 	}
 	b.warnSelection(s, m, sig, &o, fn.Pkg(), where)
+	b.warnSlowReader(s, m, p, &o, where)
 	if m.Classify.iface == "" {
 		m.Classify.iface, m.Classify.method = s.Name, m.Name
 	}
@@ -434,4 +436,28 @@ func (b *builder) cgoType(fn *types.Func) string {
 		return false
 	})
 	return found
+}
+
+// warnSlowReader warns when slow= times a call that ends after the method
+// returned, with its caller's reading: an iterator, a stream or a cursor,
+// settled at its end. A slow reader would count as a failure.
+func (b *builder) warnSlowReader(s *spec.Interface, m *Method, p circuit.Policy, o *spec.Options, where token.Position) {
+	what := ""
+	switch {
+	case p.SlowCall == 0:
+		return
+	case m.Shape == Seq:
+		what = "an iterator"
+	case m.Shape == Stream:
+		what = "a stream"
+	case m.Shape == Row && slices.ContainsFunc(m.Row.Methods, func(fn *types.Func) bool { return fn.Name() == "Next" }):
+		what = "a cursor"
+	default:
+		return
+	}
+	if o.Policy.Slow.Set {
+		where = o.Policy.Slow.Pos
+	}
+	b.errs.Warn(where, "slow=%v times method %s.%s, which returns %s, until its end: the caller's own reading counts, and a slow reader is a failure; give %[3]s a circuit without slow=",
+		p.SlowCall, s.Name, m.Name, what)
 }
