@@ -132,6 +132,12 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 	} else {
 		err = g.health.Run(ctx, op)
 	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
+	}
 	return r0, err
 }
 

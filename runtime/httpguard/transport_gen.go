@@ -109,6 +109,12 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 	if !ran && p0.Body != nil {
 		_ = p0.Body.Close()
 	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
+	}
 	return r0, err
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -215,5 +217,74 @@ func TestRejectedRequestBodyIsClosed(t *testing.T) {
 	}
 	if !body.closed.Load() {
 		t.Fatal("the rejected request's body was not closed")
+	}
+}
+
+// trackedBody records whether the caller closed a response body.
+type trackedBody struct {
+	io.ReadCloser
+	closed *atomic.Int32
+}
+
+func (b trackedBody) Close() error { b.closed.Add(1); return b.ReadCloser.Close() }
+
+// trackingRT counts the responses it obtained and the bodies closed.
+type trackingRT struct {
+	next           http.RoundTripper
+	opened, closed atomic.Int32
+}
+
+func (t *trackingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if resp != nil {
+		t.opened.Add(1)
+		resp.Body = trackedBody{resp.Body, &t.closed}
+	}
+	return resp, err
+}
+
+// TestTransportClosesResponseOnStateError: when the store cannot record
+// the outcome of a call that ran (a 503 that counts as a failure),
+// RoundTrip returns the StateError and no response, its body closed, as
+// http.RoundTripper requires: http.Client would drop a response returned
+// with an error, and nobody could close its body.
+func TestTransportClosesResponseOnStateError(t *testing.T) {
+	f := newFixture(t)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer upstream.Close()
+
+	// Make the store's writes fail: each circuit's lock file is a directory.
+	for _, name := range []string{"billing-api", "billing-api-2"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, circuit.Key(name)+".lock"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inner := &trackingRT{next: upstream.Client().Transport}
+	gt := httpguard.NewTransport(inner, f.b.Circuit("billing-api", policy))
+	req, _ := http.NewRequest(http.MethodGet, upstream.URL, nil)
+	resp, err := gt.RoundTrip(req)
+	if _, ok := errors.AsType[*circuit.StateError](err); !ok {
+		t.Fatalf("RoundTrip err = %v, want a StateError (store write failed)", err)
+	}
+	if resp != nil {
+		t.Errorf("RoundTrip returned a %d response together with error %q: http.RoundTripper requires err == nil when a response was obtained", resp.StatusCode, err)
+		resp.Body.Close()
+	}
+
+	// Through an http.Client the response is dropped and never closed.
+	inner2 := &trackingRT{next: upstream.Client().Transport}
+	client := &http.Client{Transport: httpguard.NewTransport(inner2, f.b.Circuit("billing-api-2", policy))}
+	r2, err := client.Get(upstream.URL)
+	if err == nil {
+		r2.Body.Close()
+		t.Fatal("want an error")
+	}
+	if r2 != nil {
+		t.Fatal("client returned a response with an error")
+	}
+	if o, c := inner2.opened.Load(), inner2.closed.Load(); o != c {
+		t.Errorf("client.Get: %v\nupstream responses obtained %d, bodies closed %d: the body (and its connection) leaked", err, o, c)
 	}
 }

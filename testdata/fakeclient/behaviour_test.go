@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -21,6 +22,18 @@ type fake struct {
 	status int
 	err    error
 	cancel func() // when set, Fetch calls it: its caller gives up meanwhile
+	closed int    // response bodies closed
+}
+
+// body is a response body that counts its Close in f.
+type body struct {
+	io.Reader
+	f *fake
+}
+
+func (b body) Close() error {
+	b.f.closed++
+	return nil
 }
 
 func (f *fake) Get(ctx context.Context, path string) (*http.Response, error) {
@@ -28,7 +41,7 @@ func (f *fake) Get(ctx context.Context, path string) (*http.Response, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &http.Response{StatusCode: f.status}, nil
+	return &http.Response{StatusCode: f.status, Body: body{strings.NewReader(""), f}}, nil
 }
 
 func (f *fake) Post(ctx context.Context, body []byte) error {
@@ -211,7 +224,7 @@ func TestMethodsHaveTheirOwnCircuit(t *testing.T) {
 
 // TestFailedFallbackOnACountedStatus: under fallback=failed, a response
 // whose status counts as a Failure, with no error, is answered by the
-// fallback.
+// fallback, and its own body closed.
 func TestFailedFallbackOnACountedStatus(t *testing.T) {
 	f, cache := &fake{status: http.StatusServiceUnavailable}, &fake{status: http.StatusOK}
 	store, err := filestore.Open(t.TempDir())
@@ -222,6 +235,9 @@ func TestFailedFallbackOnACountedStatus(t *testing.T) {
 	resp, err := g.Fetch("/", context.Background())
 	if err != nil || resp.StatusCode != http.StatusOK || cache.calls != 1 {
 		t.Fatalf("Fetch = %v, %v (fallback called %d times); want the fallback's 200", resp, err, cache.calls)
+	}
+	if f.closed != 1 {
+		t.Errorf("the 503 response the fallback answered for: body closed %d times, want once", f.closed)
 	}
 }
 

@@ -139,8 +139,17 @@ func (g *GuardedClient) Fetch(path string, ctx context.Context) (*http.Response,
 	if (err != nil || failed) && g.fallback != nil {
 		var open *circuit.OpenError
 		if failed || errors.As(err, &open) {
+			if r0 != nil && r0.Body != nil {
+				_ = r0.Body.Close()
+			}
 			return g.fallback.Fetch(path, circuit.WithFallback(ctx, err))
 		}
+	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
 	}
 	return r0, err
 }
@@ -167,6 +176,12 @@ func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, e
 		if errors.As(err, &open) {
 			return g.fallback.Get(circuit.WithFallback(ctx, err), path)
 		}
+	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
 	}
 	return r0, err
 }

@@ -203,9 +203,13 @@ func (g guard) fallback(errName string, outer bool, then func(call *jen.Statemen
 		}
 		has = some.Op("&&").Add(has)
 	}
+	answer := then(g.fallbackCall(jen.Id(errName)))
+	if m.Fallback == model.FallbackFailed {
+		answer = append(g.dropResponses(false), answer...) // a response counted a failure
+	}
 	return []jen.Code{jen.If(has).Block(
 		jen.Var().Id(m.Open).Op("*").Qual(circuitPath, "OpenError"),
-		jen.If(cond).Block(then(g.fallbackCall(jen.Id(errName)))...),
+		jen.If(cond).Block(answer...),
 	)}
 }
 
@@ -496,8 +500,46 @@ func (g guard) errorLast() []jen.Code {
 			jen.Id("_").Op("=").Add(req.Clone()).Dot("Close").Call(),
 		))
 	}
+	if drop := g.dropResponses(true); drop != nil {
+		// Like http.RoundTripper and http.Client.Do, no response with an
+		// error: one whose settlement failed after it ran (a
+		// *circuit.StateError) is closed, so its connection is not lost.
+		body = append(body, jen.If(jen.Id(m.Err).Op("!=").Nil()).Block(drop...))
+	}
 	body = append(body, guardReturned(m)...)
 	return append(body, jen.Return(out...))
+}
+
+// dropResponses renders, for a method returning error last, the closing
+// of each *http.Response it returns that is not nil, and with clear its
+// nil: a response not returned is closed, so its connection is not lost.
+func (g guard) dropResponses(clear bool) []jen.Code {
+	m := g.m
+	if m.Shape != model.ErrorLast {
+		return nil
+	}
+	var drop []jen.Code
+	for _, r := range m.Results[:len(m.Results)-1] {
+		if isResponse(r.Type) {
+			drop = append(drop, jen.If(jen.Id(r.Name).Op("!=").Nil().Op("&&").Id(r.Name).Dot("Body").Op("!=").Nil()).Block(
+				jen.Id("_").Op("=").Id(r.Name).Dot("Body").Dot("Close").Call(),
+			))
+			if clear {
+				drop = append(drop, jen.Id(r.Name).Op("=").Nil())
+			}
+		}
+	}
+	return drop
+}
+
+// isResponse reports whether t is *net/http.Response.
+func isResponse(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "net/http" && n.Obj().Name() == "Response"
 }
 
 // guardReturned renders the statements that make each result of m whose

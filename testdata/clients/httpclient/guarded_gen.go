@@ -107,6 +107,12 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 	if !ran && req.Body != nil {
 		_ = req.Body.Close()
 	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
+	}
 	return r0, err
 }
 
@@ -195,6 +201,12 @@ func (g *GuardedCancelCounting) Do(req *http.Request) (*http.Response, error) {
 	}
 	if !ran && req.Body != nil {
 		_ = req.Body.Close()
+	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
 	}
 	return r0, err
 }
