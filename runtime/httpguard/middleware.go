@@ -23,9 +23,10 @@ var DefaultFailureStatuses = []int{
 
 // Classifier decides the outcome of a request a guarded handler served.
 // status is the final status the handler wrote; 200 when it wrote nothing,
-// as net/http then sends; 0 when it wrote nothing and the request's context
-// had ended (the client went away or the server timed the request out); and
-// 101 when it hijacked the connection.
+// as net/http then sends; 0 when its client cancelled the request, whatever
+// the handler wrote then (a ReverseProxy's 502), or when it wrote nothing
+// and the request's context had ended (the server timed it out); and 101
+// when it hijacked the connection.
 type Classifier func(r *http.Request, status int) circuit.Outcome
 
 // StatusClassifier returns the Classifier that counts the given statuses as
@@ -96,8 +97,9 @@ func WithLogger(l *slog.Logger) Option {
 // the half-open probe is one real request. A handler that panics settles as
 // ignored and the panic goes on. When the circuit's state cannot be read, the
 // request is refused with 503 (fail closed) and the cause is logged, not
-// shown; when the outcome cannot be recorded after the handler ran, the
-// response already sent stands and the cause is logged.
+// shown; so is a request whose context ended before it was admitted. When
+// the outcome cannot be recorded after the handler ran, the response
+// already sent stands and the cause is logged.
 //
 // Do not guard the same circuit again inside the handler: the inner calls
 // would count each failure twice. Middleware panics if name or p is invalid,
@@ -143,14 +145,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.logSettle(r, t.Done(g.opts.classify(r, finalStatus(rec, r))))
 }
 
-// finalStatus is the status a Classifier is given for rec.
+// finalStatus is the status a Classifier is given for rec: 0 for a
+// request its client cancelled, whatever the handler wrote then (a
+// ReverseProxy's 502), or that ended with nothing written.
 func finalStatus(rec *recorder, r *http.Request) int {
-	switch {
+	switch err := r.Context().Err(); {
 	case rec.hijacked:
 		return http.StatusSwitchingProtocols
+	case err == context.Canceled:
+		return 0
 	case rec.status != 0:
 		return rec.status
-	case r.Context().Err() != nil:
+	case err != nil:
 		return 0
 	}
 	return http.StatusOK
@@ -161,8 +167,9 @@ func (g *guard) reject(w http.ResponseWriter, r *http.Request, err error) {
 		g.opts.logger.LogAttrs(r.Context(), slog.LevelError, "circuit state unavailable; request refused",
 			slog.String("circuit", g.name), slog.String("error", err.Error()))
 	}
-	if !WriteError(w, r, err) { // Allow returns no other error once name and policy are valid
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+	if !WriteError(w, r, err) { // the request's context ended before it was admitted
+		writeProblem(w, nil, Problem{Type: "about:blank", Title: http.StatusText(http.StatusServiceUnavailable),
+			Status: http.StatusServiceUnavailable, Detail: "The request ended before it was admitted.", Circuit: g.name})
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -300,5 +302,95 @@ func TestMiddlewarePanicsOnBadConfig(t *testing.T) {
 			}()
 			httpguard.Middleware(circuit.New(nil), tt.circuit, tt.policy)
 		})
+	}
+}
+
+// TestMiddlewareIgnoresClientCancelThroughProxy: a client that gives up
+// while a guarded reverse proxy waits on the upstream makes
+// httputil.ReverseProxy answer 502 (its default error handler, for
+// context.Canceled too). It is no failure of the upstream: three impatient
+// clients leave the circuit closed.
+func TestMiddlewareIgnoresClientCancelThroughProxy(t *testing.T) {
+	f := newFixture(t)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a healthy but slowish upstream
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer upstream.Close()
+	u, _ := url.Parse(upstream.URL)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ErrorLog = nil
+	guard := httpguard.Middleware(f.b, "catalog", policy)(proxy)
+	served := make(chan int, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		guard.ServeHTTP(w, r)
+		served <- 1
+	}))
+	defer srv.Close()
+
+	for range policy.FailureThreshold {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if resp, err := srv.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		<-served
+	}
+	snap, err := f.b.Snapshot(context.Background(), "catalog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Failures != 0 || snap.State != circuit.StateClosed {
+		t.Errorf("after %d clients gave up: state %s, failures %d; want closed with 0: the client's cancellation is not the upstream's failure",
+			policy.FailureThreshold, snap.State, snap.Failures)
+	}
+}
+
+// TestMiddlewareKeepsReaderFrom: the recorder keeps the underlying
+// writer's io.ReaderFrom, so io.Copy from a file behind Middleware still
+// uses sendfile.
+func TestMiddlewareKeepsReaderFrom(t *testing.T) {
+	f := newFixture(t)
+	var plain, guarded atomic.Bool
+	probe := func(flag *atomic.Bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, ok := w.(io.ReaderFrom)
+			flag.Store(ok)
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/plain", probe(&plain))
+	mux.Handle("/guarded", httpguard.Middleware(f.b, "files", policy)(probe(&guarded)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, p := range []string{"/plain", "/guarded"} {
+		resp, err := srv.Client().Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if plain.Load() && !guarded.Load() {
+		t.Errorf("net/http's writer is an io.ReaderFrom, Middleware's is not")
+	}
+}
+
+// TestMiddlewareContextEndedBeforeAdmission: a request whose context has
+// already ended (the client left while an earlier middleware ran, or the
+// server's own deadline passed) is answered with a 503 problem, as every
+// request the guard does not admit is, not a bare 500.
+func TestMiddlewareContextEndedBeforeAdmission(t *testing.T) {
+	f := newFixture(t)
+	h := httpguard.Middleware(f.b, "search", policy)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	ctx, cancel := context.WithTimeout(context.Background(), -time.Second) // the server's budget is spent
+	defer cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("guard answered %d %q (Content-Type %q) for a request whose context ended, want a 503 problem",
+			rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
 	}
 }

@@ -2,6 +2,7 @@ package httpguard
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 )
@@ -32,6 +33,15 @@ func (w *recorder) Write(p []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(p)
+}
+
+// ReadFrom copies src to the underlying writer, which keeps its own
+// ReadFrom (sendfile for a file), recording the implicit 200.
+func (w *recorder) ReadFrom(src io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return io.Copy(w.ResponseWriter, src)
 }
 
 // Flush sends buffered data, committing the implicit 200 status.
