@@ -53,7 +53,7 @@ func (s *Store) Now() time.Time {
 	st := s.clk.Load()
 	if st == nil || mono-st.mono >= int64(clockResync) || abs(t.UnixNano()-mono-st.skew) > int64(clockJump) ||
 		s.anchorMoved(st) {
-		st = s.syncClock(t)
+		st = s.syncClock()
 	}
 	return time.Unix(0, st.anchor+int64(st.boot)+mono-st.mono).UTC()
 }
@@ -67,13 +67,22 @@ func (s *Store) anchorMoved(st *clockState) bool {
 
 func abs(v int64) int64 { return max(v, -v) }
 
-// syncClock reads the boot clock, at t, and the anchor: the mapped
+// bootReading is syncClock's reading of the boot clock; tests stop the
+// process before it.
+var bootReading = bootClock
+
+// syncClock reads the boot clock, then the monotonic clock, and the
+// anchor. The monotonic reading comes after the boot clock's: paired with
+// an earlier one (a process stopped in between), the clock would run ahead
+// by the gap and end deadlines early; paired with a later one, it runs
+// behind until the next resync. The anchor is the mapped
 // index's, or else this boot's in the index file's header, looked at
 // without mapping it for use (no directory or index is made, no lock
 // taken), or else, while the index cannot be used, one taken from the wall
 // clock now.
-func (s *Store) syncClock(t time.Time) *clockState {
-	boot, err := bootClock()
+func (s *Store) syncClock() *clockState {
+	boot, err := bootReading()
+	t := time.Now()
 	mono := int64(t.Sub(s.epoch))
 	st := &clockState{boot: boot, mono: mono, skew: t.UnixNano() - mono}
 	if err != nil {

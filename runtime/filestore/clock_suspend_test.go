@@ -17,7 +17,7 @@ import (
 // which Now advances the store's clock by between readings, did not.
 func resumedFromSuspend(t *testing.T, s *Store, d time.Duration) {
 	t.Helper()
-	st := s.syncClock(time.Now())
+	st := s.syncClock()
 	s.clk.Store(&clockState{anchor: st.anchor, boot: st.boot - d, mono: st.mono, skew: st.skew - int64(d)})
 }
 
@@ -82,5 +82,28 @@ func TestResumedProcessLeasesByTheBootClock(t *testing.T) {
 	if err == nil {
 		defer second.Done(circuit.Success)
 		t.Fatalf("a second call admitted (probe %v) while the first probe is in flight in another process", second.Probe())
+	}
+}
+
+// TestResyncStoppedBeforeTheBootClock: a process stopped after Now read
+// the monotonic clock and before the resync read the boot clock does not
+// run its clock ahead of another process's, which would end that one's
+// cooldowns and leases early here. It may run behind until it resyncs.
+func TestResyncStoppedBeforeTheBootClock(t *testing.T) {
+	dir := shmDir(t)
+	a, b := openDir(t, dir), openDir(t, dir)
+	a.Now()
+	b.Now()
+	read := bootReading
+	t.Cleanup(func() { bootReading = read })
+	bootReading = func() (time.Duration, error) {
+		time.Sleep(300 * time.Millisecond) // stopped
+		return read()
+	}
+	b.clk.Store(nil) // its next Now resyncs
+	b.Now()
+	bootReading = read
+	if d := b.Now().Sub(a.Now()); d > 50*time.Millisecond {
+		t.Fatalf("after a resync stopped for 300ms, b's clock is %v ahead of a's", d)
 	}
 }

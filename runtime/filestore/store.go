@@ -237,7 +237,20 @@ func (s *Store) change(ctx context.Context, name string, fn func(counter) error)
 	if err != nil {
 		return err
 	}
-	return fn(m.claim(tag(name)))
+	err = fn(m.claim(tag(name)))
+	if m.trust.Load()&trustState == trustRetired {
+		// A recheck released the mapping meanwhile: the counter's moves
+		// may have gone to its private memory, and the directory's index
+		// not moved. Move it there, or fail, so that no Watch of another
+		// process keeps vouching for the record replaced.
+		m, cerr := s.current(ctx, true)
+		if cerr != nil {
+			return errors.Join(err, fmt.Errorf("change index after a recheck: %w", cerr))
+		}
+		c := m.claim(tag(name))
+		c.end(c.begin())
+	}
+	return err
 }
 
 // failing reports whether the circuit's last write failed.
