@@ -134,7 +134,7 @@ func (c *Circuit) allow(ctx context.Context, p *machine.Policy, g *machine.Grant
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.repay(ctx); err != nil {
+		if err := c.repay(ctx, false); err != nil {
 			return err
 		}
 	}
@@ -179,10 +179,10 @@ func (c *Circuit) settle(ctx context.Context, p *machine.Policy, g *machine.Gran
 		return nil // an ignored call in the closed state changes nothing
 	}
 	if c.owing() != nil {
-		_ = c.repay(ctx) // what is owed first: this settlement lands on it
+		_ = c.repay(ctx, true) // what is owed first: this settlement lands on it
 	}
 	var a attempt
-	err := c.record(ctx, p, g, o, &a)
+	err := c.record(ctx, true, p, g, o, &a)
 	if err != nil {
 		c.owe(p, g, o, &a, err)
 	}
@@ -200,10 +200,11 @@ type attempt struct {
 
 // record applies outcome o of the call of g to the circuit's record,
 // counting it in the rate rule's window first unless a.counted is set. A
-// clock a gives (a.clk read) decides in place of the Breaker's.
-func (c *Circuit) record(ctx context.Context, p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt) error {
+// clock a gives (a.clk read) decides in place of the Breaker's. With
+// settling, it runs detached from ctx's cancellation (update).
+func (c *Circuit) record(ctx context.Context, settling bool, p *machine.Policy, g *machine.Grant, o machine.Outcome, a *attempt) error {
 	given := a.clk.Read()
-	return c.update(ctx, true, nil, func(v view) (*driver.Record, error) {
+	return c.update(ctx, settling, nil, func(v view) (*driver.Record, error) {
 		if given {
 			v.clk = a.clk
 		}

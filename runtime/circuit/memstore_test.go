@@ -49,6 +49,7 @@ type memStore struct {
 	conflicts    int             // the next n Replaces return a wrapped ErrConflict
 	beforeCommit func()          // run once, outside the lock, at the start of the next Replace
 	noClock      bool            // Load returns the zero Time: the Breaker keeps the clock
+	frozen       bool            // Load waits for its context to end, as on a frozen server
 }
 
 func newMemStore(t testing.TB, clock *testenv.Clock) *memStore {
@@ -60,6 +61,11 @@ func (s *memStore) Load(ctx context.Context, name string) (*driver.Record, time.
 		return nil, time.Time{}, err
 	}
 	s.mu.Lock()
+	if s.frozen {
+		s.mu.Unlock()
+		<-ctx.Done()
+		return nil, time.Time{}, ctx.Err()
+	}
 	defer s.mu.Unlock()
 	s.loads++
 	if s.loadErr != nil {

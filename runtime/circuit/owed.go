@@ -55,8 +55,9 @@ func (c *Circuit) owe(p *machine.Policy, g *machine.Grant, o machine.Outcome, a 
 
 // repay writes the settlements the circuit owes, oldest first, when it is
 // time to try; until they are written it returns the StateError that
-// refuses the call.
-func (c *Circuit) repay(ctx context.Context) error {
+// refuses the call. A call not yet admitted repays within its own ctx; a
+// settlement (settling) repays detached from it, as it writes its own.
+func (c *Circuit) repay(ctx context.Context, settling bool) error {
 	m := c.extra()
 	head := m.owed.Load()
 	if head == nil {
@@ -84,7 +85,7 @@ func (c *Circuit) repay(ctx context.Context) error {
 		if i < len(unpaid)-1 {
 			ow.a.refused = nil // its try may equal the record just written
 		}
-		if err := c.record(ctx, ow.p, &ow.g, ow.o, &ow.a); err != nil {
+		if err := c.record(ctx, settling, ow.p, &ow.g, ow.o, &ow.a); err != nil {
 			ow.a.refused = ow.a.tried
 			m.retry = time.Since(c.p.b.epoch) + owedRetry
 			return refused()

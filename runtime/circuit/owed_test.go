@@ -239,3 +239,20 @@ func TestSettlementOwedAfterALoadError(t *testing.T) {
 			ran, err, fmtRecord(s.rec(testName)))
 	}
 }
+
+// TestRepayWithinTheCallsContext: a call that writes a settlement owed
+// before it is admitted does so within its own context: on a frozen store
+// it fails when its context ends, not after the detached settleTimeout.
+func TestRepayWithinTheCallsContext(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	s.set(func(s *memStore) { s.replaceErr = errors.New("read-only") })
+	wantStateError(t, b.Run(t.Context(), testName, pol, failing(errors.New("boom"))), "replace", true)
+	s.set(func(s *memStore) { s.replaceErr, s.frozen = nil, true })
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := b.Run(ctx, testName, pol, mustNotRun(t))
+	if took := time.Since(start); err == nil || took > 5*time.Second {
+		t.Fatalf("a call repaying on a frozen store under a 100ms context: %v after %v", err, took)
+	}
+}
