@@ -178,7 +178,7 @@ func (h *adminHandler) do(w http.ResponseWriter, r *http.Request, req AdminReque
 	se, _ := errors.AsType[*circuit.StateError](err)
 	switch {
 	case se != nil && se.Corrupt() && req.Action != ActionClear:
-		writeProblem(w, nil, Problem{Type: "about:blank", Title: http.StatusText(http.StatusConflict), Status: http.StatusConflict,
+		writeProblem(w, 0, Problem{Type: "about:blank", Title: http.StatusText(http.StatusConflict), Status: http.StatusConflict,
 			Detail: fmt.Sprintf("The record of %s is corrupt: clear it first.", name), Circuit: name})
 		return
 	case se != nil && se.Corrupt(): // clearing removes it
@@ -192,7 +192,7 @@ func (h *adminHandler) do(w http.ResponseWriter, r *http.Request, req AdminReque
 		if req.Action != ActionClear {
 			detail += ` To hold it all the same, send "new": true.`
 		}
-		writeProblem(w, nil, Problem{Type: TypeCircuitUnknown, Title: "Circuit never seen", Status: http.StatusNotFound, Detail: detail, Circuit: name})
+		writeProblem(w, 0, Problem{Type: TypeCircuitUnknown, Title: "Circuit never seen", Status: http.StatusNotFound, Detail: detail, Circuit: name})
 		return
 	}
 	level, msg := slog.LevelInfo, "circuit cleared by an admin request"
@@ -228,11 +228,11 @@ func (h *adminHandler) failed(w http.ResponseWriter, r *http.Request, name strin
 		slog.String("circuit", name), slog.String("error", err.Error()))
 	p := Problem{Type: TypeCircuitUnavailable, Title: "Circuit state unavailable", Status: http.StatusServiceUnavailable,
 		Detail: fmt.Sprintf("The state of %s could not be read or changed; nothing was done.", name), Circuit: name}
-	writeProblem(w, nil, p)
+	writeProblem(w, 0, p)
 }
 
 // refuse answers a request that is not acted on with an about:blank
 // problem of the given status.
 func refuse(w http.ResponseWriter, status int, detail string) {
-	writeProblem(w, nil, Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
+	writeProblem(w, 0, Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
 }

@@ -72,18 +72,18 @@ type Problem struct {
 // answers it.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) bool {
 	if se, ok := errors.AsType[*circuit.StateError](err); ok {
-		writeProblem(w, nil, stateProblem(se))
+		writeProblem(w, 0, stateProblem(se))
 		return true
 	}
 	if oe, ok := errors.AsType[*circuit.OpenError](err); ok {
-		writeProblem(w, oe, openProblem(oe))
+		secs := retryAfter(oe) // once: the header and the detail agree
+		writeProblem(w, secs, openProblem(oe, secs))
 		return true
 	}
 	return false
 }
 
-func openProblem(oe *circuit.OpenError) Problem {
-	secs := retryAfter(oe)
+func openProblem(oe *circuit.OpenError, secs int) Problem {
 	retry := fmt.Sprintf("retry after %d %s", secs, plural(secs, "second"))
 	detail := fmt.Sprintf("Calls to %s are suspended after repeated failures; %s.", oe.Name, retry)
 	switch {
@@ -108,8 +108,8 @@ func stateProblem(se *circuit.StateError) Problem {
 	return Problem{Type: TypeCircuitUnavailable, Title: "Circuit state unavailable", Status: http.StatusServiceUnavailable, Detail: detail, Circuit: se.Name}
 }
 
-// writeProblem writes p; oe, when set, supplies Retry-After.
-func writeProblem(w http.ResponseWriter, oe *circuit.OpenError, p Problem) {
+// writeProblem writes p, with Retry-After when retry is positive.
+func writeProblem(w http.ResponseWriter, retry int, p Problem) {
 	body, err := json.Marshal(p)
 	if err != nil { // a Problem always encodes; keep the status regardless
 		body = []byte(`{"status":503}`)
@@ -119,8 +119,8 @@ func writeProblem(w http.ResponseWriter, oe *circuit.OpenError, p Problem) {
 	h.Set("Content-Type", ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if oe != nil {
-		h.Set("Retry-After", strconv.Itoa(retryAfter(oe)))
+	if retry > 0 {
+		h.Set("Retry-After", strconv.Itoa(retry))
 	}
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(append(body, '\n'))
