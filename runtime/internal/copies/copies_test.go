@@ -125,11 +125,7 @@ func TestCreated(t *testing.T) {
 // TestDownInfersNothing: the stream's loss drops a copy of none without
 // taking it for a creation: the server named no key.
 func TestDownInfersNothing(t *testing.T) {
-	c := New()
-	c.Up(c.Session())
-	c.Heard(c.Clock(), time.Minute)
-	e := c.Entry("billing-api")
-	c.Install(e, c.Begin(e), nil)
+	c, e := copyOfNone()
 	c.Down()
 	if e.Created() {
 		t.Fatal("Created after Down dropped a copy of none")
@@ -143,11 +139,7 @@ func TestDownInfersNothing(t *testing.T) {
 // without taking it for a creation, since the write may have been refused;
 // reads in flight cannot install a copy after it.
 func TestDropInfersNothing(t *testing.T) {
-	c := New()
-	c.Up(c.Session())
-	c.Heard(c.Clock(), time.Minute)
-	e := c.Entry("billing-api")
-	c.Install(e, c.Begin(e), nil)
+	c, e := copyOfNone()
 	r := c.Begin(e)
 	e.Drop()
 	if e.Created() {
@@ -167,11 +159,7 @@ func TestDropInfersNothing(t *testing.T) {
 // was in flight: that read may have found the key before the record existed
 // (a tombstone), and a later absence of the record is a loss.
 func TestFoundKeepsALaterCreation(t *testing.T) {
-	c := New()
-	c.Up(c.Session())
-	c.Heard(c.Clock(), time.Minute)
-	e := c.Entry("billing-api")
-	c.Install(e, c.Begin(e), nil)
+	c, e := copyOfNone()
 	r := c.Begin(e)
 	e.Invalidate() // another process creates the record
 	e.Found(r)     // the read that began before it found the tombstone
@@ -188,11 +176,7 @@ func TestFoundKeepsALaterCreation(t *testing.T) {
 // TestInvalidateAllInfersNothing: a TRUNCATE (sqlstore's notice naming no
 // key) drops every copy without taking a copy of none for a creation.
 func TestInvalidateAllInfersNothing(t *testing.T) {
-	c := New()
-	c.Up(c.Session())
-	c.Heard(c.Clock(), time.Minute)
-	e := c.Entry("billing-api")
-	c.Install(e, c.Begin(e), nil)
+	c, e := copyOfNone()
 	c.InvalidateAll()
 	if e.Created() {
 		t.Fatal("Created after InvalidateAll dropped a copy of none")
@@ -217,4 +201,15 @@ func TestUpAfterDownInTheSession(t *testing.T) {
 	if !c.Live() {
 		t.Fatal("a new session did not go live")
 	}
+}
+
+// copyOfNone returns a live cache whose entry billing-api holds a copy of
+// no record.
+func copyOfNone() (*Cache, *Entry) {
+	c := New()
+	c.Up(c.Session())
+	c.Heard(c.Clock(), time.Minute)
+	e := c.Entry("billing-api")
+	c.Install(e, c.Begin(e), nil)
+	return c, e
 }
