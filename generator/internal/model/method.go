@@ -450,7 +450,7 @@ func (b *builder) warnSlowReader(s *spec.Interface, m *Method, p circuit.Policy,
 		what = "an iterator"
 	case m.Shape == Stream:
 		what = "a stream"
-	case m.Shape == Row && slices.ContainsFunc(m.Row.Methods, func(fn *types.Func) bool { return fn.Name() == "Next" }):
+	case m.Shape == Row && m.Row.Cursor():
 		what = "a cursor"
 	default:
 		return

@@ -3,6 +3,7 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 )
 
@@ -375,4 +376,24 @@ func streamResult(res *types.Tuple) StreamKind {
 		return NoStream
 	}
 	return streamKind(res.At(0).Type())
+}
+
+// Cursor reports whether the row type ranges over rows, as pgx.Rows does:
+// it has Next() bool and Err() error.
+func (r *RowType) Cursor() bool {
+	return slices.ContainsFunc(r.Methods, IsNextMethod) && slices.ContainsFunc(r.Methods, IsErrMethod)
+}
+
+// IsErrMethod reports whether fn is Err() error.
+func IsErrMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "Err" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
+		types.Identical(sig.Results().At(0).Type(), errorType)
+}
+
+// IsNextMethod reports whether fn is Next() bool.
+func IsNextMethod(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	return fn.Name() == "Next" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
+		types.Identical(sig.Results().At(0).Type(), types.Typ[types.Bool])
 }

@@ -535,11 +535,7 @@ func (g guard) dropResponses(clear bool) []jen.Code {
 // isResponse reports whether t is *net/http.Response.
 func isResponse(t types.Type) bool {
 	p, ok := types.Unalias(t).(*types.Pointer)
-	if !ok {
-		return false
-	}
-	n, ok := types.Unalias(p.Elem()).(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "net/http" && n.Obj().Name() == "Response"
+	return ok && model.IsNamed(p.Elem(), "net/http", "Response")
 }
 
 // guardReturned renders the statements that make each result of m whose

@@ -129,7 +129,7 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 				body = append(body, e.Clone().Op(":=").Add(call))
 				body = append(body, done(jen.Qual(circuitPath, "Ignored"))...)
 				body = append(body, jen.Return(e.Clone()))
-			case isErrMethod(fn):
+			case model.IsErrMethod(fn):
 				// A cursor's query error comes at Err, with no Scan: an
 				// error there settles the call.
 				e := jen.Id(r.ScanErr)
@@ -143,7 +143,7 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 					),
 					jen.Return(e.Clone()),
 				)
-			case isNextMethod(fn) && cursor(r):
+			case model.IsNextMethod(fn) && r.Cursor():
 				// A cursor's end settles the call, as an iterator's does:
 				// with the outcome of its Err, nil for a clean end.
 				more, e := jen.Id("more"), jen.Id(r.ScanErr)
@@ -181,7 +181,7 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 			jen.Id(r.DoneErr).Op(":=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
 			jen.Id(r.DoneErr).Op("!=").Nil(),
 		).Block(jen.Return(jen.Id(r.DoneErr)))
-		if cursor(r) {
+		if r.Cursor() {
 			// A cursor's scanned row shows no success yet: its end does.
 			settle = jen.If(e.Clone().Op("!=").Nil()).Block(settle)
 		}
@@ -192,26 +192,6 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 			jen.Return(e.Clone()),
 		)
 	}
-}
-
-// isErrMethod reports whether fn is Err() error.
-func isErrMethod(fn *types.Func) bool {
-	sig := fn.Type().(*types.Signature)
-	return fn.Name() == "Err" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
-		types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
-}
-
-// cursor reports whether the row type r ranges over rows, as pgx.Rows
-// does: it has Next() bool and Err() error.
-func cursor(r *model.RowType) bool {
-	return slices.ContainsFunc(r.Methods, isNextMethod) && slices.ContainsFunc(r.Methods, isErrMethod)
-}
-
-// isNextMethod reports whether fn is Next() bool.
-func isNextMethod(fn *types.Func) bool {
-	sig := fn.Type().(*types.Signature)
-	return fn.Name() == "Next" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
-		types.Identical(sig.Results().At(0).Type(), types.Typ[types.Bool])
 }
 
 // isRecvMethod reports whether fn is a stream's Recv() (T, error).
