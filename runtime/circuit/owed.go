@@ -92,6 +92,7 @@ func (c *Circuit) repay(ctx context.Context, settling bool) error {
 		}
 		ow.paid = true
 	}
+	head.prev = nil // all paid: a later head need not keep them
 	if !m.owed.CompareAndSwap(head, nil) {
 		return refused() // another owed meanwhile: the next call writes it
 	}

@@ -115,10 +115,10 @@ func (p Policy) Validate() error {
 	switch {
 	case p.Window != 0 && p.WindowCalls != 0:
 		check(true, "WindowCalls", p.WindowCalls, fmt.Sprintf("must be 0 when Window (%v) is set: a window is of time or of calls", p.Window))
+	case !within(p.WindowCalls, minWindowCalls, maxWindowCalls) && p.WindowCalls != 0:
+		check(true, "WindowCalls", p.WindowCalls, "must be within 1..10000")
 	case p.WindowCalls != 0:
-		check(!within(p.WindowCalls, minWindowCalls, maxWindowCalls), "WindowCalls", p.WindowCalls, "must be within 1..10000")
-		check(within(p.WindowCalls, minWindowCalls, maxWindowCalls) && rate && p.MinCalls > p.WindowCalls,
-			"MinCalls", p.MinCalls, fmt.Sprintf("must be at most WindowCalls (%d)", p.WindowCalls))
+		check(rate && p.MinCalls > p.WindowCalls, "MinCalls", p.MinCalls, fmt.Sprintf("must be at most WindowCalls (%d)", p.WindowCalls))
 	case rate || p.Window != 0:
 		check(!within(p.Window, minWindow, maxWindow), "Window", p.Window, "must be within 1s..1h (FailureRate requires Window or WindowCalls)")
 	}

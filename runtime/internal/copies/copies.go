@@ -210,6 +210,9 @@ func (e *Entry) Created() bool { return e.created.Load() }
 // Found records that a read of e since r found the key (a record or a
 // tombstone). A creation the server reported after r began is kept.
 func (e *Entry) Found(r Reading) {
+	if !e.created.Load() {
+		return
+	}
 	e.mu.Lock()
 	if e.createdAt <= r.keyEpoch {
 		e.created.Store(false)
