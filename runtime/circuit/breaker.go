@@ -70,15 +70,12 @@ func WithClock(now func() time.Time) Option { return func(b *Breaker) { b.clock 
 func WithObserveOnly() Option { return func(b *Breaker) { b.observe = true } }
 
 // WithObserver adds an observer (see Observer for the methods it may have).
-func WithObserver(o Observer) Option {
-	return func(b *Breaker) { b.obs.add(o) }
-}
+func WithObserver(o Observer) Option { return func(b *Breaker) { b.obs.add(o) } }
 
 // New returns a Breaker over store. It does no I/O.
 func New(store Store, opts ...Option) *Breaker {
-	b := &Breaker{store: store, epoch: time.Now()}
+	b := &Breaker{store: store, epoch: time.Now(), alarms: &alarm.Clock{}}
 	b.unset = &bound{b: b}
-	b.alarms = &alarm.Clock{}
 	b.binder, _ = store.(driver.Binder)
 	b.watcher, _ = store.(driver.Watcher)
 	b.wins.Times, _ = store.(driver.WindowStore)

@@ -116,16 +116,6 @@ func (c *Circuit) run(ctx context.Context, p *machine.Policy, op func(context.Co
 	return t.finish(o, opErr)
 }
 
-// passes reports whether a call allow refused with err runs anyway: the
-// circuit is observe-only, and err is a rejection or a StateError.
-func passes(p *machine.Policy, err error) bool {
-	switch err.(type) {
-	case *OpenError, *StateError:
-		return p.ObserveOnly
-	}
-	return false
-}
-
 // allow admits a call under p into *g, or says why not. ctx is asked only
 // when the store is. A decision that writes (a probe's claim) is made again
 // in update, which stores it.
@@ -145,11 +135,10 @@ func (c *Circuit) allow(ctx context.Context, p *machine.Policy, g *machine.Grant
 	var a machine.Admission
 	rejected := c.admit(&v, p, &a)
 	if rejected == nil && a.Next != nil {
-		err := c.update(ctx, false, &v, func(v view) (*driver.Record, error) {
+		if err := c.update(ctx, false, &v, func(v view) (*driver.Record, error) {
 			rejected = c.admit(&v, p, &a)
 			return a.Next, nil
-		})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
 	}
@@ -208,7 +197,7 @@ func (c *Circuit) record(ctx context.Context, settling bool, p *machine.Policy, 
 		if given {
 			v.clk = a.clk
 		}
-		if a.refused != nil && landed(v.rec, a.refused) {
+		if a.refused != nil && machine.Landed(v.rec, a.refused) {
 			return nil, nil
 		}
 		var w driver.Counts
@@ -288,7 +277,12 @@ func (c *Circuit) load(ctx context.Context, v *view) error {
 	v.clk.Reset(c.p.b.read)
 	v.local = c.p.b.local
 	w := c.p.b.watcher
-	k := c.kept.Load()
+	k := c.kept.Load() // kept only from a driver.Watcher
+	if k != nil && !k.w.Holds() && ctx.Err() == nil {
+		if err := w.Refresh(ctx); err != nil {
+			return c.stateError("load", err)
+		}
+	}
 	if k != nil && k.w.Holds() {
 		v.rec, v.k = k.rec, k
 		return nil
@@ -306,15 +300,6 @@ func (c *Circuit) load(ctx context.Context, v *view) error {
 			v.clk, v.local = *machine.At(now), false
 		}
 		return nil
-	}
-	if k != nil {
-		if err := w.Refresh(ctx); err != nil {
-			return c.stateError("load", err)
-		}
-		if k.w.Holds() {
-			v.rec, v.k = k.rec, k
-			return nil
-		}
 	}
 	rec, watch, err := w.LoadWatched(ctx, c.name)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
+	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
 // ErrOpen is matched by every *OpenError, for callers who use errors.Is the
@@ -17,10 +18,6 @@ var ErrOpen error = errOpen{}
 type errOpen struct{}
 
 func (errOpen) Error() string { return "circuit open" }
-
-// retryAfterCap bounds RetryAfter even when a recorded deadline is far away
-// (a clock that stepped back): the longest cooldown plus the longest lease.
-const retryAfterCap = maxCooldown + maxProbeLease
 
 // OpenError is returned, without running the operation, by a call to a circuit
 // that is open, or half-open with another caller's probe in flight. Calls
@@ -54,7 +51,7 @@ type OpenError struct {
 // Breaker with an injected clock, the time left when the call was rejected.
 func (e *OpenError) RetryAfter() time.Duration {
 	if !e.due.IsZero() {
-		return retryAfter(time.Until(e.due))
+		return machine.RetryAfter(time.Until(e.due))
 	}
 	return max(time.Second, e.retryAfter)
 }
@@ -112,12 +109,11 @@ type StateError struct {
 // Error describes the failure.
 func (e *StateError) Error() string {
 	s := fmt.Sprintf("circuit %s: state %s: %v", e.Name, e.Op, e.Err)
-	if e.Ran {
-		s += " (after the operation ran"
-		if e.CallErr != nil {
-			s += fmt.Sprintf("; it returned: %v", e.CallErr)
-		}
-		s += ")"
+	switch {
+	case e.Ran && e.CallErr != nil:
+		return fmt.Sprintf("%s (after the operation ran; it returned: %v)", s, e.CallErr)
+	case e.Ran:
+		return s + " (after the operation ran)"
 	}
 	return s
 }

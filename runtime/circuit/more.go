@@ -10,9 +10,7 @@ import (
 )
 
 // more is the part of a Circuit that only some circuits use, made on first
-// use (or with the Circuit, for bound): the store's handle of a
-// driver.Binder, the rate rule's windows, the latest rejection the kept
-// record did not cover, a settlement owed and the pacing of reports.
+// use, or with the Circuit for bound.
 type more struct {
 	bound    driver.BoundStore         // the store's handle of the circuit (driver.Binder)
 	rej      atomic.Pointer[rejection] // the latest rejection the kept one did not cover (reject.go)

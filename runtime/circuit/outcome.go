@@ -1,6 +1,6 @@
 package circuit
 
-import "strconv"
+import "github.com/circuitgen/circuitgen/runtime/internal/machine"
 
 // Outcome is how a completed call is classified.
 type Outcome uint8
@@ -17,14 +17,4 @@ const (
 )
 
 // String returns "ignored", "success" or "failure".
-func (o Outcome) String() string {
-	switch o {
-	case Ignored:
-		return "ignored"
-	case Success:
-		return "success"
-	case Failure:
-		return "failure"
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
-}
+func (o Outcome) String() string { return machine.Outcome(o).String() }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
@@ -97,16 +96,4 @@ func (c *Circuit) repay(ctx context.Context, settling bool) error {
 		return refused() // another owed meanwhile: the next call writes it
 	}
 	return nil
-}
-
-// landed reports whether stored is tried, a record whose write the store
-// refused: every field the same, its times the same instants.
-func landed(stored, tried *driver.Record) bool {
-	if stored == nil || !stored.UpdatedAt.Equal(tried.UpdatedAt) || !stored.OpenUntil.Equal(tried.OpenUntil) ||
-		!stored.LeaseUntil.Equal(tried.LeaseUntil) {
-		return false
-	}
-	s, t := *stored, *tried
-	s.UpdatedAt, s.OpenUntil, s.LeaseUntil = t.UpdatedAt, t.OpenUntil, t.LeaseUntil
-	return s == t
 }

@@ -5,26 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
-)
-
-// The bounds of a Policy's fields, as its field docs and Validate's
-// messages give them.
-const (
-	minFailureThreshold = 1
-	maxFailureThreshold = driver.MaxFailures
-	minCooldown         = time.Second
-	maxCooldown         = 24 * time.Hour
-	minProbeLease       = time.Second
-	maxProbeLease       = time.Hour
-	minWindow           = time.Second
-	maxWindow           = time.Hour
-	minMinCalls         = 1
-	maxMinCalls         = 1_000_000
-	minWindowCalls      = 1
-	maxWindowCalls      = driver.MaxWindowCalls
-	maxCloseAfter       = driver.MaxSuccesses + 1
 )
 
 // DefaultPolicy is the policy of a circuit whose directive, manifest or
@@ -99,43 +80,15 @@ type Policy struct {
 // *ConfigError per field joined with errors.Join (errors.As finds the
 // first). It returns nil when p is valid.
 func (p Policy) Validate() error {
-	p = p.withDefaults()
 	var errs []error
-	check := func(bad bool, field string, value any, reason string) {
-		if bad {
-			errs = append(errs, &ConfigError{Field: field, Value: fmt.Sprint(value), Reason: reason})
-		}
+	for _, f := range p.rules().Faults() {
+		errs = append(errs, &ConfigError{Field: f.Field, Value: fmt.Sprint(f.Value), Reason: f.Reason})
 	}
-	rate := p.FailureRate != 0
-	check((p.FailureThreshold != 0 || !rate) && !within(p.FailureThreshold, minFailureThreshold, maxFailureThreshold),
-		"FailureThreshold", p.FailureThreshold, "must be within 1..1000")
-	check(rate && !(p.FailureRate > 0 && p.FailureRate <= 1), "FailureRate", p.FailureRate, "must be within (0, 1]")
-	check((rate || p.MinCalls != 0) && !within(p.MinCalls, minMinCalls, maxMinCalls),
-		"MinCalls", p.MinCalls, "must be within 1..1000000 (required with FailureRate)")
-	switch {
-	case p.Window != 0 && p.WindowCalls != 0:
-		check(true, "WindowCalls", p.WindowCalls, fmt.Sprintf("must be 0 when Window (%v) is set: a window is of time or of calls", p.Window))
-	case !within(p.WindowCalls, minWindowCalls, maxWindowCalls) && p.WindowCalls != 0:
-		check(true, "WindowCalls", p.WindowCalls, "must be within 1..10000")
-	case p.WindowCalls != 0:
-		check(rate && p.MinCalls > p.WindowCalls, "MinCalls", p.MinCalls, fmt.Sprintf("must be at most WindowCalls (%d)", p.WindowCalls))
-	case rate || p.Window != 0:
-		check(!within(p.Window, minWindow, maxWindow), "Window", p.Window, "must be within 1s..1h (FailureRate requires Window or WindowCalls)")
-	}
-	check(p.SlowCall < 0, "SlowCall", p.SlowCall, "must not be negative (0 means off)")
-	check(!within(p.Cooldown, minCooldown, maxCooldown), "Cooldown", p.Cooldown, "must be within 1s..24h")
-	check(p.MaxCooldown != 0 && !within(p.MaxCooldown, p.Cooldown, maxCooldown), "MaxCooldown", p.MaxCooldown,
-		fmt.Sprintf("must be within Cooldown (%v)..24h, or 0 for a cooldown that never grows", p.Cooldown))
-	check(!within(p.ProbeLease, minProbeLease, maxProbeLease), "ProbeLease", p.ProbeLease, "must be within 1s..1h")
-	check(!within(p.CloseAfter, 0, maxCloseAfter), "CloseAfter", p.CloseAfter, "must be within 0..100 (0 and 1 both mean one)")
 	if len(errs) == 1 {
 		return errs[0]
 	}
 	return errors.Join(errs...)
 }
-
-// within reports whether lo <= v <= hi.
-func within[T int | time.Duration](v, lo, hi T) bool { return lo <= v && v <= hi }
 
 // withDefaults returns p with DefaultPolicy's value in each zero field that
 // has a default.
@@ -152,5 +105,5 @@ func (p Policy) withDefaults() Policy {
 	return p
 }
 
-// rules returns the state machine's form of p, which Validate accepted.
+// rules returns the state machine's form of p.
 func (p Policy) rules() machine.Policy { return machine.Policy(p.withDefaults()) }

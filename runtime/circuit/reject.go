@@ -25,16 +25,6 @@ type rejection struct {
 	alarm alarm.Alarm // set on the Breaker's alarm clock for the deadline, or passed
 }
 
-// retryAfter is how long a call rejected with left to go should wait:
-// rounded up to the millisecond, at least one second, at most retryAfterCap.
-func retryAfter(left time.Duration) time.Duration {
-	if left > retryAfterCap {
-		return retryAfterCap
-	}
-	left = (left + time.Millisecond - 1).Truncate(time.Millisecond)
-	return max(left, time.Second)
-}
-
 // newRejection returns the rejection of v's record, in state until until
 // (forced: an operator's hold). By the local clock its RetryAfter counts
 // down on the monotonic clock, and with alarm it has an alarm.
@@ -42,7 +32,7 @@ func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, for
 	now := v.clk.Now() // the decision's reading
 	left := until.Sub(now)
 	r := &rejection{rec: v.rec, until: until, err: OpenError{
-		Name: c.name, State: state, Until: until, Forced: forced, ObserveOnly: observe, retryAfter: retryAfter(left),
+		Name: c.name, State: state, Until: until, Forced: forced, ObserveOnly: observe, retryAfter: machine.RetryAfter(left),
 	}}
 	if !v.local || left <= 0 {
 		return r

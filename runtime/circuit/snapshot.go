@@ -70,7 +70,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	if s.Error != "" {
 		state = "error"
 	}
-	s.OpenUntil, s.LeaseUntil, s.UpdatedAt = utc(s.OpenUntil), utc(s.LeaseUntil), utc(s.UpdatedAt)
+	s.OpenUntil, s.LeaseUntil, s.UpdatedAt = s.OpenUntil.UTC(), s.LeaseUntil.UTC(), s.UpdatedAt.UTC()
 	return json.Marshal(snapshotJSON{s.Name, state, (*snapshotFields)(&s)})
 }
 
@@ -107,7 +107,7 @@ func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	}
 	snap := Snapshot{
 		Name: name, Failures: rec.Failures, Generation: rec.Generation,
-		OpenUntil: utc(rec.OpenUntil), LeaseUntil: utc(rec.LeaseUntil), UpdatedAt: utc(rec.UpdatedAt), Exists: true,
+		OpenUntil: rec.OpenUntil.UTC(), LeaseUntil: rec.LeaseUntil.UTC(), UpdatedAt: rec.UpdatedAt.UTC(), Exists: true,
 		Successes: rec.Successes, Reopens: rec.Reopens,
 	}
 	snap.State, snap.Probing, snap.Forced = machine.StateAt(rec, &v.clk)
@@ -126,20 +126,10 @@ func Unreadable(err error) string {
 	return "state unreadable"
 }
 
-func utc(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC()
-}
-
-// Clear starts the named circuit afresh, closed with no failures and an
-// empty window, in place of its record, even a corrupt one; no call
-// admitted before the Clear can change it. A circuit with a record is left
-// with a closed one of a fresh incarnation (machine.Cleared), not with none:
-// calls admitted while a circuit had no record settle against none, so a
-// circuit cleared back to none would count them; a circuit with no record
-// gets one too. A corrupt record is removed first.
+// Clear starts the named circuit afresh, in place of its record, even a
+// corrupt one: closed, with no failures and an empty window. No call
+// admitted before the Clear can change it: the circuit is left with a
+// record of a fresh incarnation (machine.Cleared), never with none.
 func (b *Breaker) Clear(ctx context.Context, name string) error {
 	c, err := b.named(name)
 	if err != nil {
@@ -191,7 +181,7 @@ func (b *Breaker) force(ctx context.Context, op, name string, d time.Duration,
 	if err != nil {
 		return err
 	}
-	if d < minCooldown || d > maxCooldown {
+	if d < machine.MinCooldown || d > machine.MaxCooldown {
 		return &ConfigError{Field: op + " duration", Value: d.String(), Reason: "must be within 1s..24h"}
 	}
 	return c.update(ctx, false, nil, func(v view) (*driver.Record, error) {

@@ -33,15 +33,18 @@ func (c *Circuit) ticket(ctx context.Context, p *machine.Policy) (*Ticket, error
 }
 
 // enter admits one call to the circuit under p into t, or says why not.
-// An observe-only circuit lets a call it refuses pass, unadmitted.
+// An observe-only circuit lets a call it rejects, or a StateError stops,
+// pass unadmitted.
 func (c *Circuit) enter(ctx context.Context, p *machine.Policy, t *Ticket) error {
 	*t = Ticket{c: c, ctx: ctx, p: p}
 	if err := c.allow(ctx, p, &t.grant); err != nil {
-		if !passes(p, err) {
-			return err
+		switch err.(type) {
+		case *OpenError, *StateError:
+			if t.passed = p.ObserveOnly; t.passed {
+				return nil
+			}
 		}
-		t.passed = true
-		return nil
+		return err
 	}
 	if t.timed = p.SlowCall > 0 || c.p.b.obs.calls; t.timed {
 		t.start = c.p.b.since()

@@ -308,3 +308,45 @@ func TestRecordCheckRunsAndForced(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfter covers the rounding and both bounds of a rejection's wait.
+func TestRetryAfter(t *testing.T) {
+	for _, tc := range []struct{ left, want time.Duration }{
+		{-time.Hour, time.Second},
+		{0, time.Second},
+		{999 * time.Millisecond, time.Second},
+		{1500*time.Millisecond + 1, 1501 * time.Millisecond},
+		{30 * time.Second, 30 * time.Second},
+		{24*time.Hour + time.Hour, 25 * time.Hour},
+		{1000 * time.Hour, 25 * time.Hour},
+	} {
+		if got := machine.RetryAfter(tc.left); got != tc.want {
+			t.Errorf("RetryAfter(%v) = %v, want %v", tc.left, got, tc.want)
+		}
+	}
+}
+
+// TestLanded covers the match of a stored record against a refused try: the
+// same instants in another zone match, any other field does not.
+func TestLanded(t *testing.T) {
+	tried := openRec(3, t0.Add(time.Minute))
+	for _, tc := range []struct {
+		name   string
+		stored *driver.Record
+		want   bool
+	}{
+		{"none", nil, false},
+		{"itself", tried, true},
+		{"a copy in another zone", with(tried, func(r *driver.Record) {
+			r.OpenUntil = r.OpenUntil.In(time.FixedZone("x", 3600))
+			r.UpdatedAt = r.UpdatedAt.Local()
+		}), true},
+		{"another deadline", with(tried, func(r *driver.Record) { r.OpenUntil = r.OpenUntil.Add(time.Millisecond) }), false},
+		{"another version", with(tried, func(r *driver.Record) { r.Version++ }), false},
+		{"another count", with(tried, func(r *driver.Record) { r.Failures++ }), false},
+	} {
+		if got := machine.Landed(tc.stored, tried); got != tc.want {
+			t.Errorf("%s: Landed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
