@@ -34,7 +34,7 @@ func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 	case m.Skip:
 		f.Commentf("%s calls next.%s directly: it is not guarded.", m.Name, m.Name)
 	case m.Shape == model.Builder:
-		f.Commentf("%s returns next.%s's %s guarded, on circuit %s's Breaker.", m.Name, m.Name, m.Returns[0].Wrapper.Interface, m.Field.Circuit.Name)
+		f.Commentf("%s returns next.%s's %s guarded, on this %s's circuits.", m.Name, m.Name, m.Returns[0].Wrapper.Interface, w.Type)
 		f.Comment("It takes no claim: the builder's terminal call does.")
 	default:
 		f.Commentf("%s calls next.%s through circuit %s.", m.Name, m.Name, m.Field.Circuit.Name)
@@ -45,7 +45,7 @@ func method(f *jen.File, file *model.File, w *model.Wrapper, m *model.Method) {
 		return
 	}
 	if m.Shape == model.Builder {
-		decl.Block(builder(m, call)...)
+		decl.Block(builder(w, m, call)...)
 		return
 	}
 	classify := jen.Id(m.Classify.Name)
@@ -506,7 +506,7 @@ func (g guard) errorLast() []jen.Code {
 		// *circuit.StateError) is closed, so its connection is not lost.
 		body = append(body, jen.If(jen.Id(m.Err).Op("!=").Nil()).Block(drop...))
 	}
-	body = append(body, guardReturned(m)...)
+	body = append(body, guardReturned(g.w, m)...)
 	return append(body, jen.Return(out...))
 }
 
@@ -538,14 +538,27 @@ func isResponse(t types.Type) bool {
 	return ok && model.IsNamed(p.Elem(), "net/http", "Response")
 }
 
-// guardReturned renders the statements that make each result of m whose
-// interface this file guards come back guarded, on the same Breaker.
-func guardReturned(m *model.Method) []jen.Code {
+// guardReturned renders the statements that make each result of m, a
+// method of w, whose interface this file guards come back guarded: on w's
+// circuit of each name w has, so that the circuits a caller prepared
+// (w.With) guard the result too, and on the same Breaker otherwise.
+func guardReturned(w *model.Wrapper, m *model.Method) []jen.Code {
 	var body []jen.Code
 	for _, ret := range m.Returns {
 		r := jen.Id(m.Results[ret.Result].Name)
+		args := []jen.Code{r.Clone()}
+		for _, fd := range ret.Wrapper.Fields {
+			circuit := jen.Id(m.Recv).Dot(m.Field.Name).Dot("Breaker").Call().Dot("Circuit").Call(jen.Lit(fd.Circuit.Name), jen.Id(fd.Policy.Var))
+			for _, own := range w.Fields {
+				if own.Circuit.Name == fd.Circuit.Name {
+					circuit = jen.Id(m.Recv).Dot(own.Name)
+					break
+				}
+			}
+			args = append(args, circuit)
+		}
 		body = append(body, jen.If(r.Clone().Op("!=").Nil()).Block(
-			r.Clone().Op("=").Id(ret.Wrapper.Constructor).Call(r.Clone(), jen.Id(m.Recv).Dot(m.Field.Name).Dot("Breaker").Call()),
+			r.Clone().Op("=").Id(ret.Wrapper.With).Call(args...),
 		))
 	}
 	return body
@@ -553,8 +566,8 @@ func guardReturned(m *model.Method) []jen.Code {
 
 // builder renders the body of a Builder method: next's result, guarded;
 // no claim is taken.
-func builder(m *model.Method, call *jen.Statement) []jen.Code {
+func builder(w *model.Wrapper, m *model.Method, call *jen.Statement) []jen.Code {
 	body := []jen.Code{jen.Id(m.Results[0].Name).Op(":=").Add(call)}
-	body = append(body, guardReturned(m)...)
+	body = append(body, guardReturned(w, m)...)
 	return append(body, jen.Return(jen.Id(m.Results[0].Name)))
 }

@@ -80,7 +80,7 @@ var schema = []*key{
 		parse: parseCircuitName, yamlTags: str, slot: func(o *Options) slot { return &o.Circuit }},
 	{Name: "skip", Levels: atInterface, list: true, entry: "a method name", Value: "method names", Doc: "methods that call straight through, unguarded, embedded ones included (a method directive says //circuitgen:skip, a manifest method skip: true)",
 		parse: parseIdent, yamlTags: str, slot: func(o *Options) slot { return &o.Skip }},
-	{Name: "guard_returned", Levels: atInterface | atMethod, Value: "true or false", Doc: "whether an interface a method returns comes back guarded, on the same Breaker, when this run guards that interface too",
+	{Name: "guard_returned", Levels: atInterface | atMethod, Value: "true or false", Doc: "whether an interface a method returns comes back guarded, when this run guards that interface too",
 		parse: parseBool, yamlTags: []string{"!!bool"}, slot: func(o *Options) slot { return &o.GuardReturned }, Default: "true"},
 	{Name: "fallback", Levels: atInterface | atMethod, Value: "rejected, failed or never", Doc: "when the wrapper's fallback (With…Fallback) answers: rejected, on a *circuit.OpenError; failed, also on a counted Failure; never (a write)",
 		parse: parseFallback, yamlTags: str, slot: func(o *Options) slot { return &o.Fallback }, Default: "rejected"},

@@ -214,12 +214,12 @@ func (g *GuardedKV) Put(ctx context.Context, key string, val string, opts ...cli
 	return r0, err
 }
 
-// Txn returns next.Txn's Txn guarded, on circuit etcd's Breaker.
+// Txn returns next.Txn's Txn guarded, on this GuardedKV's circuits.
 // It takes no claim: the builder's terminal call does.
 func (g *GuardedKV) Txn(ctx context.Context) clientv3.Txn {
 	r0 := g.next.Txn(ctx)
 	if r0 != nil {
-		r0 = NewGuardedTxn(r0, g.etcd.Breaker())
+		r0 = NewGuardedTxnWithCircuits(r0, g.etcd)
 	}
 	return r0
 }
@@ -306,32 +306,32 @@ func (g *GuardedTxn) Commit() (*clientv3.TxnResponse, error) {
 	return r0, err
 }
 
-// Else returns next.Else's Txn guarded, on circuit etcd's Breaker.
+// Else returns next.Else's Txn guarded, on this GuardedTxn's circuits.
 // It takes no claim: the builder's terminal call does.
 func (g *GuardedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 	r0 := g.next.Else(ops...)
 	if r0 != nil {
-		r0 = NewGuardedTxn(r0, g.etcd.Breaker())
+		r0 = NewGuardedTxnWithCircuits(r0, g.etcd)
 	}
 	return r0
 }
 
-// If returns next.If's Txn guarded, on circuit etcd's Breaker.
+// If returns next.If's Txn guarded, on this GuardedTxn's circuits.
 // It takes no claim: the builder's terminal call does.
 func (g *GuardedTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
 	r0 := g.next.If(cs...)
 	if r0 != nil {
-		r0 = NewGuardedTxn(r0, g.etcd.Breaker())
+		r0 = NewGuardedTxnWithCircuits(r0, g.etcd)
 	}
 	return r0
 }
 
-// Then returns next.Then's Txn guarded, on circuit etcd's Breaker.
+// Then returns next.Then's Txn guarded, on this GuardedTxn's circuits.
 // It takes no claim: the builder's terminal call does.
 func (g *GuardedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
 	r0 := g.next.Then(ops...)
 	if r0 != nil {
-		r0 = NewGuardedTxn(r0, g.etcd.Breaker())
+		r0 = NewGuardedTxnWithCircuits(r0, g.etcd)
 	}
 	return r0
 }

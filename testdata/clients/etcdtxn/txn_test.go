@@ -100,3 +100,26 @@ func TestTxnBuilderAgainstEtcdClient(t *testing.T) {
 		t.Errorf("the rejected Commit reached the server %d times, want none", after-before)
 	}
 }
+
+// TestTxnOnPreparedCircuits guards the parent with a circuit the caller
+// prepared, under a policy of its own: the transactions it builds run
+// through that circuit, so one failure opens it.
+func TestTxnOnPreparedCircuits(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	s := &kvServer{}
+	s.down.Store(true)
+	etcd := kit.Breaker.Circuit("etcd", circuit.Policy{FailureThreshold: 1})
+	kv := NewGuardedKVWithCircuits(serve(t, s), etcd)
+
+	if _, err := commit(ctx, kv); status.Code(err) != codes.Unavailable {
+		t.Fatalf("Commit on a server without a leader: %v, want Unavailable", err)
+	}
+	var open *circuit.OpenError
+	if _, err := commit(ctx, kv); !errors.As(err, &open) {
+		t.Fatalf("Commit after one failure under FailureThreshold 1: %v, want the *circuit.OpenError", err)
+	}
+	if n := s.txns.Load(); n != 1 {
+		t.Errorf("the server saw %d commits, want 1", n)
+	}
+}

@@ -192,7 +192,7 @@ func (g *GuardedJetStream) CreateKeyValue(ctx context.Context, cfg jetstream.Key
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
+		r0 = NewGuardedKeyValueWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-kv", policyJetStream))
 	}
 	return r0, err
 }
@@ -273,7 +273,7 @@ func (g *GuardedJetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg jetst
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
+		r0 = NewGuardedKeyValueWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-kv", policyJetStream))
 	}
 	return r0, err
 }
@@ -354,7 +354,7 @@ func (g *GuardedJetStream) CreateOrUpdateStream(ctx context.Context, cfg jetstre
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
+		r0 = NewGuardedStreamWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-stream", policyJetStream))
 	}
 	return r0, err
 }
@@ -409,7 +409,7 @@ func (g *GuardedJetStream) CreateStream(ctx context.Context, cfg jetstream.Strea
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
+		r0 = NewGuardedStreamWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-stream", policyJetStream))
 	}
 	return r0, err
 }
@@ -534,7 +534,7 @@ func (g *GuardedJetStream) KeyValue(ctx context.Context, bucket string) (jetstre
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
+		r0 = NewGuardedKeyValueWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-kv", policyJetStream))
 	}
 	return r0, err
 }
@@ -889,7 +889,7 @@ func (g *GuardedJetStream) Stream(ctx context.Context, stream string) (jetstream
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
+		r0 = NewGuardedStreamWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-stream", policyJetStream))
 	}
 	return r0, err
 }
@@ -975,7 +975,7 @@ func (g *GuardedJetStream) UpdateKeyValue(ctx context.Context, cfg jetstream.Key
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedKeyValue(r0, g.jetstream.Breaker())
+		r0 = NewGuardedKeyValueWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-kv", policyJetStream))
 	}
 	return r0, err
 }
@@ -1056,7 +1056,7 @@ func (g *GuardedJetStream) UpdateStream(ctx context.Context, cfg jetstream.Strea
 		}
 	}
 	if r0 != nil {
-		r0 = NewGuardedStream(r0, g.jetstream.Breaker())
+		r0 = NewGuardedStreamWithCircuits(r0, g.jetstream.Breaker().Circuit("jetstream-stream", policyJetStream))
 	}
 	return r0, err
 }
