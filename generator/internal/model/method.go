@@ -114,6 +114,12 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 		m.Shape, m.Row = Row, &RowType{Iface: m.Results[0].Type, Methods: rowMethods(m.Results[0].Type)}
 		return true
 	}
+	if n == 2 && types.Identical(m.Results[1].Type, errorType) && seqElem(m.Results[0].Type) != nil {
+		// (iter.Seq2[T, error], error): an error at open settles the
+		// call, else the iteration does, as an iterator alone does.
+		m.Shape, m.Elem = Seq, seqElem(m.Results[0].Type)
+		return true
+	}
 	if n > 0 && types.Identical(m.Results[n-1].Type, errorType) {
 		m.Shape = ErrorLast
 		return true

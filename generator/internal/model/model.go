@@ -185,8 +185,9 @@ type Method struct {
 	// Ticket, Settled, Yield and Value are the locals of the deferred
 	// shapes (Row, Seq, Stream): the admitted call, whether it was
 	// settled, the iterator's yield and the element it passes on; Stop a
-	// Stream's, the stop of its context's AfterFunc.
-	Ticket, Settled, Yield, Value, Stop string
+	// Stream's, the stop of its context's AfterFunc; OpenErr a Seq's
+	// error at open, when it returns one.
+	Ticket, Settled, Yield, Value, Stop, OpenErr string
 }
 
 // FallbackMode is when a wrapper's fallback answers a guarded method.
@@ -272,7 +273,8 @@ const (
 	Row
 	// Seq is a method whose only result is an iter.Seq2[T, error]: the
 	// call is admitted when iteration starts and settled by the first
-	// error or a clean end.
+	// error or a clean end. One returning (iter.Seq2[T, error], error) is
+	// admitted at the call, and an error at open settles it.
 	Seq
 	// Reported is a method whose only result reports its error with
 	// Err() error, Error() error or FirstErr() error but cannot be set

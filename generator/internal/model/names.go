@@ -346,6 +346,9 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	if m.Shape == Seq {
 		m.Settled, m.Yield, m.Value = s.add("settled"), s.add("yield"), s.add("v")
+		if len(m.Results) == 2 {
+			m.OpenErr = s.add("openErr")
+		}
 	}
 	if m.Fallback == FallbackFailed {
 		m.Failed, m.Outcome = s.add("failed"), s.add("outcome")

@@ -281,7 +281,7 @@ func (g guard) stream() []jen.Code {
 // else R settles it. A stream's afterFunc, run once it opened, sets the
 // stop of its context's AfterFunc.
 func (g guard) opened(afterFunc jen.Code) []jen.Code {
-	m, r, ticket := g.m, g.m.Row, jen.Id(g.m.Ticket)
+	m, r := g.m, g.m.Row
 	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
 	fields := []jen.Code{
 		jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
@@ -295,34 +295,48 @@ func (g guard) opened(afterFunc jen.Code) []jen.Code {
 	if afterFunc == nil {
 		what = "the call"
 	}
-	body := []jen.Code{
-		g.admit(rejected...),
-		jen.List(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)).Op(":=").Add(g.call),
-		jen.If(jen.Id(m.CallErr).Op("!=").Nil()).Block(
-			jen.Comment(what+" did not open: its error settles the call, as a returned error does"),
-			jen.If(jen.Id(m.Err).Op("=").Add(ticket.Clone()).Dot("Done").Call(g.outcome(g.ctx(), m.CallErr)), jen.Id(m.Err).Op("!=").Nil()).Block(
-				jen.Return(jen.Nil(), jen.Id(m.Err)),
-			),
-			jen.Return(jen.Id(m.Results[0].Name), jen.Id(m.CallErr)),
-		),
-	}
+	body := append([]jen.Code{g.admit(rejected...)}, g.open(what, m.CallErr)...)
 	if afterFunc != nil {
 		body = append(body, afterFunc)
 	}
 	return append(body, jen.Return(jen.Op("&").Id(r.Name).Values(fields...), jen.Nil()))
 }
 
+// open renders the call of a method returning (R, error), admitted, with
+// the error in the local errName: an error at open settles the call, as a
+// returned error does, and is returned; else R, in the method's first
+// result, settles it later.
+func (g guard) open(what, errName string) []jen.Code {
+	m, ticket := g.m, jen.Id(g.m.Ticket)
+	return []jen.Code{
+		jen.List(jen.Id(m.Results[0].Name), jen.Id(errName)).Op(":=").Add(g.call),
+		jen.If(jen.Id(errName).Op("!=").Nil()).Block(
+			jen.Comment(what+" did not open: its error settles the call, as a returned error does"),
+			jen.If(jen.Id(m.Err).Op("=").Add(ticket.Clone()).Dot("Done").Call(g.outcome(g.ctx(), errName)), jen.Id(m.Err).Op("!=").Nil()).Block(
+				jen.Return(jen.Nil(), jen.Id(m.Err)),
+			),
+			jen.Return(jen.Id(m.Results[0].Name), jen.Id(errName)),
+		),
+	}
+}
+
 // seq renders the body of a method returning an iter.Seq2[T, error]: the
 // call is admitted when iteration starts and settled by the first error or
-// a clean end; stopping early, or a panic, settles it as Ignored.
+// a clean end; stopping early, or a panic, settles it as Ignored. One
+// returning (iter.Seq2[T, error], error) is admitted at the call, and an
+// error at open settles it, as a returned error does.
 func (g guard) seq() []jen.Code {
 	m := g.m
 	elem := typeCode(m.Elem)
+	seq := g.call
+	if len(m.Results) == 2 {
+		seq = jen.Id(m.Results[0].Name)
+	}
 	ignored := jen.Qual(circuitPath, "Ignored")
 	settle := func(o jen.Code) jen.Code {
 		return jen.Id(m.Settled).Op("=").True().Line().Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(o)
 	}
-	loop := jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(g.call)).Block(
+	loop := jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(seq)).Block(
 		jen.If(jen.Id(m.CallErr).Op("!=").Nil().Op("&&").Op("!").Id(m.Settled)).Block(settle(g.outcome(g.ctx(), m.CallErr))),
 		jen.If(jen.Op("!").Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr))).Block(jen.Return()),
 	)
@@ -333,7 +347,24 @@ func (g guard) seq() []jen.Code {
 			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr)),
 		),
 	)
-	return []jen.Code{jen.Return(jen.Func().Params(jen.Id(m.Yield).Func().Params(elem, jen.Error()).Bool()).Block(
+	iterate := []jen.Code{
+		jen.Id(m.Settled).Op(":=").False(),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Op("!").Id(m.Settled)).Block(
+				jen.Comment("stopped early, or a panic: neither a success nor a failure"),
+				jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(ignored),
+			),
+		).Call(),
+		loop,
+		end,
+	}
+	iterator := jen.Func().Params(jen.Id(m.Yield).Func().Params(elem, jen.Error()).Bool())
+	if len(m.Results) == 2 {
+		rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
+		body := append([]jen.Code{g.admit(rejected...)}, g.open("the iterator", m.OpenErr)...)
+		return append(body, jen.Return(iterator.Block(iterate...), jen.Nil()))
+	}
+	return []jen.Code{jen.Return(iterator.Block(append([]jen.Code{
 		g.admit(append(g.fallback(m.Err, false, func(call *jen.Statement) []jen.Code {
 			// Iterate the fallback's sequence instead.
 			return []jen.Code{
@@ -347,16 +378,7 @@ func (g guard) seq() []jen.Code {
 			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.Err)),
 			jen.Return(),
 		)...),
-		jen.Id(m.Settled).Op(":=").False(),
-		jen.Defer().Func().Params().Block(
-			jen.If(jen.Op("!").Id(m.Settled)).Block(
-				jen.Comment("stopped early, or a panic: neither a success nor a failure"),
-				jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(ignored),
-			),
-		).Call(),
-		loop,
-		end,
-	))}
+	}, iterate...)...))}
 }
 
 // reported renders the body of a method whose result reports its error

@@ -167,7 +167,7 @@ func usage(w *model.Wrapper) []string {
 		call += "." + first.ErrMethod + "()"
 	case first.Shape == model.Row && len(first.Results) == 1:
 		call += ".Scan(…)"
-	case first.Shape == model.Seq:
+	case first.Shape == model.Seq && len(first.Results) == 1:
 	default:
 		for range len(first.Results) - 1 {
 			results = append(results, "_")
@@ -180,7 +180,7 @@ func usage(w *model.Wrapper) []string {
 		fmt.Sprintf("\t// circuit %s is open: retry after open.RetryAfter()", first.Field.Circuit.Name),
 		"}",
 	}
-	if first.Shape == model.Seq {
+	if first.Shape == model.Seq && len(first.Results) == 1 {
 		lines = append(lines, fmt.Sprintf("for _, err := range %s {", call))
 		for _, l := range check {
 			lines = append(lines, "\t"+l)

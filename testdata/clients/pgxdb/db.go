@@ -32,6 +32,9 @@ var _ Pool = (*pgxpool.Pool)(nil)
 type Catalog interface {
 	// Numbers streams 1..n.
 	Numbers(ctx context.Context, n int) iter.Seq2[int, error]
+	// Ints sends a query returning one integer column, then streams its
+	// rows: an error at open comes with the iterator, a later one in it.
+	Ints(ctx context.Context, sql string, args ...any) (iter.Seq2[int, error], error)
 }
 
 // PoolCatalog is a Catalog over a pool.
@@ -40,11 +43,26 @@ type PoolCatalog struct{ Pool *pgxpool.Pool }
 // Numbers streams 1..n from generate_series; the first error ends it.
 func (c PoolCatalog) Numbers(ctx context.Context, n int) iter.Seq2[int, error] {
 	return func(yield func(int, error) bool) {
-		rows, err := c.Pool.Query(ctx, "SELECT generate_series(1, $1)", n)
+		seq, err := c.Ints(ctx, "SELECT generate_series(1, $1)", n)
 		if err != nil {
 			yield(0, err)
 			return
 		}
+		for v, err := range seq {
+			if !yield(v, err) {
+				return
+			}
+		}
+	}
+}
+
+// Ints sends sql, then streams its integer column; the first error ends it.
+func (c PoolCatalog) Ints(ctx context.Context, sql string, args ...any) (iter.Seq2[int, error], error) {
+	rows, err := c.Pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(int, error) bool) {
 		defer rows.Close()
 		for rows.Next() {
 			var v int
@@ -59,5 +77,5 @@ func (c PoolCatalog) Numbers(ctx context.Context, n int) iter.Seq2[int, error] {
 		if err := rows.Err(); err != nil {
 			yield(0, err)
 		}
-	}
+	}, nil
 }

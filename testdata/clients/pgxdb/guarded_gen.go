@@ -277,11 +277,10 @@ func (r *guardedPoolQueryRowRow) Scan(p0 ...any) error {
 // (WithCatalogFallback):
 //
 //	client := NewGuardedCatalog(next, b) // b: the application's *circuit.Breaker
-//	for _, err := range client.Numbers(ctx, n) {
-//		var open *circuit.OpenError
-//		if errors.As(err, &open) {
-//			// circuit postgres-catalog is open: retry after open.RetryAfter()
-//		}
+//	_, err := client.Ints(ctx, sql, args)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit postgres-catalog is open: retry after open.RetryAfter()
 //	}
 type GuardedCatalog struct {
 	next            Catalog
@@ -328,6 +327,53 @@ func NewGuardedCatalogWithCircuits(next Catalog, postgresCatalog *circuit.Circui
 		opt(g)
 	}
 	return g
+}
+
+// Ints calls next.Ints through circuit postgres-catalog.
+func (g *GuardedCatalog) Ints(ctx context.Context, sql string, args ...any) (iter.Seq2[int, error], error) {
+	ticket, err := g.postgresCatalog.Allow(ctx)
+	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.Ints(circuit.WithFallback(ctx, err), sql, args...)
+			}
+		}
+		return nil, err
+	}
+	r0, openErr := g.next.Ints(ctx, sql, args...)
+	if openErr != nil {
+		// the iterator did not open: its error settles the call, as a returned error does
+		if err = ticket.Done(classifyPool(ctx, openErr)); err != nil {
+			return nil, err
+		}
+		return r0, openErr
+	}
+	return func(yield func(int, error) bool) {
+		settled := false
+		defer func() {
+			if !settled {
+				// stopped early, or a panic: neither a success nor a failure
+				_ = ticket.Done(circuit.Ignored)
+			}
+		}()
+		for v, callErr := range r0 {
+			if callErr != nil && !settled {
+				settled = true
+				_ = ticket.Done(classifyPool(ctx, callErr))
+			}
+			if !yield(v, callErr) {
+				return
+			}
+		}
+		if !settled {
+			settled = true
+			if callErr := ticket.Done(circuit.Success); callErr != nil {
+				var v int
+				yield(v, callErr)
+			}
+		}
+	}, nil
 }
 
 // Numbers calls next.Numbers through circuit postgres-catalog.

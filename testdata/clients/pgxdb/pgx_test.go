@@ -258,3 +258,58 @@ func TestFallbacksAgainstPostgres(t *testing.T) {
 		t.Errorf("the rejected calls dialed the gone server %d times, want none", after-before)
 	}
 }
+
+// TestOpenedIteratorAgainstPostgres drives the guarded catalog's Ints,
+// which returns (iter.Seq2[int, error], error): pgx sends the query at
+// the call, and an error during it comes while the rows are ranged over,
+// after Ints returned, and counts there. Rows read to their end count no
+// failure; three queries past their deadline open the circuit; a server
+// that went away fails at open.
+func TestOpenedIteratorAgainstPostgres(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	cat := NewGuardedCatalog(PoolCatalog{newPool(t, testenv.PostgresDSN(t))}, kit.Breaker)
+	sum := func(ctx context.Context, c Catalog, sql string) (int, error) {
+		seq, err := c.Ints(ctx, sql)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for v, err := range seq {
+			if err != nil {
+				return n, err
+			}
+			n += v
+		}
+		return n, nil
+	}
+	if n, err := sum(ctx, cat, "SELECT generate_series(1, 10)"); err != nil || n != 55 {
+		t.Fatalf("sum of 1..10 = %d, %v; want 55", n, err)
+	}
+	for i := range 3 {
+		late, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		_, err := sum(late, cat, "SELECT 1 FROM pg_sleep(5)")
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("query %d past its deadline: %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateOpen {
+		t.Fatalf("after 3 queries past their deadline: %+v, want open", s)
+	}
+	var open *circuit.OpenError
+	if _, err := cat.Ints(ctx, "SELECT 1"); !errors.As(err, &open) {
+		t.Fatalf("Ints on the open circuit: %v, want the *circuit.OpenError", err)
+	}
+
+	kit = circuittest.New()
+	down := NewGuardedCatalog(PoolCatalog{newPool(t, dsn(gone.Start(t)))}, kit.Breaker)
+	for range 3 {
+		if seq, err := down.Ints(ctx, "SELECT 1"); err == nil || seq != nil {
+			t.Fatalf("Ints on a server that went away: %v, %v; want no iterator and an error", seq != nil, err)
+		}
+	}
+	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateOpen {
+		t.Fatalf("after 3 failures at open: %+v, want open", s)
+	}
+}
