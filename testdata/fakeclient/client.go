@@ -6,6 +6,7 @@ package fakeclient
 
 import (
 	"context"
+	"iter"
 	"net/http"
 )
 
@@ -40,4 +41,12 @@ type Client interface {
 	Fetch(path string, ctx context.Context) (*http.Response, error)
 	//circuitgen:skip
 	Name() string
+}
+
+// Lister opens a listing, then streams it: an error at open comes with
+// the iterator, a later one in it.
+//
+//circuitgen:guard circuit=list threshold=1 cooldown=1m errors=*ConnError
+type Lister interface {
+	List(ctx context.Context) (iter.Seq2[int, error], error)
 }

@@ -5,7 +5,9 @@ package fakeclient
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -195,7 +197,7 @@ func (g *GuardedClient) Name() string {
 func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 	op := func(context.Context) (circuit.Outcome, error) {
 		callErr := g.next.Post(ctx, body)
-		return classifySvcPost(ctx, callErr), callErr
+		return classifyClient1(ctx, callErr), callErr
 	}
 	var err error
 	if q := g.svcPost.Quiet(); q.Admitted() {
@@ -213,6 +215,133 @@ func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 		}
 	}
 	return err
+}
+
+// GuardedLister is a Lister that runs every call of a guarded method through a
+// circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithListerFallback):
+//
+//	client := NewGuardedLister(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.List(ctx)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit list is open: retry after open.RetryAfter()
+//	}
+type GuardedLister struct {
+	next     Lister
+	list     *circuit.Circuit // list
+	fallback Lister           // nil: no fallback
+}
+
+// GuardedListerOption configures a GuardedLister made by NewGuardedLister or
+// NewGuardedListerWithCircuits.
+type GuardedListerOption func(*GuardedLister)
+
+// WithListerFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithListerFallback(f Lister) GuardedListerOption {
+	return func(g *GuardedLister) {
+		g.fallback = f
+	}
+}
+
+// NewGuardedLister returns a GuardedLister that calls next through the circuits
+// of b, with the policies circuitgen was given.
+func NewGuardedLister(next Lister, b *circuit.Breaker, opts ...GuardedListerOption) *GuardedLister {
+	return NewGuardedListerWithCircuits(
+		next,
+		b.Circuit("list", policyClient),
+		opts...,
+	)
+}
+
+// NewGuardedListerWithCircuits returns a GuardedLister that calls next through
+// circuits the caller prepared with Breaker.Circuit: list for circuit list.
+func NewGuardedListerWithCircuits(next Lister, list *circuit.Circuit, opts ...GuardedListerOption) *GuardedLister {
+	g := &GuardedLister{
+		next: next,
+		list: list,
+	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
+}
+
+// List calls next.List through circuit list.
+func (g *GuardedLister) List(ctx context.Context) (iter.Seq2[int, error], error) {
+	ticket, err := g.list.Allow(ctx)
+	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.List(circuit.WithFallback(ctx, err))
+			}
+		}
+		return nil, err
+	}
+	var opened bool
+	defer func() {
+		if !opened {
+			// a panic at open: neither a success nor a failure
+			_ = ticket.Done(circuit.Ignored)
+		}
+	}()
+	r0, openErr := g.next.List(ctx)
+	opened = true
+	if openErr != nil {
+		// the iterator did not open: its error settles the call, as a returned error does
+		if err = ticket.Done(classifyClient1(ctx, openErr)); err != nil {
+			return nil, err
+		}
+		return r0, openErr
+	}
+	if r0 == nil {
+		// nothing to read, and no error: a success
+		return nil, ticket.Done(circuit.Success)
+	}
+	var ranged atomic.Bool
+	return func(yield func(int, error) bool) {
+		rangeTicket := ticket
+		if ranged.Swap(true) {
+			// ranged again: admitted again, as a call of its own
+			var rangeErr error
+			if rangeTicket, rangeErr = g.list.Allow(ctx); rangeErr != nil {
+				var v int
+				yield(v, rangeErr)
+				return
+			}
+		}
+		settled := false
+		defer func() {
+			if !settled {
+				// stopped early, or a panic: neither a success nor a failure
+				_ = rangeTicket.Done(circuit.Ignored)
+			}
+		}()
+		for v, callErr := range r0 {
+			if callErr != nil && !settled {
+				settled = true
+				_ = rangeTicket.Done(classifyClient1(ctx, callErr))
+			}
+			if !yield(v, callErr) {
+				return
+			}
+		}
+		if !settled {
+			settled = true
+			if callErr := rangeTicket.Done(circuit.Success); callErr != nil {
+				var v int
+				yield(v, callErr)
+			}
+		}
+	}, nil
 }
 
 // classifySvcRPC returns Ignored for any error of a call whose ctx the caller
@@ -270,18 +399,18 @@ func classifyClient(ctx context.Context, result *http.Response, err error) circu
 	return circuit.Success
 }
 
-// classifySvcPost returns Ignored for any error of a call whose ctx the caller
+// classifyClient1 returns Ignored for any error of a call whose ctx the caller
 // cancelled; Failure for *ConnError; Ignored for any other error; Success
-// otherwise. Circuit svc-post uses it.
-func classifySvcPost(ctx context.Context, err error) circuit.Outcome {
+// otherwise. Circuits svc-post, list use it.
+func classifyClient1(ctx context.Context, err error) circuit.Outcome {
 	if err == nil {
 		return circuit.Success
 	}
-	return classifySvcPostErr(ctx, err)
+	return classifyClient1Err(ctx, err)
 }
 
-// classifySvcPostErr classifies a non-nil error for classifySvcPost.
-func classifySvcPostErr(ctx context.Context, err error) circuit.Outcome {
+// classifyClient1Err classifies a non-nil error for classifyClient1.
+func classifyClient1Err(ctx context.Context, err error) circuit.Outcome {
 	if ctx.Err() == context.Canceled {
 		// the caller gave up: not the provider's failure
 		return circuit.Ignored

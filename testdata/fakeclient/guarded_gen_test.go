@@ -4,3 +4,6 @@ package fakeclient
 
 // GuardedClient implements Client.
 var _ Client = (*GuardedClient)(nil)
+
+// GuardedLister implements Lister.
+var _ Lister = (*GuardedLister)(nil)

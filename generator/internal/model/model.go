@@ -185,9 +185,12 @@ type Method struct {
 	// Ticket, Settled, Yield and Value are the locals of the deferred
 	// shapes (Row, Seq, Stream): the admitted call, whether it was
 	// settled, the iterator's yield and the element it passes on; Stop a
-	// Stream's, the stop of its context's AfterFunc; OpenErr a Seq's
-	// error at open, when it returns one.
-	Ticket, Settled, Yield, Value, Stop, OpenErr string
+	// Stream's, the stop of its context's AfterFunc. Opened records that
+	// a method returning (R, error) opened R; a Seq's OpenErr is its
+	// error at open, Ranged that its iterator was ranged, RangeTicket and
+	// RangeErr a range's admission.
+	Ticket, Settled, Yield, Value, Stop, Opened string
+	OpenErr, Ranged, RangeTicket, RangeErr      string
 }
 
 // FallbackMode is when a wrapper's fallback answers a guarded method.

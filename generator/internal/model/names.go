@@ -340,6 +340,9 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	if m.Shape == Row || m.Shape == Seq || m.Shape == Stream {
 		m.Ticket = s.add("ticket")
+		if len(m.Results) == 2 {
+			m.Opened = s.add("opened")
+		}
 	}
 	if m.Shape == Stream {
 		m.Stop = s.add("stop")
@@ -347,7 +350,8 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	if m.Shape == Seq {
 		m.Settled, m.Yield, m.Value = s.add("settled"), s.add("yield"), s.add("v")
 		if len(m.Results) == 2 {
-			m.OpenErr = s.add("openErr")
+			m.OpenErr, m.Ranged = s.add("openErr"), s.add("ranged")
+			m.RangeTicket, m.RangeErr = s.add("rangeTicket"), s.add("rangeErr")
 		}
 	}
 	if m.Fallback == FallbackFailed {

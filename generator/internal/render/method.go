@@ -304,18 +304,31 @@ func (g guard) opened(afterFunc jen.Code) []jen.Code {
 
 // open renders the call of a method returning (R, error), admitted, with
 // the error in the local errName: an error at open settles the call, as a
-// returned error does, and is returned; else R, in the method's first
-// result, settles it later.
+// returned error does, and is returned, as is a nil R with no error, a
+// Success; else R, in the method's first result, settles it later. A
+// panic at open settles it as Ignored, as Run does.
 func (g guard) open(what, errName string) []jen.Code {
-	m, ticket := g.m, jen.Id(g.m.Ticket)
+	m, ticket, r := g.m, jen.Id(g.m.Ticket), jen.Id(g.m.Results[0].Name)
 	return []jen.Code{
-		jen.List(jen.Id(m.Results[0].Name), jen.Id(errName)).Op(":=").Add(g.call),
+		jen.Var().Id(m.Opened).Bool(),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Op("!").Id(m.Opened)).Block(
+				jen.Comment("a panic at open: neither a success nor a failure"),
+				jen.Id("_").Op("=").Add(ticket.Clone()).Dot("Done").Call(jen.Qual(circuitPath, "Ignored")),
+			),
+		).Call(),
+		jen.List(r.Clone(), jen.Id(errName)).Op(":=").Add(g.call),
+		jen.Id(m.Opened).Op("=").True(),
 		jen.If(jen.Id(errName).Op("!=").Nil()).Block(
 			jen.Comment(what+" did not open: its error settles the call, as a returned error does"),
 			jen.If(jen.Id(m.Err).Op("=").Add(ticket.Clone()).Dot("Done").Call(g.outcome(g.ctx(), errName)), jen.Id(m.Err).Op("!=").Nil()).Block(
 				jen.Return(jen.Nil(), jen.Id(m.Err)),
 			),
-			jen.Return(jen.Id(m.Results[0].Name), jen.Id(errName)),
+			jen.Return(r.Clone(), jen.Id(errName)),
+		),
+		jen.If(r.Clone().Op("==").Nil()).Block(
+			jen.Comment("nothing to read, and no error: a success"),
+			jen.Return(jen.Nil(), ticket.Clone().Dot("Done").Call(jen.Qual(circuitPath, "Success"))),
 		),
 	}
 }
@@ -332,9 +345,13 @@ func (g guard) seq() []jen.Code {
 	if len(m.Results) == 2 {
 		seq = jen.Id(m.Results[0].Name)
 	}
+	ticket := m.Ticket
+	if len(m.Results) == 2 {
+		ticket = m.RangeTicket
+	}
 	ignored := jen.Qual(circuitPath, "Ignored")
 	settle := func(o jen.Code) jen.Code {
-		return jen.Id(m.Settled).Op("=").True().Line().Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(o)
+		return jen.Id(m.Settled).Op("=").True().Line().Id("_").Op("=").Id(ticket).Dot("Done").Call(o)
 	}
 	loop := jen.For(jen.List(jen.Id(m.Value), jen.Id(m.CallErr)).Op(":=").Range().Add(seq)).Block(
 		jen.If(jen.Id(m.CallErr).Op("!=").Nil().Op("&&").Op("!").Id(m.Settled)).Block(settle(g.outcome(g.ctx(), m.CallErr))),
@@ -342,7 +359,7 @@ func (g guard) seq() []jen.Code {
 	)
 	end := jen.If(jen.Op("!").Id(m.Settled)).Block(
 		jen.Id(m.Settled).Op("=").True(),
-		jen.If(jen.Id(m.CallErr).Op(":=").Id(m.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Success")), jen.Id(m.CallErr).Op("!=").Nil()).Block(
+		jen.If(jen.Id(m.CallErr).Op(":=").Id(ticket).Dot("Done").Call(jen.Qual(circuitPath, "Success")), jen.Id(m.CallErr).Op("!=").Nil()).Block(
 			jen.Var().Id(m.Value).Add(typeCode(m.Elem)),
 			jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.CallErr)),
 		),
@@ -352,7 +369,7 @@ func (g guard) seq() []jen.Code {
 		jen.Defer().Func().Params().Block(
 			jen.If(jen.Op("!").Id(m.Settled)).Block(
 				jen.Comment("stopped early, or a panic: neither a success nor a failure"),
-				jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(ignored),
+				jen.Id("_").Op("=").Id(ticket).Dot("Done").Call(ignored),
 			),
 		).Call(),
 		loop,
@@ -362,7 +379,22 @@ func (g guard) seq() []jen.Code {
 	if len(m.Results) == 2 {
 		rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Nil(), jen.Id(m.Err)))
 		body := append([]jen.Code{g.admit(rejected...)}, g.open("the iterator", m.OpenErr)...)
-		return append(body, jen.Return(iterator.Block(iterate...), jen.Nil()))
+		// The call's admission is the first range's; a later range is
+		// admitted again, as a call of its own: it may call next again.
+		again := jen.If(jen.Id(m.Ranged).Dot("Swap").Call(jen.True())).Block(
+			jen.Comment("ranged again: admitted again, as a call of its own"),
+			jen.Var().Id(m.RangeErr).Error(),
+			jen.If(jen.List(jen.Id(m.RangeTicket), jen.Id(m.RangeErr)).Op("=").Id(m.Recv).Dot(m.Field.Name).Dot("Allow").Call(g.ctx()),
+				jen.Id(m.RangeErr).Op("!=").Nil()).Block(
+				jen.Var().Id(m.Value).Add(elem),
+				jen.Id(m.Yield).Call(jen.Id(m.Value), jen.Id(m.RangeErr)),
+				jen.Return(),
+			),
+		)
+		iterate = append([]jen.Code{jen.Id(m.RangeTicket).Op(":=").Id(m.Ticket), again}, iterate...)
+		return append(body,
+			jen.Var().Id(m.Ranged).Qual("sync/atomic", "Bool"),
+			jen.Return(iterator.Block(iterate...), jen.Nil()))
 	}
 	return []jen.Code{jen.Return(iterator.Block(append([]jen.Code{
 		g.admit(append(g.fallback(m.Err, false, func(call *jen.Statement) []jen.Code {

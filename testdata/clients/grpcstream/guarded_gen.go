@@ -96,13 +96,25 @@ func (g *GuardedWatchClient) Watch(ctx context.Context, in *wrapperspb.StringVal
 		}
 		return nil, err
 	}
+	var opened bool
+	defer func() {
+		if !opened {
+			// a panic at open: neither a success nor a failure
+			_ = ticket.Done(circuit.Ignored)
+		}
+	}()
 	r0, callErr := g.next.Watch(ctx, in, opts...)
+	opened = true
 	if callErr != nil {
 		// the stream did not open: its error settles the call, as a returned error does
 		if err = ticket.Done(classifyWatch(ctx, callErr)); err != nil {
 			return nil, err
 		}
 		return r0, callErr
+	}
+	if r0 == nil {
+		// nothing to read, and no error: a success
+		return nil, ticket.Done(circuit.Success)
 	}
 	// a context cancelled before the stream's end drops it: Ignored (a deadline settles at Recv)
 	stop := context.AfterFunc(ctx, func() {

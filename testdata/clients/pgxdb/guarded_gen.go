@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"sync/atomic"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
@@ -119,13 +120,25 @@ func (g *GuardedPool) Query(ctx context.Context, sql string, args ...any) (pgx.R
 		}
 		return nil, err
 	}
+	var opened bool
+	defer func() {
+		if !opened {
+			// a panic at open: neither a success nor a failure
+			_ = ticket.Done(circuit.Ignored)
+		}
+	}()
 	r0, callErr := g.next.Query(ctx, sql, args...)
+	opened = true
 	if callErr != nil {
 		// the call did not open: its error settles the call, as a returned error does
 		if err = ticket.Done(classifyPool(ctx, callErr)); err != nil {
 			return nil, err
 		}
 		return r0, callErr
+	}
+	if r0 == nil {
+		// nothing to read, and no error: a success
+		return nil, ticket.Done(circuit.Success)
 	}
 	return &guardedPoolQueryRow{next: r0, ctx: ctx, ticket: ticket}, nil
 }
@@ -341,7 +354,15 @@ func (g *GuardedCatalog) Ints(ctx context.Context, sql string, args ...any) (ite
 		}
 		return nil, err
 	}
+	var opened bool
+	defer func() {
+		if !opened {
+			// a panic at open: neither a success nor a failure
+			_ = ticket.Done(circuit.Ignored)
+		}
+	}()
 	r0, openErr := g.next.Ints(ctx, sql, args...)
+	opened = true
 	if openErr != nil {
 		// the iterator did not open: its error settles the call, as a returned error does
 		if err = ticket.Done(classifyPool(ctx, openErr)); err != nil {
@@ -349,18 +370,33 @@ func (g *GuardedCatalog) Ints(ctx context.Context, sql string, args ...any) (ite
 		}
 		return r0, openErr
 	}
+	if r0 == nil {
+		// nothing to read, and no error: a success
+		return nil, ticket.Done(circuit.Success)
+	}
+	var ranged atomic.Bool
 	return func(yield func(int, error) bool) {
+		rangeTicket := ticket
+		if ranged.Swap(true) {
+			// ranged again: admitted again, as a call of its own
+			var rangeErr error
+			if rangeTicket, rangeErr = g.postgresCatalog.Allow(ctx); rangeErr != nil {
+				var v int
+				yield(v, rangeErr)
+				return
+			}
+		}
 		settled := false
 		defer func() {
 			if !settled {
 				// stopped early, or a panic: neither a success nor a failure
-				_ = ticket.Done(circuit.Ignored)
+				_ = rangeTicket.Done(circuit.Ignored)
 			}
 		}()
 		for v, callErr := range r0 {
 			if callErr != nil && !settled {
 				settled = true
-				_ = ticket.Done(classifyPool(ctx, callErr))
+				_ = rangeTicket.Done(classifyPool(ctx, callErr))
 			}
 			if !yield(v, callErr) {
 				return
@@ -368,7 +404,7 @@ func (g *GuardedCatalog) Ints(ctx context.Context, sql string, args ...any) (ite
 		}
 		if !settled {
 			settled = true
-			if callErr := ticket.Done(circuit.Success); callErr != nil {
+			if callErr := rangeTicket.Done(circuit.Success); callErr != nil {
 				var v int
 				yield(v, callErr)
 			}
