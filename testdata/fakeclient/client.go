@@ -49,4 +49,11 @@ type Client interface {
 //circuitgen:guard circuit=list threshold=1 cooldown=1m errors=*ConnError
 type Lister interface {
 	List(ctx context.Context) (iter.Seq2[int, error], error)
+	// First returns the first item, whose Scan reports the call's error.
+	First(ctx context.Context) Row
+}
+
+// Row is one item; its Scan reports the call's error.
+type Row interface {
+	Scan(dest ...any) error
 }

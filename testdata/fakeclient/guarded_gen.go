@@ -223,7 +223,7 @@ func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 // (WithListerFallback):
 //
 //	client := NewGuardedLister(next, b) // b: the application's *circuit.Breaker
-//	_, err := client.List(ctx)
+//	err := client.First(ctx).Scan(…)
 //	var open *circuit.OpenError
 //	if errors.As(err, &open) {
 //		// circuit list is open: retry after open.RetryAfter()
@@ -272,6 +272,51 @@ func NewGuardedListerWithCircuits(next Lister, list *circuit.Circuit, opts ...Gu
 		opt(g)
 	}
 	return g
+}
+
+// First calls next.First through circuit list.
+func (g *GuardedLister) First(ctx context.Context) Row {
+	ticket, err := g.list.Allow(ctx)
+	if err != nil {
+		if g.fallback != nil {
+			var open *circuit.OpenError
+			if errors.As(err, &open) {
+				return g.fallback.First(circuit.WithFallback(ctx, err))
+			}
+		}
+		return &guardedListerFirstRow{err: err}
+	}
+	var opened bool
+	defer func() {
+		if !opened {
+			// a panic at open: neither a success nor a failure
+			_ = ticket.Done(circuit.Ignored)
+		}
+	}()
+	r0 := g.next.First(ctx)
+	opened = true
+	return &guardedListerFirstRow{next: r0, ctx: ctx, ticket: ticket}
+}
+
+// guardedListerFirstRow is the fakeclient.Row that GuardedLister.First returns:
+// its Scan settles the call on circuit list, and returns the *circuit.OpenError
+// when the call was rejected.
+type guardedListerFirstRow struct {
+	next   Row
+	ctx    context.Context
+	ticket *circuit.Ticket
+	err    error
+}
+
+func (r *guardedListerFirstRow) Scan(p0 ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.next.Scan(p0...)
+	if doneErr := r.ticket.Done(classifyClient1(r.ctx, err)); doneErr != nil {
+		return doneErr
+	}
+	return err
 }
 
 // List calls next.List through circuit list.

@@ -19,6 +19,13 @@ type lister struct {
 	ranges int
 }
 
+func (l *lister) First(ctx context.Context) Row {
+	if l.open != nil {
+		_ = l.open()
+	}
+	return nil
+}
+
 func (l *lister) List(ctx context.Context) (iter.Seq2[int, error], error) {
 	if l.open != nil {
 		if err := l.open(); err != nil {
@@ -49,6 +56,17 @@ func TestListerPanicAtOpen(t *testing.T) {
 			}
 		}()
 		_, _ = g.List(t.Context())
+	}()
+	kit.RequireState(t, "list", circuit.StateOpen)
+
+	kit.HalfOpen("list") // a row's, likewise
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic at open did not reach the caller")
+			}
+		}()
+		_ = g.First(t.Context())
 	}()
 	kit.RequireState(t, "list", circuit.StateOpen)
 }

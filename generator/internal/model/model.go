@@ -186,9 +186,9 @@ type Method struct {
 	// shapes (Row, Seq, Stream): the admitted call, whether it was
 	// settled, the iterator's yield and the element it passes on; Stop a
 	// Stream's, the stop of its context's AfterFunc. Opened records that
-	// a method returning (R, error) opened R; a Seq's OpenErr is its
-	// error at open, Ranged that its iterator was ranged, RangeTicket and
-	// RangeErr a range's admission.
+	// next returned what settles the call (a Row's, a Stream's, an opened
+	// Seq's); an opened Seq's OpenErr is its error at open, Ranged that its
+	// iterator was ranged, RangeTicket and RangeErr a range's admission.
 	Ticket, Settled, Yield, Value, Stop, Opened string
 	OpenErr, Ranged, RangeTicket, RangeErr      string
 }

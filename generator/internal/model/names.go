@@ -340,7 +340,7 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	if m.Shape == Row || m.Shape == Seq || m.Shape == Stream {
 		m.Ticket = s.add("ticket")
-		if len(m.Results) == 2 {
+		if m.Shape != Seq || len(m.Results) == 2 {
 			m.Opened = s.add("opened")
 		}
 	}

@@ -248,12 +248,28 @@ func (g guard) row() []jen.Code {
 	rejected := append(g.fallback(m.Err, false, answer), jen.Return(jen.Op("&").Id(r.Name).Values(jen.Id(r.Err).Op(":").Id(m.Err))))
 	return []jen.Code{
 		g.admit(rejected...),
+		g.panicAtOpen(),
+		jen.Id(m.Results[0].Name).Op(":=").Add(g.call),
+		jen.Id(m.Opened).Op("=").True(),
 		jen.Return(jen.Op("&").Id(r.Name).Values(
-			jen.Id(r.Next).Op(":").Add(g.call),
+			jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
 			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
 			jen.Id(r.Ticket).Op(":").Id(m.Ticket),
 		)),
 	}
+}
+
+// panicAtOpen renders the settlement, as Ignored, of an admitted call
+// whose next panics before it returned what settles the call, as Run
+// settles a panic: Opened records that it returned.
+func (g guard) panicAtOpen() jen.Code {
+	m := g.m
+	return jen.Var().Id(m.Opened).Bool().Line().Defer().Func().Params().Block(
+		jen.If(jen.Op("!").Id(m.Opened)).Block(
+			jen.Comment("a panic at open: neither a success nor a failure"),
+			jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Ignored")),
+		),
+	).Call()
 }
 
 // stream renders the body of a method returning (S, error), S a server
@@ -305,18 +321,11 @@ func (g guard) opened(afterFunc jen.Code) []jen.Code {
 // open renders the call of a method returning (R, error), admitted, with
 // the error in the local errName: an error at open settles the call, as a
 // returned error does, and is returned, as is a nil R with no error, a
-// Success; else R, in the method's first result, settles it later. A
-// panic at open settles it as Ignored, as Run does.
+// Success; else R, in the method's first result, settles it later.
 func (g guard) open(what, errName string) []jen.Code {
 	m, ticket, r := g.m, jen.Id(g.m.Ticket), jen.Id(g.m.Results[0].Name)
 	return []jen.Code{
-		jen.Var().Id(m.Opened).Bool(),
-		jen.Defer().Func().Params().Block(
-			jen.If(jen.Op("!").Id(m.Opened)).Block(
-				jen.Comment("a panic at open: neither a success nor a failure"),
-				jen.Id("_").Op("=").Add(ticket.Clone()).Dot("Done").Call(jen.Qual(circuitPath, "Ignored")),
-			),
-		).Call(),
+		g.panicAtOpen(),
 		jen.List(r.Clone(), jen.Id(errName)).Op(":=").Add(g.call),
 		jen.Id(m.Opened).Op("=").True(),
 		jen.If(jen.Id(errName).Op("!=").Nil()).Block(

@@ -260,7 +260,16 @@ func (g *GuardedPool) QueryRow(ctx context.Context, sql string, args ...any) pgx
 		}
 		return &guardedPoolQueryRowRow{err: err}
 	}
-	return &guardedPoolQueryRowRow{next: g.next.QueryRow(ctx, sql, args...), ctx: ctx, ticket: ticket}
+	var opened bool
+	defer func() {
+		if !opened {
+			// a panic at open: neither a success nor a failure
+			_ = ticket.Done(circuit.Ignored)
+		}
+	}()
+	r0 := g.next.QueryRow(ctx, sql, args...)
+	opened = true
+	return &guardedPoolQueryRowRow{next: r0, ctx: ctx, ticket: ticket}
 }
 
 // guardedPoolQueryRowRow is the pgx.Row that GuardedPool.QueryRow returns: its
