@@ -57,3 +57,11 @@ type Lister interface {
 type Row interface {
 	Scan(dest ...any) error
 }
+
+// Doer sends requests, as *http.Client does; its fallback answers a 503
+// too.
+//
+//circuitgen:guard circuit=doer statuses=503 fallback=failed
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}

@@ -24,6 +24,7 @@ const _ = circuit.SupportPackageIsVersion2
 var (
 	policyClient = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	policySvc    = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
+	policyDoer   = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
 )
 
 // GuardedClient is a Client that runs every call of a guarded method through a
@@ -389,6 +390,115 @@ func (g *GuardedLister) List(ctx context.Context) (iter.Seq2[int, error], error)
 	}, nil
 }
 
+// GuardedDoer is a Doer that runs every call of a guarded method through a
+// circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithDoerFallback):
+//
+//	client := NewGuardedDoer(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.Do(req)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit doer is open: retry after open.RetryAfter()
+//	}
+type GuardedDoer struct {
+	next     Doer
+	doer     *circuit.Circuit // doer
+	fallback Doer             // nil: no fallback
+}
+
+// GuardedDoerOption configures a GuardedDoer made by NewGuardedDoer or
+// NewGuardedDoerWithCircuits.
+type GuardedDoerOption func(*GuardedDoer)
+
+// WithDoerFallback answers a call of a guarded method that the circuit rejects
+// from f: f's method runs with the same arguments, its context marked with the
+// *circuit.OpenError (circuit.FromFallback), and its results are returned. A
+// method with fallback=failed also falls back when the call ran and its error
+// counted as a failure; one with fallback=never never does. The rejection is
+// still observed; a caller tells the answer came from f by f's own results.
+func WithDoerFallback(f Doer) GuardedDoerOption {
+	return func(g *GuardedDoer) {
+		g.fallback = f
+	}
+}
+
+// NewGuardedDoer returns a GuardedDoer that calls next through the circuits of
+// b, with the policies circuitgen was given.
+func NewGuardedDoer(next Doer, b *circuit.Breaker, opts ...GuardedDoerOption) *GuardedDoer {
+	return NewGuardedDoerWithCircuits(
+		next,
+		b.Circuit("doer", policyDoer),
+		opts...,
+	)
+}
+
+// NewGuardedDoerWithCircuits returns a GuardedDoer that calls next through
+// circuits the caller prepared with Breaker.Circuit: doer for circuit doer.
+func NewGuardedDoerWithCircuits(next Doer, doer *circuit.Circuit, opts ...GuardedDoerOption) *GuardedDoer {
+	g := &GuardedDoer{
+		next: next,
+		doer: doer,
+	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
+}
+
+// Do calls next.Do through circuit doer.
+func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
+	var r0 *http.Response
+	var ran bool
+	var failed bool
+	op := func(context.Context) (circuit.Outcome, error) {
+		ran = true
+		var callErr error
+		r0, callErr = g.next.Do(req)
+		outcome := classifyDoer(req.Context(), r0, callErr)
+		failed = outcome == circuit.Failure
+		return outcome, callErr
+	}
+	var err error
+	if q := g.doer.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(req.Context()); !q.Settled(o) {
+			err = q.Settle(req.Context(), o, err)
+		}
+	} else {
+		err = g.doer.Run(req.Context(), op)
+	}
+	if failed && g.fallback != nil && req.Body != nil && req.Body != http.NoBody {
+		// next read the body: the fallback gets it again from GetBody, or does not answer
+		failed = false
+		if req.GetBody != nil {
+			if body, bodyErr := req.GetBody(); bodyErr == nil {
+				req = req.WithContext(req.Context())
+				req.Body, failed = body, true
+			}
+		}
+	}
+	if (err != nil || failed) && g.fallback != nil {
+		var open *circuit.OpenError
+		if failed || errors.As(err, &open) {
+			if r0 != nil && r0.Body != nil {
+				_ = r0.Body.Close()
+			}
+			return g.fallback.Do(req.WithContext(circuit.WithFallback(req.Context(), err)))
+		}
+	}
+	if !ran && req.Body != nil {
+		_ = req.Body.Close()
+	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
+	}
+	return r0, err
+}
+
 // classifySvcRPC returns Ignored for any error of a call whose ctx the caller
 // cancelled; Failure for gRPC code Unknown, Unavailable; Ignored for any other
 // error; Success otherwise. Circuit svc-rpc uses it.
@@ -465,4 +575,26 @@ func classifyClient1Err(ctx context.Context, err error) circuit.Outcome {
 		return circuit.Failure
 	}
 	return circuit.Ignored
+}
+
+// classifyDoer returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for HTTP status 503; Ignored for any other error; Success
+// otherwise. Circuit doer uses it.
+func classifyDoer(ctx context.Context, result *http.Response, err error) circuit.Outcome {
+	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
+		if code, ok := circuit.ErrorStatus(err); ok && code == 503 {
+			return circuit.Failure
+		}
+		return circuit.Ignored
+	}
+	if result != nil {
+		if code := result.StatusCode; code == 503 {
+			return circuit.Failure
+		}
+	}
+	return circuit.Success
 }

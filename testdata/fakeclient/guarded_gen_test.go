@@ -7,3 +7,6 @@ var _ Client = (*GuardedClient)(nil)
 
 // GuardedLister implements Lister.
 var _ Lister = (*GuardedLister)(nil)
+
+// GuardedDoer implements Doer.
+var _ Doer = (*GuardedDoer)(nil)

@@ -172,8 +172,10 @@ type Method struct {
 	Fallback FallbackMode
 	// Failed is the local recording that the classifier counted a
 	// Failure (FallbackFailed), Outcome the classifier's outcome there;
-	// Open the *circuit.OpenError a rejection is matched into.
-	Failed, Outcome, Open string
+	// Open the *circuit.OpenError a rejection is matched into; Replay and
+	// ReplayErr GetBody's results, the request's body made again for the
+	// fallback of a failure.
+	Failed, Outcome, Open, Replay, ReplayErr string
 	// Err is the local holding the guarded call's error, and CallErr the
 	// one inside the circuit holding next's; Ran, set when the request's
 	// body needs closing on rejection (or, for Reported, to tell a

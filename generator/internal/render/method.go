@@ -554,6 +554,7 @@ func (g guard) errorLast() []jen.Code {
 	body = append(body, g.quiet()...)
 	// The fallback, when the call did not go through, before the
 	// request's body is closed: the fallback owns it as next would.
+	body = append(body, g.replayBody()...)
 	body = append(body, g.fallback(m.Err, true, answer)...)
 	if m.Ran != "" {
 		// Like http.RoundTripper and http.Client.Do, close the request's
@@ -571,6 +572,31 @@ func (g guard) errorLast() []jen.Code {
 	}
 	body = append(body, guardReturned(g.w, m)...)
 	return append(body, jen.Return(out...))
+}
+
+// replayBody renders, for a method whose request carries its context and
+// whose fallback answers a failure, the request's body made again for the
+// fallback: next read it. A copy of the request takes GetBody's body; with
+// no GetBody, or when it fails, the fallback does not answer the failure,
+// as http.Client does not follow a redirect it cannot send again.
+func (g guard) replayBody() []jen.Code {
+	m := g.m
+	if m.Fallback != model.FallbackFailed || m.Ctx >= 0 || m.Request < 0 {
+		return nil
+	}
+	req := jen.Id(m.Params[m.Request].Name)
+	cond := jen.Id(m.Failed).Op("&&").Id(m.Recv).Dot(g.w.Fallback).Op("!=").Nil().
+		Op("&&").Add(req.Clone()).Dot("Body").Op("!=").Nil().Op("&&").Add(req.Clone()).Dot("Body").Op("!=").Qual("net/http", "NoBody")
+	return []jen.Code{jen.If(cond).Block(
+		jen.Comment("next read the body: the fallback gets it again from GetBody, or does not answer"),
+		jen.Id(m.Failed).Op("=").False(),
+		jen.If(req.Clone().Dot("GetBody").Op("!=").Nil()).Block(
+			jen.If(jen.List(jen.Id(m.Replay), jen.Id(m.ReplayErr)).Op(":=").Add(req.Clone()).Dot("GetBody").Call(), jen.Id(m.ReplayErr).Op("==").Nil()).Block(
+				req.Clone().Op("=").Add(req.Clone()).Dot("WithContext").Call(req.Clone().Dot("Context").Call()),
+				jen.List(req.Clone().Dot("Body"), jen.Id(m.Failed)).Op("=").List(jen.Id(m.Replay), jen.True()),
+			),
+		),
+	)}
 }
 
 // dropResponses renders, for a method returning error last, the closing
