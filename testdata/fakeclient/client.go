@@ -65,3 +65,12 @@ type Row interface {
 type Doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
+
+// Batch is a generic builder: Add returns it, guarded; Send carries the
+// error.
+//
+//circuitgen:guard circuit=batch threshold=5 cooldown=1m errors=*ConnError
+type Batch[T any] interface {
+	Add(v T) Batch[T]
+	Send(ctx context.Context) error
+}

@@ -25,6 +25,7 @@ var (
 	policyClient = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	policySvc    = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	policyDoer   = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
+	policyBatch  = circuit.Policy{FailureThreshold: 5, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 )
 
 // GuardedClient is a Client that runs every call of a guarded method through a
@@ -499,6 +500,96 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 	return r0, err
 }
 
+// GuardedBatch is a Batch that runs every call of a guarded method through a
+// circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithBatchFallback):
+//
+//	client := NewGuardedBatch(next, b) // b: the application's *circuit.Breaker
+//	err := client.Send(ctx)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit batch is open: retry after open.RetryAfter()
+//	}
+type GuardedBatch[T any] struct {
+	next     Batch[T]
+	batch    *circuit.Circuit // batch
+	fallback Batch[T]         // nil: no fallback
+}
+
+// GuardedBatchOption configures a GuardedBatch made by NewGuardedBatch or
+// NewGuardedBatchWithCircuits.
+type GuardedBatchOption[T any] func(*GuardedBatch[T])
+
+// WithBatchFallback answers a call of a guarded method that the circuit rejects
+// from f: f's method runs with the same arguments, its context marked with the
+// *circuit.OpenError (circuit.FromFallback), and its results are returned. A
+// method with fallback=failed also falls back when the call ran and its error
+// counted as a failure; one with fallback=never never does. The rejection is
+// still observed; a caller tells the answer came from f by f's own results.
+func WithBatchFallback[T any](f Batch[T]) GuardedBatchOption[T] {
+	return func(g *GuardedBatch[T]) {
+		g.fallback = f
+	}
+}
+
+// NewGuardedBatch returns a GuardedBatch that calls next through the circuits
+// of b, with the policies circuitgen was given.
+func NewGuardedBatch[T any](next Batch[T], b *circuit.Breaker, opts ...GuardedBatchOption[T]) *GuardedBatch[T] {
+	return NewGuardedBatchWithCircuits[T](
+		next,
+		b.Circuit("batch", policyBatch),
+		opts...,
+	)
+}
+
+// NewGuardedBatchWithCircuits returns a GuardedBatch that calls next through
+// circuits the caller prepared with Breaker.Circuit: batch for circuit batch.
+func NewGuardedBatchWithCircuits[T any](next Batch[T], batch *circuit.Circuit, opts ...GuardedBatchOption[T]) *GuardedBatch[T] {
+	g := &GuardedBatch[T]{
+		next:  next,
+		batch: batch,
+	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
+}
+
+// Add returns next.Add's Batch guarded, on this GuardedBatch's circuits.
+// It takes no claim: the builder's terminal call does.
+func (g *GuardedBatch[T]) Add(v T) Batch[T] {
+	r0 := g.next.Add(v)
+	if r0 != nil {
+		r0 = NewGuardedBatchWithCircuits(r0, g.batch)
+	}
+	return r0
+}
+
+// Send calls next.Send through circuit batch.
+func (g *GuardedBatch[T]) Send(ctx context.Context) error {
+	op := func(context.Context) (circuit.Outcome, error) {
+		callErr := g.next.Send(ctx)
+		return classifyClient1(ctx, callErr), callErr
+	}
+	var err error
+	if q := g.batch.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.batch.Run(ctx, op)
+	}
+	if err != nil && g.fallback != nil {
+		var open *circuit.OpenError
+		if errors.As(err, &open) {
+			return g.fallback.Send(circuit.WithFallback(ctx, err))
+		}
+	}
+	return err
+}
+
 // classifySvcRPC returns Ignored for any error of a call whose ctx the caller
 // cancelled; Failure for gRPC code Unknown, Unavailable; Ignored for any other
 // error; Success otherwise. Circuit svc-rpc uses it.
@@ -556,7 +647,7 @@ func classifyClient(ctx context.Context, result *http.Response, err error) circu
 
 // classifyClient1 returns Ignored for any error of a call whose ctx the caller
 // cancelled; Failure for *ConnError; Ignored for any other error; Success
-// otherwise. Circuits svc-post, list use it.
+// otherwise. Circuits svc-post, list, batch use it.
 func classifyClient1(ctx context.Context, err error) circuit.Outcome {
 	if err == nil {
 		return circuit.Success

@@ -10,3 +10,8 @@ var _ Lister = (*GuardedLister)(nil)
 
 // GuardedDoer implements Doer.
 var _ Doer = (*GuardedDoer)(nil)
+
+// GuardedBatch implements Batch for every instantiation.
+func _[T any]() {
+	var _ Batch[T] = (*GuardedBatch[T])(nil)
+}

@@ -57,8 +57,8 @@ type builder struct {
 	// declPos are where the guarded interfaces and their methods are
 	// declared: the files holding them give the output's build constraint.
 	declPos []token.Pos
-	// guarding are the types of the non-generic interfaces the target's
-	// specs name, whose values a Builder method returns guarded.
+	// guarding are the types of the interfaces the target's specs name,
+	// whose values (or instances') a Builder method returns guarded.
 	guarding []types.Type
 }
 
@@ -160,15 +160,14 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 }
 
 // returned finds the results of guarded methods, before their error,
-// whose interface a wrapper of the file guards: they come back guarded, on
-// the same Breaker, unless guard_returned=false. A generic wrapper's
-// instances are left alone.
+// whose interface a wrapper of the file guards, or an instance of it: they
+// come back guarded, unless guard_returned=false.
 func (b *builder) returned() {
 	for _, w := range b.file.Wrappers {
 		for _, m := range w.Methods {
 			if m.Shape == Builder {
 				for _, w2 := range b.file.Wrappers {
-					if len(w2.TypeParams) == 0 && types.Identical(m.Results[0].Type, w2.iface) {
+					if instanceOf(m.Results[0].Type, w2.iface) {
 						m.Returns = []Returned{{Result: 0, Wrapper: w2}}
 					}
 				}
@@ -179,7 +178,7 @@ func (b *builder) returned() {
 			}
 			for i, r := range m.Results[:len(m.Results)-1] {
 				for _, w2 := range b.file.Wrappers {
-					if len(w2.TypeParams) == 0 && types.Identical(r.Type, w2.iface) {
+					if instanceOf(r.Type, w2.iface) {
 						m.Returns = append(m.Returns, Returned{Result: i, Wrapper: w2})
 					}
 				}
@@ -201,16 +200,24 @@ func (b *builder) guardedTypes(specs []*spec.Interface) []types.Type {
 			continue
 		}
 		tn, ok := pkg.Scope().Lookup(s.Name).(*types.TypeName)
-		if ok && types.IsInterface(tn.Type()) && len(typeParams(tn)) == 0 {
+		if ok && types.IsInterface(tn.Type()) {
 			ts = append(ts, tn.Type())
 		}
 	}
 	return ts
 }
 
-// guards reports whether t is an interface the run's specs name.
+// guards reports whether t is an interface the run's specs name, or an
+// instance of one.
 func (b *builder) guards(t types.Type) bool {
-	return slices.ContainsFunc(b.guarding, func(g types.Type) bool { return types.Identical(g, t) })
+	return slices.ContainsFunc(b.guarding, func(g types.Type) bool { return instanceOf(t, g) })
+}
+
+// instanceOf reports whether t is the interface type g, or an instance of
+// g when g is generic.
+func instanceOf(t, g types.Type) bool {
+	n, ok := t.(*types.Named)
+	return types.Identical(t, g) || ok && n.TypeArgs().Len() > 0 && types.Identical(n.Origin(), g)
 }
 
 // lookupInterface finds the interface s names and checks that it can be

@@ -294,9 +294,10 @@ const (
 	// call's context is cancelled (Ignored).
 	Stream
 	// Builder is a method whose only result is an interface this run
-	// also guards, not generic (etcd's KV.Txn returning clientv3.Txn, and
-	// Txn's If, Then and Else): it takes no claim and returns next's
-	// result guarded, on the Breaker of its circuit. The error surfaces at
+	// also guards, or an instance of one (etcd's KV.Txn returning
+	// clientv3.Txn, and Txn's If, Then and Else): it takes no claim and
+	// returns next's result guarded, on the caller's circuits where names
+	// match. The error surfaces at
 	// the builder's terminal call (Txn's Commit), a method of that
 	// interface guarded as its shape says.
 	Builder
