@@ -64,6 +64,8 @@ type Row interface {
 //circuitgen:guard circuit=doer statuses=503 fallback=failed
 type Doer interface {
 	Do(req *http.Request) (*http.Response, error)
+	// Send takes its context apart from the request's.
+	Send(ctx context.Context, req *http.Request) (*http.Response, error)
 }
 
 // Batch is a generic builder: Add returns it, guarded; Send carries the

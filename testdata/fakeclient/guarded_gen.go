@@ -297,6 +297,11 @@ func (g *GuardedLister) First(ctx context.Context) Row {
 	}()
 	r0 := g.next.First(ctx)
 	opened = true
+	if r0 == nil {
+		// no row, and no error: a success
+		_ = ticket.Done(circuit.Success)
+		return nil
+	}
 	return &guardedListerFirstRow{next: r0, ctx: ctx, ticket: ticket}
 }
 
@@ -490,6 +495,54 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	if !ran && req.Body != nil {
 		_ = req.Body.Close()
+	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
+	}
+	return r0, err
+}
+
+// Send calls next.Send through circuit doer.
+func (g *GuardedDoer) Send(ctx context.Context, req *http.Request) (*http.Response, error) {
+	var r0 *http.Response
+	var failed bool
+	op := func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Send(ctx, req)
+		outcome := classifyDoer(ctx, r0, callErr)
+		failed = outcome == circuit.Failure
+		return outcome, callErr
+	}
+	var err error
+	if q := g.doer.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(ctx); !q.Settled(o) {
+			err = q.Settle(ctx, o, err)
+		}
+	} else {
+		err = g.doer.Run(ctx, op)
+	}
+	if failed && g.fallback != nil && req.Body != nil && req.Body != http.NoBody {
+		// next read the body: the fallback gets it again from GetBody, or does not answer
+		failed = false
+		if req.GetBody != nil {
+			if body, bodyErr := req.GetBody(); bodyErr == nil {
+				req = req.WithContext(req.Context())
+				req.Body, failed = body, true
+			}
+		}
+	}
+	if (err != nil || failed) && g.fallback != nil {
+		var open *circuit.OpenError
+		if failed || errors.As(err, &open) {
+			if r0 != nil && r0.Body != nil {
+				_ = r0.Body.Close()
+			}
+			return g.fallback.Send(circuit.WithFallback(ctx, err), req)
+		}
 	}
 	if err != nil {
 		if r0 != nil && r0.Body != nil {

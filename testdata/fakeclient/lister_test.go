@@ -71,8 +71,8 @@ func TestListerPanicAtOpen(t *testing.T) {
 	kit.RequireState(t, "list", circuit.StateOpen)
 }
 
-// TestListerNilIterator: next returns no iterator and no error; so does
-// the guarded client, and the call is a success.
+// TestListerNilIterator: next returns no iterator and no error, or no
+// row; so does the guarded client, and the call is a success.
 func TestListerNilIterator(t *testing.T) {
 	kit := circuittest.New()
 	g := NewGuardedLister(&lister{nilSeq: true}, kit.Breaker)
@@ -80,6 +80,11 @@ func TestListerNilIterator(t *testing.T) {
 	seq, err := g.List(t.Context())
 	if seq != nil || err != nil {
 		t.Fatalf("List = (iterator %v, %v), want (nil, nil)", seq != nil, err)
+	}
+	kit.RequireState(t, "list", circuit.StateClosed)
+	kit.HalfOpen("list")
+	if row := g.First(t.Context()); row != nil {
+		t.Fatal("First over no row returned a row")
 	}
 	kit.RequireState(t, "list", circuit.StateClosed)
 }

@@ -166,10 +166,8 @@ func (b *builder) returned() {
 	for _, w := range b.file.Wrappers {
 		for _, m := range w.Methods {
 			if m.Shape == Builder {
-				for _, w2 := range b.file.Wrappers {
-					if instanceOf(m.Results[0].Type, w2.iface) {
-						m.Returns = []Returned{{Result: 0, Wrapper: w2}}
-					}
+				if w2 := b.wrapperOf(m.Results[0].Type); w2 != nil {
+					m.Returns = []Returned{{Result: 0, Wrapper: w2}}
 				}
 				continue
 			}
@@ -177,14 +175,28 @@ func (b *builder) returned() {
 				continue
 			}
 			for i, r := range m.Results[:len(m.Results)-1] {
-				for _, w2 := range b.file.Wrappers {
-					if instanceOf(r.Type, w2.iface) {
-						m.Returns = append(m.Returns, Returned{Result: i, Wrapper: w2})
-					}
+				if w2 := b.wrapperOf(r.Type); w2 != nil {
+					m.Returns = append(m.Returns, Returned{Result: i, Wrapper: w2})
 				}
 			}
 		}
 	}
+}
+
+// wrapperOf returns the file's wrapper of the interface t: the one of t
+// itself (an alias of an instance is its own interface), else of the
+// generic interface t is an instance of; nil when there is none.
+func (b *builder) wrapperOf(t types.Type) *Wrapper {
+	var generic *Wrapper
+	for _, w := range b.file.Wrappers {
+		switch {
+		case types.Identical(t, w.iface):
+			return w
+		case generic == nil && instanceOf(t, w.iface):
+			generic = w
+		}
+	}
+	return generic
 }
 
 // guardedTypes returns the types of the non-generic interfaces specs

@@ -42,9 +42,8 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 	if !b.errorResult(s, m, where) {
 		return nil
 	}
-	if m.Ctx = slices.IndexFunc(m.Params, func(v Var) bool { return isContext(v.Type) }); m.Ctx < 0 {
-		m.Request = slices.IndexFunc(m.Params, func(v Var) bool { return isRequest(v.Type) })
-	}
+	m.Ctx = slices.IndexFunc(m.Params, func(v Var) bool { return isContext(v.Type) })
+	m.Request = slices.IndexFunc(m.Params, func(v Var) bool { return isRequest(v.Type) })
 	o := ms.Opts.Over(opts)
 	switch {
 	case !o.Circuit.Set:

@@ -147,8 +147,8 @@ type Method struct {
 	// Ctx is the index of the first context.Context parameter, passed to
 	// the breaker, or -1.
 	Ctx int
-	// Request is, when there is no Ctx, the index of a *net/http.Request
-	// parameter whose Context is passed to the breaker, or -1.
+	// Request is the index of a *net/http.Request parameter, or -1:
+	// when there is no Ctx, its Context is passed to the breaker.
 	Request int
 	// Shape is how the method reports its error.
 	Shape Shape

@@ -356,7 +356,7 @@ func nameMethod(w *Wrapper, m *Method, pkg *scope) {
 	}
 	if m.Fallback == FallbackFailed {
 		m.Failed, m.Outcome = s.add("failed"), s.add("outcome")
-		if m.Ctx < 0 && m.Request >= 0 {
+		if m.Request >= 0 {
 			m.Replay, m.ReplayErr = s.add("body"), s.add("bodyErr")
 		}
 	}

@@ -251,6 +251,11 @@ func (g guard) row() []jen.Code {
 		g.panicAtOpen(),
 		jen.Id(m.Results[0].Name).Op(":=").Add(g.call),
 		jen.Id(m.Opened).Op("=").True(),
+		jen.If(jen.Id(m.Results[0].Name).Op("==").Nil()).Block(
+			jen.Comment("no row, and no error: a success"),
+			jen.Id("_").Op("=").Id(m.Ticket).Dot("Done").Call(jen.Qual(circuitPath, "Success")),
+			jen.Return(jen.Nil()),
+		),
 		jen.Return(jen.Op("&").Id(r.Name).Values(
 			jen.Id(r.Next).Op(":").Id(m.Results[0].Name),
 			jen.Id(r.Ctx).Op(":").Add(g.ctx()),
@@ -350,13 +355,9 @@ func (g guard) open(what, errName string) []jen.Code {
 func (g guard) seq() []jen.Code {
 	m := g.m
 	elem := typeCode(m.Elem)
-	seq := g.call
-	if len(m.Results) == 2 {
-		seq = jen.Id(m.Results[0].Name)
-	}
-	ticket := m.Ticket
-	if len(m.Results) == 2 {
-		ticket = m.RangeTicket
+	seq, ticket := g.call, m.Ticket
+	if len(m.Results) == 2 { // opened: each range takes its own admission
+		seq, ticket = jen.Id(m.Results[0].Name), m.RangeTicket
 	}
 	ignored := jen.Qual(circuitPath, "Ignored")
 	settle := func(o jen.Code) jen.Code {
@@ -574,14 +575,13 @@ func (g guard) errorLast() []jen.Code {
 	return append(body, jen.Return(out...))
 }
 
-// replayBody renders, for a method whose request carries its context and
-// whose fallback answers a failure, the request's body made again for the
-// fallback: next read it. A copy of the request takes GetBody's body; with
+// replayBody renders, for a method taking a request whose fallback answers
+// a failure, the request's body made again for the fallback: next read it. A copy of the request takes GetBody's body; with
 // no GetBody, or when it fails, the fallback does not answer the failure,
 // as http.Client does not follow a redirect it cannot send again.
 func (g guard) replayBody() []jen.Code {
 	m := g.m
-	if m.Fallback != model.FallbackFailed || m.Ctx >= 0 || m.Request < 0 {
+	if m.Fallback != model.FallbackFailed || m.Request < 0 {
 		return nil
 	}
 	req := jen.Id(m.Params[m.Request].Name)

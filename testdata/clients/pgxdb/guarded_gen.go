@@ -269,6 +269,11 @@ func (g *GuardedPool) QueryRow(ctx context.Context, sql string, args ...any) pgx
 	}()
 	r0 := g.next.QueryRow(ctx, sql, args...)
 	opened = true
+	if r0 == nil {
+		// no row, and no error: a success
+		_ = ticket.Done(circuit.Success)
+		return nil
+	}
 	return &guardedPoolQueryRowRow{next: r0, ctx: ctx, ticket: ticket}
 }
 

@@ -33,3 +33,9 @@ type Batch[T any] interface {
 	Add(v T) Batch[T]
 	Send(ctx context.Context) error
 }
+
+// Ints is an instance of Tx guarded as its own interface: a Tx[int]
+// comes back as an Ints only.
+//
+//circuitgen:guard circuit=ints errors=ErrDown
+type Ints = Tx[int]
