@@ -278,12 +278,14 @@ func (c *Circuit) load(ctx context.Context, v *view) error {
 	v.local = c.p.b.local
 	w := c.p.b.watcher
 	k := c.kept.Load() // kept only from a driver.Watcher
-	if k != nil && !k.w.Holds() && ctx.Err() == nil {
+	holds := k != nil && k.w.Holds()
+	if k != nil && !holds && ctx.Err() == nil {
 		if err := w.Refresh(ctx); err != nil {
 			return c.stateError("load", err)
 		}
+		holds = k.w.Holds()
 	}
-	if k != nil && k.w.Holds() {
+	if holds {
 		v.rec, v.k = k.rec, k
 		return nil
 	}
