@@ -173,11 +173,7 @@ func TestTrackerKilled(t *testing.T) {
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	const name = "billing-api"
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 10 {
-			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, p)
 	ids := trackerIDs(t, c)
 	if len(ids) == 0 {
 		t.Fatal("no invalidation connection in CLIENT LIST")
@@ -201,11 +197,7 @@ func TestTrackerKilled(t *testing.T) {
 	if err := other.Clear(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d after the Clear = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, p)
 	// And the new connection carries invalidations.
 	if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatal(err)
@@ -462,11 +454,7 @@ func TestTrackerLossLosesNoCircuit(t *testing.T) {
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	const name = "billing-api"
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 10 {
-			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, p)
 	for _, id := range trackerIDs(t, c) {
 		if err := c.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
 			t.Fatal(err)

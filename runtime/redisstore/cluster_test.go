@@ -99,11 +99,7 @@ func TestClusterInvalidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		masters[m.Options().Addr] = true
-		for i := 0; !s.Cached(name); i++ {
-			if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 100 {
-				t.Fatalf("%s: Run %d = %v", name, i, err)
-			}
-		}
+		warm(t, s, b, name, p)
 		if err := other.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatal(err)
 		}

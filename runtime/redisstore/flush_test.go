@@ -29,11 +29,7 @@ func TestFlushOutlivesDeadline(t *testing.T) {
 	// connection on a loaded machine) fails the load, not the flush: the
 	// attempt is made again.
 	for attempt := 1; ; attempt++ {
-		for i := 0; !s.Cached(name); i++ {
-			if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 10 {
-				t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-			}
-		}
+		warm(t, s, b, name, p)
 		time.Sleep(2 * p.Window / driver.WindowBuckets) // the next call flushes
 		if err := c.Do(ctx, "CLIENT", "PAUSE", 300, "WRITE").Err(); err != nil {
 			t.Fatal(err)

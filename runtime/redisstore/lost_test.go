@@ -214,11 +214,7 @@ func TestFlushAllDropsCopies(t *testing.T) {
 	// No copy is kept before the invalidation connection is up (it took
 	// longer than 11 calls once in CI).
 	testenv.WaitFor(t, testenv.LiveWithin, "the invalidation connection is up", s.Live)
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(ctx, name, policy, op(circuit.Success)); err != nil || i > 10 {
-			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, policy)
 	srv.do(t, "FLUSHALL")
 	deadline := time.Now().Add(testStall)
 	for s.Cached(name) && time.Now().Before(deadline) {

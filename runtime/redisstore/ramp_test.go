@@ -45,11 +45,7 @@ func TestDelayRampEndsCopies(t *testing.T) {
 	s := newCached(t, c, prefix)
 	b := circuit.New(s)
 	const name = "billing-api"
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, policy)
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	var a testenv.Admissions

@@ -48,11 +48,7 @@ func TestCachedSteadyState(t *testing.T) {
 	testenv.WaitFor(t, 5*time.Second, "listening", s.Live)
 	b := circuit.New(s)
 	ctx := t.Context()
-	for i := 0; !s.Cached("billing-api"); i++ {
-		if err := b.Run(ctx, "billing-api", policy, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d: %v", i, err)
-		}
-	}
+	warm(t, s, b, "billing-api", policy)
 	tr.take()
 	start := time.Now()
 	for range 10000 {
@@ -86,11 +82,7 @@ func TestInvalidationDelay(t *testing.T) {
 	const name, rounds = "billing-api", 50
 	var delays []time.Duration
 	for range rounds {
-		for i := 0; !bs.Cached(name); i++ {
-			if err := bb.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 100 {
-				t.Fatalf("Run %d: %v", i, err)
-			}
-		}
+		warm(t, bs, bb, name, p)
 		if err := ba.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 			t.Fatalf("opening Run = %v", err)
 		}
@@ -121,11 +113,7 @@ func TestListenerKilled(t *testing.T) {
 	ctx := t.Context()
 	p := circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
 	const name = "billing-api"
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d: %v", i, err)
-		}
-	}
+	warm(t, s, b, name, p)
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName).Scan(&n); err != nil || n == 0 {
 		t.Fatalf("terminated %d listening connections: %v", n, err)
@@ -142,11 +130,7 @@ func TestListenerKilled(t *testing.T) {
 	if err := ob.Clear(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(ctx, name, p, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d after the Clear: %v", i, err)
-		}
-	}
+	warm(t, s, b, name, p)
 	if err := ob.Run(ctx, name, p, op(circuit.Failure)); !errors.Is(err, errDown) {
 		t.Fatal(err)
 	}
@@ -164,11 +148,7 @@ func TestCachedServerStopped(t *testing.T) {
 	s, _ := cachedPostgres.openStore(t, srv.DSN())
 	b := circuit.New(s)
 	ctx := t.Context()
-	for i := 0; !s.Cached("billing-api"); i++ {
-		if err := b.Run(ctx, "billing-api", policy, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d: %v", i, err)
-		}
-	}
+	warm(t, s, b, "billing-api", policy)
 	srv.stop(t)
 	d := testenv.WaitFor(t, 2*time.Second, "the copies are dropped", func() bool { return !s.Cached("billing-api") })
 	t.Logf("copies dropped %v after pg_ctl stop -m immediate returned", d)

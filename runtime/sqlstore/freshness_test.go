@@ -43,11 +43,7 @@ func proxiedDSN(t *testing.T, dsn string) (string, *faultproxy.Proxy) {
 func watchLate(t *testing.T, s *sqlstore.Store, name string, during func() time.Time) (int, time.Duration) {
 	t.Helper()
 	b := circuit.New(s)
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, policy)
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	var a testenv.Admissions

@@ -88,11 +88,7 @@ func TestListenerLossLosesNoCircuit(t *testing.T) {
 	s.Notify(func(err error) { reports <- err })
 	const name = "billing-api"
 	b := circuit.New(s)
-	for i := 0; !s.Cached(name); i++ {
-		if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil || i > 100 {
-			t.Fatalf("Run %d = %v, copy %v", i, err, s.Cached(name))
-		}
-	}
+	warm(t, s, b, name, policy)
 	if _, err := db.ExecContext(t.Context(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", sqlstore.ListenerName); err != nil {
 		t.Fatal(err)
 	}

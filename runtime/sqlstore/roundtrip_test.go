@@ -49,6 +49,17 @@ func op(o circuit.Outcome) func(context.Context) (circuit.Outcome, error) {
 	}
 }
 
+// warm runs healthy calls of the named circuit on b until s keeps a copy
+// of its record.
+func warm(t testing.TB, s *sqlstore.Store, b *circuit.Breaker, name string, p circuit.Policy) {
+	t.Helper()
+	for i := 0; !s.Cached(name); i++ {
+		if err := b.Run(t.Context(), name, p, op(circuit.Success)); err != nil || i > 100 {
+			t.Fatalf("%s: Run %d = %v, copy %v", name, i, err, s.Cached(name))
+		}
+	}
+}
+
 // TestRoundTrips counts the statements (one round trip each, with pgx's
 // statement cache warm) that guarded calls and transitions cost on
 // PostgreSQL.
