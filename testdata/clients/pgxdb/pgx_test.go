@@ -40,6 +40,23 @@ func state(t *testing.T, b *circuit.Breaker, name string) circuit.Snapshot {
 	return s
 }
 
+// opensPastDeadlines runs query three times under a 100 ms deadline, each
+// ending past it, and requires the named circuit open after them.
+func opensPastDeadlines(t *testing.T, b *circuit.Breaker, name string, query func(context.Context) error) {
+	t.Helper()
+	for i := range 3 {
+		late, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		err := query(late)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("query %d past its deadline: %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+	if s := state(t, b, name); s.State != circuit.StateOpen {
+		t.Fatalf("after 3 queries past their deadline: %+v, want open", s)
+	}
+}
+
 // TestQueryRowAgainstPostgres drives the guarded pool's QueryRow, whose
 // error comes at Scan, against a real PostgreSQL: a row scans, no row and
 // a caller's cancellation are no failures, a server that went away opens
@@ -134,20 +151,13 @@ func TestQueryAgainstPostgres(t *testing.T) {
 	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateClosed || s.Failures != 0 {
 		t.Fatalf("after queries read to their end and cancelled callers: %+v, want closed with no failure", s)
 	}
-	for i := range 3 {
-		late, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	opensPastDeadlines(t, kit.Breaker, "postgres", func(late context.Context) error {
 		rows, err := db.Query(late, "SELECT pg_sleep(5)")
 		if err == nil {
 			err = drain(rows)
 		}
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("query %d past its deadline: %v, want context.DeadlineExceeded", i, err)
-		}
-	}
-	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateOpen {
-		t.Fatalf("after 3 queries past their deadline: %+v, want open", s)
-	}
+		return err
+	})
 	var open *circuit.OpenError
 	if _, err := db.Query(ctx, "SELECT 1"); !errors.As(err, &open) {
 		t.Fatalf("Query on the open circuit: %v, want the *circuit.OpenError", err)
@@ -286,17 +296,10 @@ func TestOpenedIteratorAgainstPostgres(t *testing.T) {
 	if n, err := sum(ctx, cat, "SELECT generate_series(1, 10)"); err != nil || n != 55 {
 		t.Fatalf("sum of 1..10 = %d, %v; want 55", n, err)
 	}
-	for i := range 3 {
-		late, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	opensPastDeadlines(t, kit.Breaker, "postgres-catalog", func(late context.Context) error {
 		_, err := sum(late, cat, "SELECT 1 FROM pg_sleep(5)")
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("query %d past its deadline: %v, want context.DeadlineExceeded", i, err)
-		}
-	}
-	if s := state(t, kit.Breaker, "postgres-catalog"); s.State != circuit.StateOpen {
-		t.Fatalf("after 3 queries past their deadline: %+v, want open", s)
-	}
+		return err
+	})
 	var open *circuit.OpenError
 	if _, err := cat.Ints(ctx, "SELECT 1"); !errors.As(err, &open) {
 		t.Fatalf("Ints on the open circuit: %v, want the *circuit.OpenError", err)
