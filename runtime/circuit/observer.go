@@ -148,9 +148,12 @@ const stateErrorEvery = time.Minute
 // reported within stateErrorEvery.
 func (c *Circuit) stateError(op string, err error) *StateError {
 	se := &StateError{Name: c.name, Op: op, Err: err}
+	if len(c.p.b.obs.events) == 0 {
+		return se // no observer: no pacing state, no clock
+	}
 	reported := &c.extra().reported
 	now, last := int64(c.p.b.since()), reported.Load()
-	if len(c.p.b.obs.events) == 0 || last != 0 && now-last < int64(stateErrorEvery) || !reported.CompareAndSwap(last, now) {
+	if last != 0 && now-last < int64(stateErrorEvery) || !reported.CompareAndSwap(last, now) {
 		return se
 	}
 	e := *se // callers may still mark the returned one as Ran

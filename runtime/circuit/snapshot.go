@@ -82,8 +82,7 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	if s.Name = v.Name; err != nil || v.State == "error" {
 		return err
 	}
-	st, err := driver.ParseState(v.State)
-	s.State = st
+	s.State, err = driver.ParseState(v.State)
 	return err
 }
 
