@@ -107,26 +107,26 @@ type adminHandler struct {
 func (h *adminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		refuse(w, http.StatusMethodNotAllowed, "Circuits are changed with POST.", "")
+		refuse(w, http.StatusMethodNotAllowed, "Circuits are changed with POST.")
 		return
 	}
 	if err := h.origins.Check(r); err != nil {
-		refuse(w, http.StatusForbidden, "Cross-origin requests may not change circuits.", "")
+		refuse(w, http.StatusForbidden, "Cross-origin requests may not change circuits.")
 		return
 	}
 	if err := h.authorize(r); err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "circuit admin: request not authorized",
 			slog.String("remote", r.RemoteAddr), slog.String("error", err.Error()))
-		refuse(w, http.StatusForbidden, "The request is not authorized to change circuits.", "")
+		refuse(w, http.StatusForbidden, "The request is not authorized to change circuits.")
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		refuse(w, http.StatusUnsupportedMediaType, "Send the request as application/json.", "")
+		refuse(w, http.StatusUnsupportedMediaType, "Send the request as application/json.")
 		return
 	}
 	req, d, refused := readAdminRequest(w, r)
 	if refused != "" {
-		refuse(w, http.StatusBadRequest, refused, "")
+		refuse(w, http.StatusBadRequest, refused)
 		return
 	}
 	h.do(w, r, req, d)
@@ -232,7 +232,7 @@ func (h *adminHandler) failed(w http.ResponseWriter, r *http.Request, name strin
 }
 
 // refuse answers a request that is not acted on with an about:blank
-// problem of the given status, naming circuit when it is not empty.
-func refuse(w http.ResponseWriter, status int, detail, circuit string) {
-	writeProblem(w, 0, Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Circuit: circuit})
+// problem of the given status.
+func refuse(w http.ResponseWriter, status int, detail string) {
+	writeProblem(w, 0, Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
 }

@@ -168,7 +168,8 @@ func (g *guard) reject(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("circuit", g.name), slog.String("error", err.Error()))
 	}
 	if !WriteError(w, r, err) { // the request's context ended before it was admitted
-		refuse(w, http.StatusServiceUnavailable, "The request ended before it was admitted.", g.name)
+		writeProblem(w, 0, Problem{Type: "about:blank", Title: http.StatusText(http.StatusServiceUnavailable),
+			Status: http.StatusServiceUnavailable, Detail: "The request ended before it was admitted.", Circuit: g.name})
 	}
 }
 
