@@ -313,7 +313,7 @@ func statusKind(t types.Type) StatusKind {
 	if hasTypeParam(t) {
 		return NoStatus
 	}
-	if p, ok := types.Unalias(t).(*types.Pointer); ok && isNamed(p.Elem(), "net/http", "Response") {
+	if IsResponse(t) {
 		return StatusField
 	}
 	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "StatusCode")

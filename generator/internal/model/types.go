@@ -90,6 +90,12 @@ func isRequest(t types.Type) bool {
 	return ok && isNamed(p.Elem(), "net/http", "Request")
 }
 
+// IsResponse reports whether t is *net/http.Response.
+func IsResponse(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	return ok && isNamed(p.Elem(), "net/http", "Response")
+}
+
 // isNamed reports whether t is the named type path.name.
 func isNamed(t types.Type, path, name string) bool {
 	n, ok := types.Unalias(t).(*types.Named)

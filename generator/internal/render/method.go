@@ -609,7 +609,7 @@ func (g guard) dropResponses(clear bool) []jen.Code {
 	}
 	var drop []jen.Code
 	for _, r := range m.Results[:len(m.Results)-1] {
-		if isResponse(r.Type) {
+		if model.IsResponse(r.Type) {
 			drop = append(drop, jen.If(jen.Id(r.Name).Op("!=").Nil().Op("&&").Id(r.Name).Dot("Body").Op("!=").Nil()).Block(
 				jen.Id("_").Op("=").Id(r.Name).Dot("Body").Dot("Close").Call(),
 			))
@@ -619,12 +619,6 @@ func (g guard) dropResponses(clear bool) []jen.Code {
 		}
 	}
 	return drop
-}
-
-// isResponse reports whether t is *net/http.Response.
-func isResponse(t types.Type) bool {
-	p, ok := types.Unalias(t).(*types.Pointer)
-	return ok && model.IsNamed(p.Elem(), "net/http", "Response")
 }
 
 // guardReturned renders the statements that make each result of m, a
