@@ -3,6 +3,8 @@ package circuit_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +270,34 @@ func TestConflictsAreRetried(t *testing.T) {
 		s.set(func(s *memStore) { s.conflicts = 1 << 30 })
 		wantStateError(t, b.Run(t.Context(), testName, pol, mustNotRun(t)), "replace", false)
 	})
+}
+
+// TestStoreErrorMakesNoCircuitState: with no observer of events, a call a
+// failing store refuses makes no state for its circuit. The first refused
+// call of each circuit allocates what every later one does; a circuit
+// that made its pacing state first would cost a fleet of circuits memory
+// for as long as the store is down.
+func TestStoreErrorMakesNoCircuitState(t *testing.T) {
+	b, s, _ := newBreaker(t)
+	s.set(func(s *memStore) { s.loadErr = errors.New("store unreachable") })
+	const n = 200
+	handles := make([]*circuit.Circuit, n)
+	for i := range handles {
+		handles[i] = b.Circuit(fmt.Sprintf("c%d", i), pol)
+	}
+	mallocs := func(f func(c *circuit.Circuit)) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for _, c := range handles {
+			f(c)
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	call := func(c *circuit.Circuit) { _ = c.Run(t.Context(), mustNotRun(t)) }
+	first, later := mallocs(call), mallocs(call)
+	if first > later+n/2 {
+		t.Errorf("first refused call of %d circuits: %d allocations; later ones: %d", n, first, later)
+	}
 }
