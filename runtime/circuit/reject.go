@@ -16,11 +16,10 @@ import (
 // and late only for a stopped process (docs/design.md, the hot path). Only
 // the listed handle's kept record, decided by the local clock, gets one.
 
-// rejection is a record's rejection and its OpenError, shared by every call
-// the record rejects before the same deadline: a rejection allocates nothing.
+// rejection is a record's rejection and its OpenError, shared by the calls
+// it rejects while its deadline and RetryAfter hold: it allocates nothing.
 type rejection struct {
 	rec   *driver.Record // the record it was decided for
-	until time.Time      // its deadline
 	err   OpenError
 	alarm alarm.Alarm // set on the Breaker's alarm clock for the deadline, or passed
 }
@@ -31,7 +30,7 @@ type rejection struct {
 func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, forced, observe, alarm bool) *rejection {
 	now := v.clk.Now() // the decision's reading
 	left := until.Sub(now)
-	r := &rejection{rec: v.rec, until: until, err: OpenError{
+	r := &rejection{rec: v.rec, err: OpenError{
 		Name: c.name, State: state, Until: until, Forced: forced, ObserveOnly: observe, retryAfter: machine.RetryAfter(left),
 	}}
 	if !v.local || left <= 0 {
@@ -54,11 +53,12 @@ func (c *Circuit) newRejection(v *view, state driver.State, until time.Time, for
 // record: the kept record's, or the latest one of the same record and
 // deadline, else a new one, kept as the latest.
 func (c *Circuit) rejection(v *view, a *machine.Admission, observe bool) *OpenError {
-	if k := v.k; k != nil && k.rej != nil && !observe && k.rej.until.Equal(a.Until) {
+	if k := v.k; k != nil && k.rej != nil && !observe && k.rej.err.Until.Equal(a.Until) {
 		return &k.rej.err
 	}
 	m := c.extra()
-	if r := m.rej.Load(); r != nil && r.rec == v.rec && r.until.Equal(a.Until) && r.err.ObserveOnly == observe {
+	if r := m.rej.Load(); r != nil && r.rec == v.rec && r.err.Until.Equal(a.Until) && r.err.ObserveOnly == observe &&
+		(!r.err.due.IsZero() || r.err.retryAfter == machine.RetryAfter(a.Until.Sub(v.clk.Now()))) {
 		return &r.err
 	}
 	r := c.newRejection(v, a.State, a.Until, a.Forced, observe, false)

@@ -57,8 +57,12 @@ func TestKit(t *testing.T) {
 			if !errors.As(err, &open) || open.RetryAfter() != time.Minute {
 				t.Fatalf("call while open = %v, want an OpenError retrying after 1m", err)
 			}
+			k.Advance(20 * time.Second) // a later rejection tells the time left then
+			if err := k.Breaker.Run(ctx, name, policy, succeed); !errors.As(err, &open) || open.RetryAfter() != 40*time.Second {
+				t.Fatalf("call 20s later = %v, want an OpenError retrying after 40s", err)
+			}
+			k.Advance(40 * time.Second)
 
-			k.Advance(time.Minute)
 			release := make(chan struct{})
 			var wg sync.WaitGroup
 			wg.Add(1)
