@@ -59,5 +59,18 @@ func BenchmarkClosedSuccessRate(b *testing.B) {
 				want(b, err, nil)
 			}
 		}},
+		{"mercari", func(b *testing.B) {
+			cb := newRateMercari()
+			for b.Loop() {
+				_, err := cb.Do(ctx, mercariUp)
+				want(b, err, nil)
+			}
+		}},
+		{"rubyist", func(b *testing.B) {
+			cb := newRateRubyist()
+			for b.Loop() {
+				want(b, cb.Call(eapacheUp, 0), nil)
+			}
+		}},
 	})
 }

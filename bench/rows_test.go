@@ -20,10 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenk/backoff"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/filestore"
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	mercari "github.com/mercari/go-circuitbreaker"
+	rubyist "github.com/rubyist/circuitbreaker"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -145,6 +148,28 @@ func BenchmarkClosedSuccessRateParallel(b *testing.B) {
 				}
 			})
 		}},
+		{"mercari", func(b *testing.B) {
+			cb := newRateMercari()
+			parallel(b, func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := cb.Do(ctx, mercariUp); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}},
+		{"rubyist", func(b *testing.B) {
+			cb := newRateRubyist()
+			parallel(b, func(pb *testing.PB) {
+				for pb.Next() {
+					if err := cb.Call(eapacheUp, 0); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}},
 	})
 }
 
@@ -169,6 +194,22 @@ func newRateFailsafe() failsafe.Executor[int] {
 	cb := circuitbreaker.NewBuilder[int]().HandleErrors(ErrDown).
 		WithFailureRateThreshold(0.5, 20, time.Minute).WithDelay(30 * time.Second).Build()
 	return failsafe.With[int](cb)
+}
+
+// newRateMercari is BenchmarkClosedSuccessRate's mercari: its failure-rate
+// trip function, the counters reset every minute.
+func newRateMercari() *mercari.CircuitBreaker {
+	return mercari.New(mercari.WithTripFunc(mercari.NewTripFuncFailureRate(20, 0.5)),
+		mercari.WithOpenTimeout(30*time.Second), mercari.WithCounterResetInterval(time.Minute))
+}
+
+// newRateRubyist is BenchmarkClosedSuccessRate's rubyist: its rate trip
+// function over a one-minute window.
+func newRateRubyist() *rubyist.Breaker {
+	return rubyist.NewBreakerWithOptions(&rubyist.Options{
+		ShouldTrip: rubyist.RateTripFunc(0.5, 20), WindowTime: time.Minute,
+		BackOff: backoff.NewConstantBackOff(30 * time.Second),
+	})
 }
 
 // manyCount is how many circuits BenchmarkManyCircuits makes: 100,000, or
