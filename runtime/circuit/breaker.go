@@ -219,7 +219,7 @@ type bound struct {
 	err     error // the *ConfigError of an invalid name or policy
 	policy  Policy
 	rules   machine.Policy
-	plain   bool // a healthy call only runs: no rate rule, slow-call rule or observer
+	plain   bool // a healthy call only runs, or is counted in the rate rule's window: no slow-call rule or observer
 	rejects bool // a standing rejection only returns: not observe-only, no observer
 }
 
@@ -233,7 +233,7 @@ func (b *Breaker) validated(p Policy) (*bound, error) {
 	}
 	v := &bound{b: b, set: true, policy: p, rules: p.rules()}
 	v.rules.ObserveOnly = v.rules.ObserveOnly || b.observe
-	v.plain = v.rules.FailureRate == 0 && v.rules.SlowCall == 0 && !b.obs.calls
+	v.plain = v.rules.SlowCall == 0 && !b.obs.calls && (v.rules.FailureRate == 0 || b.wins.Sharer == nil)
 	v.rejects = !v.rules.ObserveOnly && !b.obs.calls
 	if b.npolicies.Load() >= maxPolicies {
 		return v, nil

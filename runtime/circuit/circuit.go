@@ -32,6 +32,7 @@ type Circuit struct {
 type kept struct {
 	w     driver.Watch
 	quiet bool
+	count bool        // a quiet Success is counted in the rate rule's window (Quiet.Settle)
 	used  atomic.Bool // for a Circuit's first: it is taken (keep)
 	rej   *rejection
 	rec   *driver.Record
@@ -327,7 +328,7 @@ func (c *Circuit) keep(v *view, w driver.Watch) *kept {
 	}
 	k.w, k.rec = w, v.rec
 	if st, ok := machine.StandingOf(v.rec); ok {
-		k.quiet = st.Quiet && c.p.plain
+		k.quiet, k.count = st.Quiet && c.p.plain, c.p.rules.FailureRate > 0
 		if !st.Admitted && c.p.rejects && v.local && v.clk.Before(st.Until) {
 			k.rej = c.newRejection(v, st.State, st.Until, st.Forced, false, c.p.b.listed(c))
 		}

@@ -175,13 +175,8 @@ func (o slogObserver) ObserveTransition(t Transition) {
 		level = slog.LevelWarn
 	}
 	o.l.LogAttrs(context.Background(), level, "circuit "+t.To.String(),
-		slog.String("circuit", t.Name),
-		slog.String("from", t.From.String()),
-		slog.String("to", t.To.String()),
-		slog.Uint64("generation", t.Generation),
-		slog.Int("failures", t.Failures),
-		slog.Time("at", t.At),
-	)
+		slog.String("circuit", t.Name), slog.String("from", t.From.String()), slog.String("to", t.To.String()),
+		slog.Uint64("generation", t.Generation), slog.Int("failures", t.Failures), slog.Time("at", t.At))
 }
 
 func (o slogObserver) ObserveEvent(e Event) {

@@ -9,12 +9,12 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// The alarm is the hot path's one speed trick: a clock reading costs 25 to
-// 45 ns here (BENCHMARKS.md), more than a lean breaker's whole rejection.
-// A kept standing rejection returns its OpenError until the Breaker's alarm
-// clock (runtime/internal/alarm) marks its deadline passed; never early,
-// and late only for a stopped process (docs/design.md, the hot path). Only
-// the listed handle's kept record, decided by the local clock, gets one.
+// The alarm is the hot path's speed trick: a clock reading costs more than a
+// lean breaker's whole call (BENCHMARKS.md). A kept standing rejection
+// returns its OpenError until the Breaker's alarm clock marks its deadline
+// passed: never early, late only for a stopped process (docs/design.md, the
+// hot path). The rate rule's window reads the clock once a bucket so
+// (window.Circuit.Clock). Only a listed handle's kept rejection gets one.
 
 // rejection is a record's rejection and its OpenError, shared by the calls
 // it rejects while its deadline and RetryAfter hold: it allocates nothing.

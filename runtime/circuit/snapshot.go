@@ -93,11 +93,11 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 // also returns a Snapshot holding Name and Error.
 func (b *Breaker) Snapshot(ctx context.Context, name string) (Snapshot, error) {
 	c, err := b.named(name)
-	if err != nil {
-		return Snapshot{Name: name, Error: Unreadable(err)}, err
-	}
 	var v view
-	if err := c.load(ctx, &v); err != nil {
+	if err == nil {
+		err = c.load(ctx, &v)
+	}
+	if err != nil {
 		return Snapshot{Name: name, Error: Unreadable(err)}, err
 	}
 	rec := v.rec

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
+	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
 
 // TestQuiet: a circuit's quiet admission (circuit.Quiet, the one shortcut
@@ -36,7 +37,7 @@ func TestQuiet(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
-		{"a rate rule counts every call", rate, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, ok, nil) }, false},
+		{"a rate rule's healthy kept record", rate, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, ok, nil) }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "state")
@@ -47,6 +48,28 @@ func TestQuiet(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a rate rule counts a quiet Success", func(t *testing.T) {
+		s := openDir(t, filepath.Join(t.TempDir(), "state"))
+		c := circuit.New(s).Circuit("quiet", rate)
+		run(t, c, ok, nil)
+		for range 3 {
+			q := c.Quiet()
+			if !q.Admitted() || q.Settled(circuit.Success) {
+				t.Fatalf("admitted %v, settled %v: want admitted, and a Success left to count", q.Admitted(), q.Settled(circuit.Success))
+			}
+			if err := q.Settle(ctx, circuit.Success, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cells, err := s.WindowCells("quiet", rate.Window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cells.Counts(driver.WindowEpoch(nil), driver.Bucket(s.Now(), rate.Window)); got.Calls != 4 || got.Failures != 0 {
+			t.Fatalf("window %+v, want the 4 successes", got)
+		}
+	})
 
 	t.Run("settled", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "state")
