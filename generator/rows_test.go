@@ -12,7 +12,8 @@ import (
 // that was never sent has no row of next's behind it. It checks too that
 // an admitted cursor settles its call as an iterator does: at its end (Next
 // false) with the outcome of Err, a query error with no Scan and one after
-// rows that scanned among them, and at Close, stopped early, as Ignored.
+// rows that scanned among them, and at Close first with the outcome of
+// the Err that next reports once closed.
 func TestRejectedRowMethods(t *testing.T) {
 	root := moduleTempDir(t, "rows")
 	putFile(t, filepath.Join(root, "db.go"), `package rows
@@ -125,14 +126,39 @@ func TestEndFailsAfterRows(t *testing.T) {
 	kit.RequireState(t, "db", circuit.StateOpen)
 }
 
-func TestCloseStopsEarly(t *testing.T) {
+// closing reports its error only once closed, as pgx.Rows does: its
+// Close reads what is left of the query.
+type closing struct {
+	more
+	closed bool
+}
+
+func (c *closing) Close()     { c.closed = true }
+func (c *closing) Err() error {
+	if c.closed {
+		return c.err
+	}
+	return nil
+}
+
+// TestCloseFirstSettles closes a cursor before Next returned false, as
+// pgx.CollectOneRow does: the Err that next reports after its Close
+// settles the call, nil a success that closes a half-open circuit.
+func TestCloseFirstSettles(t *testing.T) {
 	kit := circuittest.New()
 	kit.HalfOpen("db")
-	rows := NewGuardedDB(&db{rows: &more{}}, kit.Breaker).Query(context.Background(), "SELECT 1")
-	rows.Next()
+	rows := NewGuardedDB(&db{rows: &closing{}}, kit.Breaker).Query(context.Background(), "SELECT 1")
+	if !rows.Next() {
+		t.Fatal("Next = false, want a row")
+	}
 	rows.Close()
-	// Ignored, as an iterator stopped early: the probe showed no health,
-	// and its claim is given back, the circuit open for its cooldown.
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	kit.RequireState(t, "db", circuit.StateClosed)
+
+	rows = NewGuardedDB(&db{rows: &closing{more: more{cursor{err: ErrConn}}}}, kit.Breaker).Query(context.Background(), "SELECT 1/0")
+	rows.Close()
 	kit.RequireState(t, "db", circuit.StateOpen)
 }
 

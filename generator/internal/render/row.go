@@ -16,7 +16,8 @@ import (
 // and settles the call in Scan with classify's outcome of Scan's error (a
 // cursor's, with Next() bool and Err() error, only of an error), in Err()
 // error with its outcome of an error Err reports, in a cursor's Next
-// returning false with the outcome of Err (its end), and in Close as
+// returning false with the outcome of Err (its end), and in Close with
+// the outcome of the Err next reports once closed (a cursor's) or as
 // Ignored; the first settles it. A rejected row's Scan returns the
 // rejection, its other methods zero values and the rejection as an error
 // last.
@@ -156,11 +157,25 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 					jen.Return(more.Clone()),
 				)
 			case isCloseMethod(fn):
-				// Closing a row that nothing settled (no row scanned, a
-				// cursor stopped early) settles it as Ignored, as an
-				// iterator stopped early is: a half-open probe gives its
-				// claim back now, not when its lease expires.
+				// Closing a row that nothing settled (no row scanned)
+				// settles it as Ignored: a half-open probe gives its claim
+				// back now, not when its lease expires. A cursor closed
+				// before its end (pgx.CollectOneRow) is settled by the Err
+				// next reports once closed: pgx finishes reading, and
+				// reports the query's error, in Close.
 				settle := done(jen.Qual(circuitPath, "Ignored"))
+				if r.Cursor() {
+					// end names Err's error; a Close() error keeps its own
+					// in ScanErr, and returns it.
+					end := r.ScanErr
+					if len(results) > 0 {
+						end = r.DoneErr
+					}
+					settle = []jen.Code{
+						jen.Id(end).Op(":=").Add(recv()).Dot(r.Next).Dot("Err").Call(),
+						jen.Id("_").Op("=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), end)),
+					}
+				}
 				if len(results) == 0 {
 					body = append(append(body, call), settle...)
 				} else {

@@ -158,7 +158,8 @@ func (r *guardedPoolQueryRow) Close() {
 		return
 	}
 	r.next.Close()
-	_ = r.ticket.Done(circuit.Ignored)
+	err := r.next.Err()
+	_ = r.ticket.Done(classifyPool(r.ctx, err))
 }
 
 func (r *guardedPoolQueryRow) CommandTag() pgconn.CommandTag {

@@ -316,3 +316,33 @@ func TestOpenedIteratorAgainstPostgres(t *testing.T) {
 		t.Fatalf("after 3 failures at open: %+v, want open", s)
 	}
 }
+
+// TestCloseFirstAgainstPostgres reads the guarded pool's rows as pgx's
+// idioms do, closing them before Next returned false: pgx.CollectOneRow,
+// and rows.Close then rows.Err. pgx finishes reading, and reports the
+// query's error, in Close: a half-open probe read so closes the circuit,
+// and three queries past their deadline, read so, open it.
+func TestCloseFirstAgainstPostgres(t *testing.T) {
+	ctx := context.Background()
+	kit := circuittest.New()
+	db := NewGuardedPool(newPool(t, testenv.PostgresDSN(t)), kit.Breaker)
+	kit.HalfOpen("postgres")
+	rows, err := db.Query(ctx, "SELECT $1::int", 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pgx.CollectOneRow(rows, pgx.RowTo[int]); err != nil || n != 42 {
+		t.Fatalf("CollectOneRow = %d, %v; want 42", n, err)
+	}
+	if s := state(t, kit.Breaker, "postgres"); s.State != circuit.StateClosed {
+		t.Fatalf("after a half-open probe read with CollectOneRow: %+v, want closed", s)
+	}
+	opensPastDeadlines(t, kit.Breaker, "postgres", func(late context.Context) error {
+		rows, err := db.Query(late, "SELECT pg_sleep(5)")
+		if err != nil {
+			return err
+		}
+		rows.Close()
+		return rows.Err()
+	})
+}

@@ -9,9 +9,10 @@ import (
 var ErrConn = errors.New("db: connection lost")
 
 // Rows ranges over the rows of a query, as pgx.Rows does: the query's
-// error comes at Err, after Next returned false.
+// error comes at Err, after Next returned false. Its Close returns an
+// error, as database/sql's Rows.Close does.
 type Rows interface {
-	Close()
+	Close() error
 	Err() error
 	Next() bool
 	Scan(dest ...any) error
