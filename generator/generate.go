@@ -225,7 +225,7 @@ func matchPattern(pattern, name string) bool {
 // write.
 func (r *run) owned(outs []Output) {
 	for _, o := range outs {
-		if _, err := os.Lstat(o.Path); err == nil && !load.IsOurs(o.Path) {
+		if _, err := os.Lstat(o.Path); err == nil && !load.Replaceable(o.Path) {
 			r.errs.Add(diag.FileStart(o.Path),
 				"%s exists and was not written by circuitgen (it lacks the header %q): refusing to overwrite it; rename it, or write elsewhere with -out or the manifest's output",
 				filepath.Base(o.Path), load.Header)

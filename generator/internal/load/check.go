@@ -129,7 +129,7 @@ func (p *Program) fromSource(exports map[string]string, isRoot map[string]*Packa
 			return aux, nil
 		}
 		slices.Sort(retry)
-		listed, err := p.list([]string{"-find", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,Error"}, retry)
+		listed, err := p.find(retry)
 		if err != nil {
 			return nil, err
 		}
@@ -160,19 +160,38 @@ func (p *Program) fromSource(exports map[string]string, isRoot map[string]*Packa
 // goPos matches a Go file's position in the go command's messages.
 var goPos = regexp.MustCompile(`(?m)^(\S+\.go):\d+(:\d+)?: `)
 
+// twoPackages matches the go command's message of a directory whose files
+// are of two packages: its files, then its directory.
+var twoPackages = regexp.MustCompile(`(?m)^found packages \S+ \((\S+\.go)\) and \S+ \((\S+\.go)\) in (.+)$`)
+
 // oursFails reports whether the go command's message msg, of a package it
-// could not build, is about a file of ours.
+// could not build, is about a file a run does not read: ours, or empty.
 func (p *Program) oursFails(msg string) bool {
+	var paths []string
 	for _, m := range goPos.FindAllStringSubmatch(msg, -1) {
-		path := m[1]
+		paths = append(paths, m[1])
+	}
+	for _, m := range twoPackages.FindAllStringSubmatch(msg, -1) {
+		paths = append(paths, filepath.Join(m[3], m[1]), filepath.Join(m[3], m[2]))
+	}
+	for _, path := range paths {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(p.dir, path)
 		}
-		if IsOurs(path) {
+		if Replaceable(path) {
 			return true
 		}
 	}
 	return false
+}
+
+// goError returns an error go list reports, with its position when it has
+// one.
+func goError(pos, err string) string {
+	if pos == "" {
+		return err
+	}
+	return pos + ": " + err
 }
 
 // exports lists the packages at paths with one go list -export run and
@@ -203,11 +222,11 @@ func (p *Program) exports(paths []string) (map[string]string, error) {
 		}
 		switch {
 		case lp.Error != nil:
-			p.failed[lp.ImportPath] = lp.Error.Err
+			p.failed[lp.ImportPath] = goError(lp.Error.Pos, lp.Error.Err)
 		case lp.Export == "" && len(lp.DepsErrors) > 0:
 			msgs := make([]string, len(lp.DepsErrors))
 			for i, e := range lp.DepsErrors {
-				msgs[i] = e.Err
+				msgs[i] = goError(e.Pos, e.Err)
 			}
 			p.failed[lp.ImportPath] = strings.Join(msgs, "\n")
 		case lp.Export == "":
