@@ -127,6 +127,24 @@ type Live interface {
 			t.Errorf("patterns %q: error %v, want one with %q", tt.patterns, err, tt.want)
 		}
 	}
+
+	// A misspelled directive or a broken manifest is the error: the output
+	// it leaves guarding nothing is not also one, whose advice (remove it)
+	// would be wrong.
+	for name, files := range map[string]map[string]string{
+		"directive": {"typo.go": "package typo\n\n//circuitgen:gaurd circuit=typo\ntype Typo interface{ Get() error }\n"},
+		"manifest":  {"typo.go": "package typo\n\ntype Typo interface{ Get() error }\n", ManifestFile: "interfacs:\n  Typo: {}\n"},
+	} {
+		dir := filepath.Join(root, "typo-"+name)
+		for f, src := range files {
+			putFile(t, filepath.Join(dir, f), src)
+		}
+		putFile(t, filepath.Join(dir, DefaultOutput), strings.ReplaceAll(stale, "gone", "typo"))
+		_, err := Generate(Config{Dir: root, Patterns: []string{"./typo-" + name}})
+		if err == nil || strings.Contains(err.Error(), "guards nothing") {
+			t.Errorf("%s typo: error %v, want the typo's alone", name, err)
+		}
+	}
 }
 
 // TestBrokenDependencyOutput checks that a run on one package is not

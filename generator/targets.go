@@ -49,8 +49,8 @@ func (r *run) targets() []model.Target {
 		}
 		if len(t.Specs) > 0 {
 			targets = append(targets, t)
-		} else if !generatesOwn(pkg) {
-			r.orphans(pkg)
+		} else if !generatesOwn(pkg) && r.errs.Len() == 0 {
+			r.orphans(pkg) // unless a misspelled directive or a broken manifest is why
 		}
 	}
 	for _, m := range r.manifests {
