@@ -23,6 +23,7 @@ type Stores struct {
 	Times  driver.WindowStore
 	Calls  driver.CallWindowStore
 	Sharer driver.WindowSharer
+	ticks  ticks // the readings of the current buckets (clock.go)
 }
 
 // Circuit is the windows of one circuit of a Breaker. The zero Circuit is
@@ -34,49 +35,17 @@ type Circuit struct {
 	ownTimes sync.Map                                  // span → *driver.WindowCells, when the store keeps none
 	ownCalls sync.Map                                  // calls → *driver.CallCells, when the store keeps none
 	batches  sync.Map                                  // span → *batch, for a driver.WindowSharer
-	tick     atomic.Pointer[tick]                      // a reading in the current bucket (Clock)
-}
-
-// tick is a reading of the clock in the current bucket of a window of
-// span w, and the alarm set for the bucket's end.
-type tick struct {
-	w     time.Duration
-	at    time.Time
-	alarm alarm.Alarm
+	tick     atomic.Pointer[tick]                      // the reading of the current bucket last used (clock.go)
 }
 
 // Success counts a Success in the window of the named circuit under p, rec
 // being its current record, by the clock read (local: the local clock's,
-// whose alarms Clock may set). The Breaker counts so a call its Standing
+// whose alarms clock may set). The Breaker counts so a call its Standing
 // admitted quietly, and a Sharer's windows are not counted so (Stores).
 func (c *Circuit) Success(st *Stores, name string, p *machine.Policy, rec *driver.Record, read func() time.Time, alarms *alarm.Clock, local bool) error {
-	clk := c.Clock(read, alarms, local, p.Window)
+	clk := c.clock(&st.ticks, read, alarms, local, p.Window)
 	_, _, err := c.Count(context.Background(), st, name, p, rec, &clk, machine.Success, true)
 	return err
-}
-
-// Clock returns the clock a Success counts by in the time window of span w:
-// the reading of read's kept while alarms have not rung the end of its
-// bucket, else a new one, kept when read is the local clock.
-// An alarm never rings early, and late only for a stopped process: a call
-// then counts in the bucket just ended, or not at all (driver.WindowCells).
-// It is the rate rule's speed trick: a clock reading costs more here than a
-// lean breaker's whole call (BENCHMARKS.md, rate rule).
-func (c *Circuit) Clock(read func() time.Time, alarms *alarm.Clock, local bool, w time.Duration) machine.Clock {
-	if t := c.tick.Load(); t != nil && t.w == w && t.alarm.Pending() {
-		return *machine.At(t.at)
-	}
-	var clk machine.Clock
-	clk.Reset(read)
-	if !local || w == 0 { // an injected or a server's clock, or a window of calls
-		return clk
-	}
-	t := &tick{w: w, at: clk.Now()}
-	width := int64(w / driver.WindowBuckets)
-	left := (driver.Bucket(t.at, w)+1)*width - t.at.UnixNano()
-	alarms.Set(&t.alarm, time.Now().Add(time.Duration(left)))
-	c.tick.Store(t)
-	return clk
 }
 
 // cells is a window's cells (a span, or a number of calls: w), and the
