@@ -44,6 +44,11 @@ func (b *builder) method(s *spec.Interface, fn *types.Func, ms *spec.Method, opt
 	}
 	m.Ctx = slices.IndexFunc(m.Params, func(v Var) bool { return isContext(v.Type) })
 	m.Request = slices.IndexFunc(m.Params, func(v Var) bool { return isRequest(v.Type) })
+	for i, v := range m.Params {
+		if isReader(v.Type) {
+			m.Readers = append(m.Readers, i)
+		}
+	}
 	o := ms.Opts.Over(opts)
 	switch {
 	case !o.Circuit.Set:

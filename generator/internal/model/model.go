@@ -150,6 +150,10 @@ type Method struct {
 	// Request is the index of a *net/http.Request parameter, or -1:
 	// when there is no Ctx, its Context is passed to the breaker.
 	Request int
+	// Readers are the indexes of the parameters, interfaces or pointers,
+	// that implement io.Reader (http.Client.Post's body): next may have
+	// read one, which cannot be made again for a fallback.
+	Readers []int
 	// Shape is how the method reports its error.
 	Shape Shape
 	// ErrMethod is the method of a Carrier's or Reported's result that

@@ -90,6 +90,19 @@ func isRequest(t types.Type) bool {
 	return ok && isNamed(p.Elem(), "net/http", "Request")
 }
 
+// readerIface is io.Reader's method set.
+var readerIface = types.NewInterfaceType([]*types.Func{types.NewFunc(token.NoPos, nil, "Read", types.NewSignatureType(nil, nil, nil,
+	types.NewTuple(types.NewParam(token.NoPos, nil, "p", types.NewSlice(types.Typ[types.Byte]))),
+	types.NewTuple(types.NewParam(token.NoPos, nil, "n", types.Typ[types.Int]), types.NewParam(token.NoPos, nil, "err", errorType)), false))}, nil).Complete()
+
+// isReader reports whether t is an interface or a pointer that implements
+// io.Reader (io.Reader, io.ReadCloser, *bytes.Reader): a body that can be
+// nil, which a call may read.
+func isReader(t types.Type) bool {
+	_, ptr := t.Underlying().(*types.Pointer)
+	return (ptr || types.IsInterface(t)) && types.Implements(t, readerIface)
+}
+
 // IsResponse reports whether t is *net/http.Response.
 func IsResponse(t types.Type) bool {
 	p, ok := types.Unalias(t).(*types.Pointer)

@@ -446,6 +446,7 @@ func (g guard) reported() []jen.Code {
 		jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
 		g.classify(m.CallErr),
 	))))
+	body = append(body, g.spentReaders()...)
 	body = append(body, g.fallback(m.Err, true, answer)...)
 	return append(body,
 		jen.If(jen.Op("!").Id(m.Ran)).Block(
@@ -516,6 +517,7 @@ func (g guard) carrier() []jen.Code {
 		jen.Id(m.CallErr).Op(":=").Add(r).Dot(m.ErrMethod).Call(),
 		g.classify(m.CallErr),
 	))))
+	body = append(body, g.spentReaders()...)
 	body = append(body, g.fallback(m.Err, true, answer)...)
 	return append(body,
 		jen.If(jen.Add(r).Op("==").Nil()).Block(
@@ -556,6 +558,7 @@ func (g guard) errorLast() []jen.Code {
 	// The fallback, when the call did not go through, before the
 	// request's body is closed: the fallback owns it as next would.
 	body = append(body, g.replayBody()...)
+	body = append(body, g.spentReaders()...)
 	body = append(body, g.fallback(m.Err, true, answer)...)
 	if m.Ran != "" {
 		// Like http.RoundTripper and http.Client.Do, close the request's
@@ -596,6 +599,34 @@ func (g guard) replayBody() []jen.Code {
 				jen.List(req.Clone().Dot("Body"), jen.Id(m.Failed)).Op("=").List(jen.Id(m.Replay), jen.True()),
 			),
 		),
+	)}
+}
+
+// spentReaders renders, for a method taking a body (an io.Reader) whose
+// fallback answers a failure, that the fallback does not answer when a
+// body is not nil: next may have read it, and it cannot be made again, as
+// a request's without GetBody (replayBody).
+func (g guard) spentReaders() []jen.Code {
+	m := g.m
+	if m.Fallback != model.FallbackFailed || len(m.Readers) == 0 {
+		return nil
+	}
+	var some *jen.Statement
+	for _, i := range m.Readers {
+		c := jen.Id(m.Params[i].Name).Op("!=").Nil()
+		if some == nil {
+			some = c
+		} else {
+			some = some.Op("||").Add(c)
+		}
+	}
+	if len(m.Readers) > 1 {
+		some = jen.Parens(some)
+	}
+	cond := jen.Id(m.Failed).Op("&&").Id(m.Recv).Dot(g.w.Fallback).Op("!=").Nil().Op("&&").Add(some)
+	return []jen.Code{jen.If(cond).Block(
+		jen.Comment("next may have read the body, which cannot be made again: the fallback does not answer"),
+		jen.Id(m.Failed).Op("=").False(),
 	)}
 }
 

@@ -5,7 +5,10 @@
 // context.Canceled is selected.
 package httpclient
 
-import "net/http"
+import (
+	"io"
+	"net/http"
+)
 
 //go:generate go tool circuitgen
 
@@ -24,7 +27,15 @@ type CancelCounting interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
+// Poster posts, as *http.Client does; its fallback answers a 503 too.
+//
+//circuitgen:guard circuit=poster threshold=3 cooldown=1m errors=*net/url.Error statuses=503 fallback=failed
+type Poster interface {
+	Post(url, contentType string, body io.Reader) (*http.Response, error)
+}
+
 var (
 	_ Doer           = (*http.Client)(nil)
 	_ CancelCounting = (*http.Client)(nil)
+	_ Poster         = (*http.Client)(nil)
 )

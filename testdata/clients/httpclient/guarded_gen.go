@@ -5,6 +5,7 @@ package httpclient
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -211,6 +212,105 @@ func (g *GuardedCancelCounting) Do(req *http.Request) (*http.Response, error) {
 	return r0, err
 }
 
+// GuardedPoster is a Poster that runs every call of a guarded method through a
+// circuit breaker. While a method's circuit is open, the method returns a
+// *circuit.OpenError without calling next, or the answer of its fallback
+// (WithPosterFallback):
+//
+//	client := NewGuardedPoster(next, b) // b: the application's *circuit.Breaker
+//	_, err := client.Post(url, contentType, body)
+//	var open *circuit.OpenError
+//	if errors.As(err, &open) {
+//		// circuit poster is open: retry after open.RetryAfter()
+//	}
+type GuardedPoster struct {
+	next     Poster
+	poster   *circuit.Circuit // poster
+	fallback Poster           // nil: no fallback
+}
+
+// GuardedPosterOption configures a GuardedPoster made by NewGuardedPoster or
+// NewGuardedPosterWithCircuits.
+type GuardedPosterOption func(*GuardedPoster)
+
+// WithPosterFallback answers a call of a guarded method that the circuit
+// rejects from f: f's method runs with the same arguments, its context marked
+// with the *circuit.OpenError (circuit.FromFallback), and its results are
+// returned. A method with fallback=failed also falls back when the call ran and
+// its error counted as a failure; one with fallback=never never does. The
+// rejection is still observed; a caller tells the answer came from f by f's own
+// results.
+func WithPosterFallback(f Poster) GuardedPosterOption {
+	return func(g *GuardedPoster) {
+		g.fallback = f
+	}
+}
+
+// NewGuardedPoster returns a GuardedPoster that calls next through the circuits
+// of b, with the policies circuitgen was given.
+func NewGuardedPoster(next Poster, b *circuit.Breaker, opts ...GuardedPosterOption) *GuardedPoster {
+	return NewGuardedPosterWithCircuits(
+		next,
+		b.Circuit("poster", policyDoer),
+		opts...,
+	)
+}
+
+// NewGuardedPosterWithCircuits returns a GuardedPoster that calls next through
+// circuits the caller prepared with Breaker.Circuit: poster for circuit poster.
+func NewGuardedPosterWithCircuits(next Poster, poster *circuit.Circuit, opts ...GuardedPosterOption) *GuardedPoster {
+	g := &GuardedPoster{
+		next:   next,
+		poster: poster,
+	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
+}
+
+// Post calls next.Post through circuit poster.
+func (g *GuardedPoster) Post(url1 string, contentType string, body io.Reader) (*http.Response, error) {
+	var r0 *http.Response
+	var failed bool
+	op := func(context.Context) (circuit.Outcome, error) {
+		var callErr error
+		r0, callErr = g.next.Post(url1, contentType, body)
+		outcome := classifyPoster(context.Background(), r0, callErr)
+		failed = outcome == circuit.Failure
+		return outcome, callErr
+	}
+	var err error
+	if q := g.poster.Quiet(); q.Admitted() {
+		var o circuit.Outcome
+		if o, err = op(context.Background()); !q.Settled(o) {
+			err = q.Settle(context.Background(), o, err)
+		}
+	} else {
+		err = g.poster.Run(context.Background(), op)
+	}
+	if failed && g.fallback != nil && body != nil {
+		// next may have read the body, which cannot be made again: the fallback does not answer
+		failed = false
+	}
+	if (err != nil || failed) && g.fallback != nil {
+		var open *circuit.OpenError
+		if failed || errors.As(err, &open) {
+			if r0 != nil && r0.Body != nil {
+				_ = r0.Body.Close()
+			}
+			return g.fallback.Post(url1, contentType, body)
+		}
+	}
+	if err != nil {
+		if r0 != nil && r0.Body != nil {
+			_ = r0.Body.Close()
+		}
+		r0 = nil
+	}
+	return r0, err
+}
+
 // classifyProvider returns Ignored for any error of a call whose ctx the caller
 // cancelled; Failure for *url.Error, HTTP status 502-504; Ignored for any other
 // error; Success otherwise. Circuit provider uses it.
@@ -256,6 +356,32 @@ func classifyProviderCancel(result *http.Response, err error) circuit.Outcome {
 	}
 	if result != nil {
 		if code := result.StatusCode; code >= 502 && code <= 504 {
+			return circuit.Failure
+		}
+	}
+	return circuit.Success
+}
+
+// classifyPoster returns Ignored for any error of a call whose ctx the caller
+// cancelled; Failure for *url.Error, HTTP status 503; Ignored for any other
+// error; Success otherwise. Circuit poster uses it.
+func classifyPoster(ctx context.Context, result *http.Response, err error) circuit.Outcome {
+	if err != nil {
+		if ctx.Err() == context.Canceled {
+			// the caller gave up: not the provider's failure
+			return circuit.Ignored
+		}
+		var target *url.Error
+		if errors.As(err, &target) {
+			return circuit.Failure
+		}
+		if code, ok := circuit.ErrorStatus(err); ok && code == 503 {
+			return circuit.Failure
+		}
+		return circuit.Ignored
+	}
+	if result != nil {
+		if code := result.StatusCode; code == 503 {
 			return circuit.Failure
 		}
 	}

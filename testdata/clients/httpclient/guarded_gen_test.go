@@ -7,3 +7,6 @@ var _ Doer = (*GuardedDoer)(nil)
 
 // GuardedCancelCounting implements CancelCounting.
 var _ CancelCounting = (*GuardedCancelCounting)(nil)
+
+// GuardedPoster implements Poster.
+var _ Poster = (*GuardedPoster)(nil)
