@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -264,7 +265,27 @@ func (b *builder) concreteError(s *spec.Interface, m *Method, where token.Positi
 		return false
 	}
 	last := types.TypeString(m.Results[n-1].Type, b.qualifier)
-	b.errs.Add(where, "method %s.%s returns %s last, not error: a rejected call returns a *circuit.OpenError, which is no %s; return error (the caller's errors.As still finds %s), or mark it skip", s.Name, m.Name, last, last, last)
+	why := fmt.Sprintf("a rejected call returns a *circuit.OpenError, which is no %s", last)
+	if isOpenError(m.Results[n-1].Type) {
+		why = fmt.Sprintf("a *circuit.OpenError is a %s, but the wrapper settles and rejects calls through an error result only", last)
+	}
+	b.errs.Add(where, "method %s.%s returns %s last, not error: %s; return error (the caller's errors.As still finds %s), or mark it skip", s.Name, m.Name, last, why, last)
+	return true
+}
+
+// isOpenError reports whether t is an interface that *circuit.OpenError
+// implements (type E error): every method of t is one of its.
+func isOpenError(t types.Type) bool {
+	it, ok := t.Underlying().(*types.Interface)
+	if !ok {
+		return false
+	}
+	open := reflect.TypeFor[*circuit.OpenError]()
+	for i := range it.NumMethods() {
+		if _, ok := open.MethodByName(it.Method(i).Name()); !ok {
+			return false
+		}
+	}
 	return true
 }
 

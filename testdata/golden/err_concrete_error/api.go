@@ -13,6 +13,9 @@ type TempError interface {
 	Temporary() bool
 }
 
+// Failure is error by another name, which a *circuit.OpenError is.
+type Failure error
+
 // API returns its errors as types of its own, which no rejection can be
 // returned as.
 //
@@ -20,4 +23,5 @@ type TempError interface {
 type API interface {
 	Get(ctx context.Context, id string) (int, *APIError)
 	Put(ctx context.Context, id string) TempError
+	Del(ctx context.Context, id string) Failure
 }
