@@ -50,3 +50,36 @@ type Txn interface {
 		}
 	}
 }
+
+// TestScaffoldSentResults checks that the scaffold does not propose to
+// guard what reads the results of a call already sent, as pgx's SendBatch
+// returns BatchResults: it takes a context, and BatchResults has no step
+// returning itself. Guarded, a read an open circuit rejected would leave
+// the next read the wrong statement's results.
+func TestScaffoldSentResults(t *testing.T) {
+	root := moduleTempDir(t, "batch")
+	putFile(t, filepath.Join(root, "batch.go"), `package batch
+
+import "context"
+
+// Pool sends batches.
+type Pool interface {
+	SendBatch(ctx context.Context, b []string) BatchResults
+}
+
+// BatchResults reads a sent batch's results.
+type BatchResults interface {
+	Exec() (string, error)
+	Close() error
+}
+`)
+	pkg := "github.com/circuitgen/circuitgen/generator/testdata/" + filepath.Base(root)
+	out, err := Scaffold(root, pkg+".Pool", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "      SendBatch: {skip: true} # it returns batch.BatchResults, which reads the results of this call, already sent:"
+	if !strings.Contains(string(out.Content), want) || strings.Contains(string(out.Content), "list it") {
+		t.Errorf("Pool's manifest lacks %q, or proposes to list BatchResults:\n%s", want, out.Content)
+	}
+}

@@ -174,6 +174,50 @@ func hasScan(t types.Type) bool {
 	return res.Len() == 1 && types.Identical(res.At(0).Type(), errorType)
 }
 
+// SentResults reports whether a method of signature sig, which takes a
+// context.Context, returns only an interface that is no error and has no
+// step (a method returning it again, as a builder's If does): its methods
+// read the results of the call, already sent, as pgx's SendBatch returns
+// BatchResults. Each read admitted on its own, an open circuit would
+// reject reading a sent call's results, and the next read would get
+// another statement's.
+func SentResults(sig *types.Signature) bool {
+	takesCtx := false
+	for i := range sig.Params().Len() {
+		takesCtx = takesCtx || isContext(sig.Params().At(i).Type())
+	}
+	return takesCtx && sig.Results().Len() == 1 && sentResults(sig.Results().At(0).Type())
+}
+
+// sentResults reports whether t, the only result of a method taking a
+// context.Context, reads that call's results, as SentResults says.
+func sentResults(t types.Type) bool {
+	return types.IsInterface(t) && !types.Implements(t, errorIface) && !hasStep(t)
+}
+
+// hasStep reports whether the interface t has a method returning t, or
+// another instance of its generic type: a builder's step.
+func hasStep(t types.Type) bool {
+	self := func(r types.Type) bool {
+		if types.Identical(r, t) {
+			return true
+		}
+		a, ok1 := types.Unalias(r).(*types.Named)
+		b, ok2 := types.Unalias(t).(*types.Named)
+		return ok1 && ok2 && a.Origin().Obj() == b.Origin().Obj()
+	}
+	ms, _ := t.Underlying().(*types.Interface)
+	for i := range ms.NumMethods() {
+		res := ms.Method(i).Type().(*types.Signature).Results()
+		for j := range res.Len() {
+			if self(res.At(j).Type()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // interfaceMethods returns the methods of t when t is an interface whose
 // methods are all exported, which a type of any package can implement by
 // forwarding each, and whether it is.
