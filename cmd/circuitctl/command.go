@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
@@ -56,6 +57,9 @@ func (c *command) run(args []string, one bool, check func() error, do func(ctx c
 	}
 	for _, n := range names {
 		if err := circuit.ValidateName(n); err != nil {
+			if strings.ContainsAny(n, "/:") {
+				err = fmt.Errorf("%w; to name the store, pass -store URL before the names", err)
+			}
 			return c.usageError(err)
 		}
 	}

@@ -411,6 +411,7 @@ func TestOperatorErrors(t *testing.T) {
 	}{
 		{"no store", nil, []string{"state"}, 2, "no store: pass -store URL or set CIRCUITGEN_STORE"},
 		{"no store to clear", nil, []string{"clear", "-yes", "payments"}, 2, "no store"},
+		{"a store given as a name", nil, []string{"state", "/var/lib/circuits"}, 2, "to name the store, pass -store URL"},
 		{"missing directory", nil, []string{"state", "-store", missing}, 1, "state directory " + strings.TrimPrefix(missing, "file://") + " does not exist"},
 		{"missing directory from the environment", []string{storeEnv + "=" + missing}, []string{"clear", "-yes", "payments"}, 1, "does not exist"},
 		{"unknown scheme", nil, []string{"state", "-store", "ftp://example.com/x"}, 1, `unsupported scheme "ftp"`},
