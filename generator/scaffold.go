@@ -242,6 +242,16 @@ func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qu
 			if obj.Exported() && types.AssignableTo(obj.Type(), errType) {
 				d.Proposed = append(d.Proposed, qual(pkg)+"."+name)
 			}
+		case *types.TypeName: // error types, matched with errors.As (*ConnectionError)
+			t, ok := obj.Type().(*types.Named)
+			if !obj.Exported() || obj.IsAlias() || !ok || t.TypeParams().Len() > 0 || types.IsInterface(t) {
+				continue
+			}
+			if types.AssignableTo(t, errType) {
+				d.Proposed = append(d.Proposed, qual(pkg)+"."+name)
+			} else if types.AssignableTo(types.NewPointer(t), errType) {
+				d.Proposed = append(d.Proposed, "*"+qual(pkg)+"."+name)
+			}
 		}
 	}
 }

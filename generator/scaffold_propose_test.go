@@ -73,7 +73,28 @@ const (
 type Client interface {
 	Produce(ctx context.Context, topic string, value []byte) error
 }
-`, []string{"# - kerr.OffsetOutOfRange", "# - kerr.UnknownServerError", "context.DeadlineExceeded"}, []string{"notExported", "statuses:", "codes:"}},
+`, []string{`# - "kerr.OffsetOutOfRange"`, `# - "kerr.UnknownServerError"`, `# - "kerr.KError"`, "context.DeadlineExceeded"}, []string{"notExported", "statuses:", "codes:"}},
+		{"mail", `package mail
+
+import "context"
+
+// ConnectionError is a failure to reach the server.
+type ConnectionError struct{ Addr string }
+
+func (e *ConnectionError) Error() string { return "mail: cannot reach " + e.Addr }
+
+// Result is a generic result, no error.
+type Result[T any] struct{ V T }
+
+type unexported struct{}
+
+func (unexported) Error() string { return "" }
+
+// Client sends mail.
+type Client interface {
+	Send(ctx context.Context, to string) error
+}
+`, []string{`# - "*mail.ConnectionError"`, "context.DeadlineExceeded"}, []string{"unexported", "Result", "statuses:", "codes:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

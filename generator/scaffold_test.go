@@ -22,7 +22,7 @@ func TestScaffold(t *testing.T) {
 			[]string{"codes: [Unavailable, DeadlineExceeded, ResourceExhausted]", "      Check: {}", "      Watch: {}", "#   threshold: 5", "#   lease: 10s"},
 			[]string{"statuses:", "probe_lease"}},
 		{"io.ReadWriteCloser",
-			[]string{"errors: []", "# - io.ErrUnexpectedEOF", "      Read: {}", "# Close passes through unguarded unless listed"},
+			[]string{"errors: []", `# - "io.ErrUnexpectedEOF"`, "      Read: {}", "# Close passes through unguarded unless listed"},
 			[]string{"codes:", "statuses:", "      Close: {}"}},
 		{"net/http.RoundTripper",
 			[]string{"statuses: [502, 503, 504]", `- "*net/url.Error"`, "      RoundTrip: {}"},
