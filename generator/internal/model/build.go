@@ -149,7 +149,11 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 		if s.Manifest {
 			what = "manifest entry"
 		}
-		b.errs.Add(s.Pos, "every method of %s is skipped: guard one, or remove the %s", s.Name, what)
+		if len(w.Methods) == 0 {
+			b.errs.Add(s.Pos, "%s has no method to guard: remove the %s", s.Name, what)
+		} else {
+			b.errs.Add(s.Pos, "every method of %s is skipped: guard one, or remove the %s", s.Name, what)
+		}
 		return
 	}
 	b.file.Wrappers = append(b.file.Wrappers, w)

@@ -11,3 +11,8 @@ type API interface {
 	Get(ctx context.Context) error
 	Close() error
 }
+
+// Empty has no method.
+//
+//circuitgen:guard circuit=empty errors=context.Canceled
+type Empty interface{}
