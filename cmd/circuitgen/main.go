@@ -5,6 +5,7 @@
 //
 //	circuitgen [gen] [-manifest F] [-out F] [-tags T] [-check] [packages]
 //	circuitgen init -source IMPORTPATH.Name [-o FILE] [-force]
+//	circuitgen version
 //
 // Without a subcommand it runs gen. Exit status: 0 on success, 1 when the
 // input has errors or -check finds a stale file, 2 on a usage error.
@@ -31,8 +32,9 @@ type command struct {
 
 // commands are the subcommands by name. Add a subcommand here.
 var commands = map[string]command{
-	"gen":  {runGen, "generate guarded clients (the default)"},
-	"init": {runInit, "write a manifest scaffold for an interface"},
+	"gen":     {runGen, "generate guarded clients (the default)"},
+	"init":    {runInit, "write a manifest scaffold for an interface"},
+	"version": {runVersion, "print circuitgen's version and the generator's"},
 }
 
 func main() {
@@ -63,7 +65,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-6s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-7s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nrun circuitgen COMMAND -h for a command's flags")
 }

@@ -123,6 +123,10 @@ func TestUsage(t *testing.T) {
 	if code := run([]string{"help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "init") {
 		t.Fatalf("help: exit %d, %q", code, stdout.String())
 	}
+	stdout.Reset()
+	if code := run([]string{"version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "circuitgen (devel) (generator (devel), go1.") {
+		t.Fatalf("version: exit %d, %q; want the versions of a build in this repository", code, stdout.String())
+	}
 }
 
 // TestOutMustBeAGoFile checks that -out is held to the manifest's output
