@@ -7,6 +7,8 @@
 #	start_redis_tls      # exports CIRCUITGEN_REDIS_TLS_URL (rediss://, loopback) and
 #	                     # CIRCUITGEN_REDIS_TLS_CA (the self-signed CA that signed its certificate)
 #	start_postgres       # exports CIRCUITGEN_POSTGRES_DSN (unix socket)
+#	start_postgres_standby  # after it: exports CIRCUITGEN_POSTGRES_STANDBY_DSN,
+#	                     # a hot standby of that server (unix socket)
 #	stop_services        # stops them all by pid and removes their directories
 #
 # A cluster needs TCP (its bus is port + 10000): its three redis-servers
@@ -22,6 +24,9 @@
 
 _circuitgen_redis_dir=""
 _circuitgen_pg_dir=""
+_circuitgen_standby_dir=""
+_circuitgen_pg_bindir=""
+_circuitgen_pg_run=()
 _circuitgen_cluster_dir=""
 _circuitgen_tls_dir=""
 
@@ -122,6 +127,22 @@ start_redis_tls() {
 	echo "redis (TLS) pid $(cat "$d/redis.pid") at $CIRCUITGEN_REDIS_TLS_URL"
 }
 
+# _circuitgen_pg_start starts the server of $2/data with the settings
+# "${@:3}" and waits for it; $1 names the caller in errors.
+_circuitgen_pg_start() {
+	local what=$1 d=$2
+	shift 2
+	# No TCP: listen_addresses is empty, the socket lives in $d.
+	"${_circuitgen_pg_run[@]}" "$_circuitgen_pg_bindir/postgres" -D "$d/data" -k "$d" -c listen_addresses= -p 5432 \
+		-c fsync=off -c full_page_writes=off -c max_connections="${CIRCUITGEN_PG_MAX_CONNECTIONS:-200}" "$@" \
+		>"$d/postgres.log" 2>&1 &
+	if ! _circuitgen_wait "${_circuitgen_pg_run[@]}" "$_circuitgen_pg_bindir/pg_isready" -q -h "$d" -p 5432; then
+		echo "$what: postgres did not start; log:" >&2
+		cat "$d/postgres.log" >&2
+		return 1
+	fi
+}
+
 start_postgres() {
 	local bindir="" user run=() b
 	for b in /usr/lib/postgresql/*/bin; do # the newest installed major version
@@ -138,6 +159,7 @@ start_postgres() {
 		user=${CIRCUITGEN_PG_USER:-postgres}
 		run=(runuser -u "$user" --)
 	fi
+	_circuitgen_pg_bindir=$bindir _circuitgen_pg_run=("${run[@]}")
 	_circuitgen_pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/circuitgen-pg.XXXXXX") || return 1
 	local d=$_circuitgen_pg_dir
 	if [[ ${#run[@]} -gt 0 ]]; then
@@ -148,17 +170,33 @@ start_postgres() {
 		cat "$d/initdb.log" >&2
 		return 1
 	}
-	# No TCP: listen_addresses is empty, the socket lives in $d.
-	"${run[@]}" "$bindir/postgres" -D "$d/data" -k "$d" -c listen_addresses= -p 5432 \
-		-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections="${CIRCUITGEN_PG_MAX_CONNECTIONS:-200}" \
-		>"$d/postgres.log" 2>&1 &
-	if ! _circuitgen_wait "${run[@]}" "$bindir/pg_isready" -q -h "$d" -p 5432; then
-		echo "start_postgres: postgres did not start; log:" >&2
-		cat "$d/postgres.log" >&2
-		return 1
-	fi
+	_circuitgen_pg_start start_postgres "$d" -c synchronous_commit=off || return 1
 	export CIRCUITGEN_POSTGRES_DSN="host=$d port=5432 user=$user dbname=postgres sslmode=disable"
 	echo "postgres pid $(head -n 1 "$d/data/postmaster.pid") at $d"
+}
+
+# start_postgres_standby copies start_postgres's server (pg_basebackup -R)
+# and starts the copy as a hot standby streaming from it, on a unix socket
+# in a directory of its own.
+start_postgres_standby() {
+	local run=("${_circuitgen_pg_run[@]}") user d
+	[[ -n $_circuitgen_pg_dir ]] || { echo "start_postgres_standby: run start_postgres first" >&2; return 1; }
+	user=${CIRCUITGEN_POSTGRES_DSN#*user=}
+	user=${user%% *}
+	_circuitgen_standby_dir=$(mktemp -d "${TMPDIR:-/tmp}/circuitgen-pgs.XXXXXX") || return 1
+	d=$_circuitgen_standby_dir
+	if [[ ${#run[@]} -gt 0 ]]; then
+		chown "$user" "$d" || return 1
+	fi
+	"${run[@]}" "$_circuitgen_pg_bindir/pg_basebackup" -h "$_circuitgen_pg_dir" -p 5432 -U "$user" -D "$d/data" -R -X stream \
+		-c fast --no-sync >"$d/basebackup.log" 2>&1 || {
+		echo "start_postgres_standby: pg_basebackup failed; log:" >&2
+		cat "$d/basebackup.log" >&2
+		return 1
+	}
+	_circuitgen_pg_start start_postgres_standby "$d" -c hot_standby=on || return 1
+	export CIRCUITGEN_POSTGRES_STANDBY_DSN="host=$d port=5432 user=$user dbname=postgres sslmode=disable"
+	echo "postgres standby pid $(head -n 1 "$d/data/postmaster.pid") at $d"
 }
 
 # _circuitgen_stop_pid sends SIGTERM to pid $1 and waits up to 30s for it to exit.
@@ -194,6 +232,12 @@ stop_services() {
 		rm -rf "$_circuitgen_redis_dir"
 		_circuitgen_redis_dir=""
 		unset CIRCUITGEN_REDIS_URL
+	fi
+	if [[ -n $_circuitgen_standby_dir ]]; then
+		_circuitgen_stop_pid "$(head -n 1 "$_circuitgen_standby_dir/data/postmaster.pid" 2>/dev/null)"
+		rm -rf "$_circuitgen_standby_dir"
+		_circuitgen_standby_dir=""
+		unset CIRCUITGEN_POSTGRES_STANDBY_DSN
 	fi
 	if [[ -n $_circuitgen_pg_dir ]]; then
 		_circuitgen_stop_pid "$(head -n 1 "$_circuitgen_pg_dir/data/postmaster.pid" 2>/dev/null)"

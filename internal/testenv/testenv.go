@@ -43,3 +43,10 @@ func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	return Env(t, "CIRCUITGEN_POSTGRES_DSN", "start_postgres")
 }
+
+// PostgresStandbyDSN returns the DSN of a hot standby of the test
+// PostgreSQL server, CIRCUITGEN_POSTGRES_STANDBY_DSN.
+func PostgresStandbyDSN(t testing.TB) string {
+	t.Helper()
+	return Env(t, "CIRCUITGEN_POSTGRES_STANDBY_DSN", "start_postgres_standby")
+}
