@@ -82,7 +82,7 @@ ALTER TABLE circuits ENABLE ALWAYS TRIGGER circuitgen_notify_truncate`
 // every Load reads the database. While sessions keep failing, the pause
 // before the next one doubles, from stallBound/4 up to 30 s. Close stops
 // it. New then fails when a trigger is missing or not enabled ALWAYS (an
-// error wrapping ErrNoTrigger).
+// error wrapping ErrNoTrigger), or when Check does.
 func WithCopies(stallBound time.Duration) Option {
 	return func(c *config) {
 		c.copies = true
@@ -97,6 +97,9 @@ func (s *Store) startCopies(ctx context.Context, bound time.Duration) error {
 	}
 	cfg, err := listenConfig(ctx, s.db)
 	if err != nil {
+		return err
+	}
+	if err := s.Check(ctx); err != nil {
 		return err
 	}
 	if err := s.checkTrigger(ctx); err != nil {

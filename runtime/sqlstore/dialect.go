@@ -73,11 +73,23 @@ func (d Dialect) addPolicyState() string {
 // columns are the record's columns, in the order of every statement.
 const columns = "c.name, c.state, c.failure_count, c.generation, c.incarnation, c.version, c.open_until, c.probe_token, c.lease_until, c.updated_at, c.policy_state"
 
+// inRecovery is true on a PostgreSQL standby (ErrStandby).
+func (d Dialect) inRecovery() string {
+	if d == Postgres {
+		return "pg_is_in_recovery()"
+	}
+	return "0"
+}
+
+// checkQuery is Check's.
+func (d Dialect) checkQuery() string { return "SELECT " + d.inRecovery() }
+
 // loadQuery selects the database's time (PostgreSQL; NULL on SQLite) and
 // the row, if any: the LEFT JOIN yields one row either way.
-// Its last column says whether the circuit was cleared; without
+// Its column after the row's says whether the circuit was cleared; without
 // circuit_clears (a database not migrated since it was added), every
-// absent row reads as cleared.
+// absent row reads as cleared. The last says whether the server is a
+// standby (ErrStandby).
 func (d Dialect) loadQuery(clears bool) string {
 	now := "NULL"
 	if d == Postgres {
@@ -87,7 +99,7 @@ func (d Dialect) loadQuery(clears bool) string {
 	if clears {
 		cleared = "EXISTS (SELECT 1 FROM circuit_clears AS k WHERE k.name = $1)"
 	}
-	return "SELECT " + now + ", c.id, " + columns + ", " + cleared +
+	return "SELECT " + now + ", c.id, " + columns + ", " + cleared + ", " + d.inRecovery() +
 		" FROM (SELECT 1) AS one LEFT JOIN circuits AS c ON c.name = $1"
 }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -72,6 +73,26 @@ func New(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, er
 	return s, nil
 }
 
+// ErrStandby is wrapped by the error of Check, of New with copies and of
+// every Load when the PostgreSQL server is a standby in recovery: it
+// serves the rows it replayed, maybe long ago, and refuses writes and
+// LISTEN. Point the store at the primary.
+var ErrStandby = errors.New("sqlstore: the server is a standby in recovery (pg_is_in_recovery()), not the primary")
+
+// Check returns an error unless the database can serve the store: on
+// PostgreSQL, an error wrapping ErrStandby for a server in recovery.
+// storeurl.Open and New with copies call it.
+func (s *Store) Check(ctx context.Context) error {
+	var standby bool
+	if err := s.db.QueryRowContext(ctx, s.dialect.checkQuery()).Scan(&standby); err != nil {
+		return fmt.Errorf("sqlstore: check the database: %w", err)
+	}
+	if standby {
+		return ErrStandby
+	}
+	return nil
+}
+
 // Migrate creates the circuits table if it does not exist, adds the
 // policy_state column to a table created by an earlier release, creates the
 // window counts' table (window.go) and, on PostgreSQL, (re)creates the
@@ -114,7 +135,7 @@ func (s *Store) Load(ctx context.Context, name string) (*driver.Record, time.Tim
 // cleared (circuit_clears).
 func (s *Store) load(ctx context.Context, name string) (*driver.Record, time.Time, bool, error) {
 	var (
-		cleared                           bool
+		cleared, standby                  bool
 		dbNow                             any
 		id, failures, generation, version sql.NullInt64
 		rname, state, incarnation, probe  sql.NullString
@@ -123,11 +144,14 @@ func (s *Store) load(ctx context.Context, name string) (*driver.Record, time.Tim
 	)
 	scan := func() error {
 		return s.db.QueryRowContext(ctx, s.dialect.loadQuery(s.clears()), name).Scan(&dbNow, &id,
-			&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy, &cleared)
+			&rname, &state, &failures, &generation, &incarnation, &version, &openUntil, &probe, &leaseUntil, &updatedAt, &policy, &cleared, &standby)
 	}
 	err := scan()
 	if s.withoutClears(err) {
 		err = scan()
+	}
+	if err == nil && standby {
+		err = ErrStandby
 	}
 	if err != nil {
 		return nil, time.Time{}, false, fmt.Errorf("sqlstore: load %q: %w", name, err)

@@ -62,13 +62,17 @@ func openSQLite(ctx context.Context, u *url.URL) (Store, error) {
 	return openSQL(ctx, db, sqlstore.SQLite)
 }
 
-// openSQL checks that db answers and wraps it in a store.
+// openSQL checks that db answers and can serve a store (Check), and
+// wraps it in a store.
 func openSQL(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (Store, error) {
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("%v: %w", d, err)
 	}
 	ss, err := sqlstore.New(ctx, db, d, sqlstore.WithOwnedDB())
+	if err == nil {
+		err = ss.Check(ctx)
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package storeurl_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -153,5 +154,33 @@ func TestOpenPostgresCache(t *testing.T) {
 			t.Errorf("%q: %d listening connections, want %d", tt.query, got, tt.listening)
 		}
 		s.Close()
+	}
+}
+
+// postgresURL returns the postgres:// URL of the server a key=value DSN
+// names, on database db.
+func postgresURL(t *testing.T, dsn, db string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&url.URL{Scheme: "postgres", User: url.User(cfg.User), Path: "/" + db,
+		RawQuery: url.Values{"host": {cfg.Host}, "sslmode": {"disable"}}.Encode()}).String()
+}
+
+// TestOpenRefusesStandby opens a hot standby, with copies and without:
+// Open fails with sqlstore.ErrStandby rather than open a store whose reads
+// would admit calls by rows replayed maybe long ago.
+func TestOpenRefusesStandby(t *testing.T) {
+	raw := postgresURL(t, testenv.PostgresStandbyDSN(t), "postgres")
+	for _, q := range []string{"", "&cache=off"} {
+		s, err := storeurl.Open(t.Context(), raw+q)
+		if err == nil {
+			s.Close()
+		}
+		if !errors.Is(err, sqlstore.ErrStandby) {
+			t.Errorf("Open(standby%s) = %v, want an error wrapping sqlstore.ErrStandby", q, err)
+		}
 	}
 }
