@@ -207,8 +207,7 @@ func triggerError(states string) error {
 
 // checkTrigger returns an error wrapping ErrNoTrigger when the database
 // answers that a notify trigger is missing or not enabled ALWAYS. Any
-// other answer (no table yet: Migrate has not run) is left to the listening
-// goroutine, which reports it, and to Load.
+// other answer is left to the listening goroutine and to Load.
 func (s *Store) checkTrigger(ctx context.Context) error {
 	var states string
 	if err := s.db.QueryRowContext(ctx, triggerQuery).Scan(&states); err != nil {

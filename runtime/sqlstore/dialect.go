@@ -81,8 +81,15 @@ func (d Dialect) inRecovery() string {
 	return "0"
 }
 
-// checkQuery is Check's.
-func (d Dialect) checkQuery() string { return "SELECT " + d.inRecovery() }
+// checkQuery is Check's: whether the server is a standby, and whether the
+// circuits table exists (on the search_path, on PostgreSQL).
+func (d Dialect) checkQuery() string {
+	table := "to_regclass('circuits') IS NOT NULL"
+	if d == SQLite {
+		table = "EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'circuits')"
+	}
+	return "SELECT " + d.inRecovery() + ", " + table
+}
 
 // loadQuery selects the database's time (PostgreSQL; NULL on SQLite) and
 // the row, if any: the LEFT JOIN yields one row either way.

@@ -80,15 +80,19 @@ func New(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, er
 var ErrStandby = errors.New("sqlstore: the server is a standby in recovery (pg_is_in_recovery()), not the primary")
 
 // Check returns an error unless the database can serve the store: on
-// PostgreSQL, an error wrapping ErrStandby for a server in recovery.
-// storeurl.Open and New with copies call it.
+// PostgreSQL, an error wrapping ErrStandby for a server in recovery; on
+// both, an error saying to run Migrate when the circuits table does not
+// exist. storeurl.Open and New with copies call it.
 func (s *Store) Check(ctx context.Context) error {
-	var standby bool
-	if err := s.db.QueryRowContext(ctx, s.dialect.checkQuery()).Scan(&standby); err != nil {
+	var standby, table bool
+	if err := s.db.QueryRowContext(ctx, s.dialect.checkQuery()).Scan(&standby, &table); err != nil {
 		return fmt.Errorf("sqlstore: check the database: %w", err)
 	}
 	if standby {
 		return ErrStandby
+	}
+	if !table {
+		return errors.New("sqlstore: table circuits does not exist: run Migrate")
 	}
 	return nil
 }

@@ -130,6 +130,45 @@ func TestMigrateIsExplicitAndIdempotent(t *testing.T) {
 	}
 }
 
+// TestCheckNotMigrated checks a database never migrated: Check, and New
+// with copies, fail with an error that says to run Migrate; after it,
+// Check passes.
+func TestCheckNotMigrated(t *testing.T) {
+	for _, b := range append(backends, cachedPostgres) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := "file:" + t.TempDir() + "/c.db?_pragma=busy_timeout(10000)"
+			if b.dialect == sqlstore.Postgres {
+				dsn = createPostgresEmpty(t)
+			}
+			db := b.open(t, dsn, nil)
+			const want = "sqlstore: table circuits does not exist: run Migrate"
+			if b.cached {
+				s, err := sqlstore.New(t.Context(), db, b.dialect, sqlstore.WithCopies(testStall))
+				if err == nil {
+					s.Close()
+				}
+				if err == nil || err.Error() != want {
+					t.Fatalf("New with copies before Migrate: %v, want %q", err, want)
+				}
+				return
+			}
+			s, err := sqlstore.New(t.Context(), db, b.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Check(t.Context()); err == nil || err.Error() != want {
+				t.Fatalf("Check before Migrate: %v, want %q", err, want)
+			}
+			if err := s.Migrate(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Check(t.Context()); err != nil {
+				t.Fatalf("Check after Migrate: %v", err)
+			}
+		})
+	}
+}
+
 // createPostgresEmpty is createPostgres without the migration.
 func createPostgresEmpty(t *testing.T) string {
 	t.Helper()

@@ -20,6 +20,7 @@
 // Open returns the store itself (a *filestore.Store, *redisstore.Store or
 // *sqlstore.Store), which circuit.New takes as it is. Opening checks that
 // the store is there and reachable, and creates and changes nothing: a
-// mistyped directory or database file is reported, not created. The URL's
+// mistyped directory or database file is reported, not created; so is a
+// database never migrated or a PostgreSQL standby (sqlstore.Store.Check). The URL's
 // password never appears in errors; Redact hides it in messages.
 package storeurl

@@ -78,17 +78,19 @@ func TestPasswordNeverShownByServers(t *testing.T) {
 			{Scheme: "postgres", User: url.UserPassword(user, secret), Path: "/" + db, RawQuery: q.Encode()},
 			{Scheme: "postgresql", User: url.User(user), Path: "/" + db, RawQuery: q.Encode() + "&password=" + secret},
 		} {
+			// The server answers; its database may not be migrated.
 			s, err := storeurl.Open(ctx, u.String())
-			if err != nil {
-				if leaks(err.Error()) {
-					t.Fatalf("the password leaked: %v", err)
-				}
+			switch {
+			case err == nil:
+				s.Close()
+			case leaks(err.Error()):
+				t.Fatalf("the password leaked: %v", err)
+			case !strings.HasSuffix(err.Error(), "run Migrate"):
 				t.Fatalf("Open(%s): %v", u.Redacted(), err)
 			}
 			if r := storeurl.Redact(u.String()); leaks(r) || !strings.Contains(r, "xxxxx") {
 				t.Errorf("Redact = %q, want the password shown as xxxxx", r)
 			}
-			s.Close()
 		}
 	})
 	t.Run("redis", func(t *testing.T) {

@@ -34,7 +34,9 @@ func Redact(raw string) string {
 
 // Open opens the store raw names. See the package documentation for the
 // URLs it accepts. It checks that the store exists and answers (a directory
-// or database file exists, a server answers a ping); it writes nothing.
+// or database file exists, a server answers a ping; a SQL database has its
+// circuits table and is not a standby: sqlstore.Store.Check); it writes
+// nothing.
 // Its errors never show a password the URL holds, in its userinfo or its
 // query (password=, sslpassword=); Redact hides it in messages of yours.
 func Open(ctx context.Context, raw string) (Store, error) {

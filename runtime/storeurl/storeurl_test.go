@@ -2,6 +2,7 @@ package storeurl_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/url"
 	"os"
@@ -121,14 +122,16 @@ func TestOpenPostgresCache(t *testing.T) {
 	defer admin.ExecContext(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)")
 	raw := (&url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: "localhost", Path: "/" + db,
 		RawQuery: url.Values{"host": {cfg.Host}, "sslmode": {"disable"}}.Encode()}).String()
-	mig, err := storeurl.Open(ctx, raw+"&cache=off")
+	cfg.Database = db
+	mdb := stdlib.OpenDB(*cfg)
+	mig, err := sqlstore.New(ctx, mdb, sqlstore.Postgres)
+	if err == nil {
+		err = mig.Migrate(ctx)
+	}
+	mdb.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mig.(*sqlstore.Store).Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mig.Close()
 	listeners := func() int {
 		var n int
 		if err := admin.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = $2", sqlstore.ListenerName, db).Scan(&n); err != nil {
@@ -183,4 +186,47 @@ func TestOpenRefusesStandby(t *testing.T) {
 			t.Errorf("Open(standby%s) = %v, want an error wrapping sqlstore.ErrStandby", q, err)
 		}
 	}
+}
+
+// TestOpenNotMigrated opens databases never migrated: Open fails, saying
+// to run Migrate, rather than open a store whose every call fails.
+func TestOpenNotMigrated(t *testing.T) {
+	const want = "sqlstore: table circuits does not exist: run Migrate"
+	file := filepath.Join(t.TempDir(), "c.db")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{"sqlite://" + file}
+	t.Run("postgres", func(t *testing.T) {
+		dsn := testenv.PostgresDSN(t)
+		admin := openAdmin(t, dsn)
+		schema := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+		if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+		raw := postgresURL(t, dsn, "postgres") + "&search_path=" + schema
+		urls = append(urls, raw, raw+"&cache=off")
+	})
+	for _, raw := range urls {
+		s, err := storeurl.Open(t.Context(), raw)
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Open(%s) = %v, want an error ending %q", raw, err, want)
+		}
+	}
+}
+
+// openAdmin opens the database dsn names, closed when the test ends.
+func openAdmin(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
