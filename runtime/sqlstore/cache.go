@@ -612,15 +612,26 @@ func (b *bound) Delete(ctx context.Context) error {
 // Notify adds a function for the store to call with what it finds about
 // its database that an operator must hear of (driver.Notifier): a notify
 // trigger missing or not enabled ALWAYS, heartbeats that do not come back
-// (errors wrapping ErrNoTrigger), a row rolled back (driver.ErrLost).
+// (errors wrapping ErrNoTrigger), copies off because the server refused
+// the listening session or its heartbeat, a row rolled back
+// (driver.ErrLost).
 // circuit.New calls it once for each Breaker over the store.
 func (s *Store) Notify(report func(error)) { s.reports.Add(report) }
 
 // reportSession passes on why a listening session ended, when it is a
-// trigger's state or a heartbeat that did not come back, once until the
-// reason changes.
+// trigger's state, a heartbeat that did not come back, or an error the
+// server answered (a read-only database, a standby, a missing grant):
+// copies are off. It says so once until the reason changes; a failed
+// connection or round trip, which the calls meet too, is not reported.
 func (s *Store) reportSession(err error) {
-	if err == nil || !errors.Is(err, ErrNoTrigger) && !errors.Is(err, errNoBeat) {
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, ErrNoTrigger), errors.Is(err, errNoBeat):
+	case errors.As(err, &pe):
+		err = fmt.Errorf("sqlstore: copies are off, every Load reads the database: %w", err)
+	default:
 		return
 	}
 	s.reportMu.Lock()

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +171,33 @@ func TestReadOnlyDatabase(t *testing.T) {
 				t.Fatalf("%d losses reported on a database that refused every write, want 0", n)
 			}
 		})
+	}
+}
+
+// TestCopiesOffReported opens a cached store on a read-only session: its
+// listening sessions fail on their first write (SQLSTATE 25006), so it
+// serves no copy. The store says so once, with the reason, however many
+// sessions fail the same way.
+func TestCopiesOffReported(t *testing.T) {
+	db := openPostgres(t, createPostgres(t)+" options='-c default_transaction_read_only=on'", nil)
+	s, err := sqlstore.New(t.Context(), db, sqlstore.Postgres, sqlstore.WithCopies(testStall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	rep := &reports{}
+	b := circuit.New(s, circuit.WithObserver(rep))
+	for end := time.Now().Add(5 * testStall); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if err := b.Run(t.Context(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) { return circuit.Success, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Live() {
+		t.Fatal("copies live on a read-only database")
+	}
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	if len(rep.errs) != 1 || !strings.Contains(rep.errs[0].Error(), "copies are off") || !strings.Contains(rep.errs[0].Error(), "25006") {
+		t.Fatalf("reports: %v; want one saying copies are off, with SQLSTATE 25006", rep.errs)
 	}
 }
