@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -54,7 +53,7 @@ func serverSettings(ctx context.Context, c *redis.Client) ([]error, error) {
 		var reply redis.Error
 		if errors.As(err, &reply) {
 			// CONFIG refused (an ACL, a managed service): say so.
-			return []error{fmt.Errorf("%w: redisstore: server %s: cannot read %s (%v): the store's guarantees need appendonly yes and maxmemory-policy noeviction or volatile-*",
+			return []error{fmt.Errorf("%w: redisstore: server %s: cannot read %s (%v): the store's guarantees need appendonly yes and maxmemory-policy noeviction",
 				driver.ErrUnsafe, addr, name, err)}, nil
 		}
 		if err != nil {
@@ -67,8 +66,10 @@ func serverSettings(ctx context.Context, c *redis.Client) ([]error, error) {
 		findings = append(findings, fmt.Errorf("%w: redisstore: server %s: appendonly is %q: a restart loses the records written since the last snapshot, and with them open circuits (set appendonly yes)",
 			driver.ErrUnsafe, addr, got["appendonly"]))
 	}
-	if p := got["maxmemory-policy"]; strings.HasPrefix(p, "allkeys-") {
-		findings = append(findings, fmt.Errorf("%w: redisstore: server %s: maxmemory-policy is %s: the server may evict records, closing open circuits (set noeviction, or a volatile-* policy: records have no TTL)",
+	// allkeys-* may evict records; volatile-* the window counts (which have
+	// a TTL, and under volatile-ttl go first) and Clear's tombstones.
+	if p := got["maxmemory-policy"]; p != "noeviction" {
+		findings = append(findings, fmt.Errorf("%w: redisstore: server %s: maxmemory-policy is %s: the server may evict records or window counts, closing open circuits or keeping failing ones closed (set noeviction)",
 			driver.ErrUnsafe, addr, p))
 	}
 	return findings, nil

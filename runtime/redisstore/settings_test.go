@@ -14,7 +14,8 @@ import (
 
 // TestUnsafeSettingsReported opens stores on servers with each setting
 // the guarantees cannot stand (no append-only file; a policy that evicts
-// any key) and with the recommended ones: a Breaker's Observers (ObserveEvent) hear
+// any key, or the window counts' keys, which have a TTL) and with the
+// recommended ones: a Breaker's Observers (ObserveEvent) hear
 // one event wrapping driver.ErrUnsafe per unsafe setting, naming it, and
 // none on a safe server.
 func TestUnsafeSettingsReported(t *testing.T) {
@@ -26,7 +27,8 @@ func TestUnsafeSettingsReported(t *testing.T) {
 		{"Recommended", nil, nil},
 		{"NoAppendOnly", []string{"--appendonly", "no"}, []string{"appendonly is \"no\""}},
 		{"AllKeysEviction", []string{"--maxmemory-policy", "allkeys-lru"}, []string{"maxmemory-policy is allkeys-lru"}},
-		{"VolatileEviction", []string{"--maxmemory-policy", "volatile-lru"}, nil},
+		{"VolatileEviction", []string{"--maxmemory-policy", "volatile-lru"}, []string{"maxmemory-policy is volatile-lru"}},
+		{"VolatileTTL", []string{"--maxmemory-policy", "volatile-ttl"}, []string{"maxmemory-policy is volatile-ttl"}},
 		{"Both", []string{"--appendonly", "no", "--maxmemory-policy", "allkeys-random"}, []string{"appendonly", "allkeys-random"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
