@@ -24,3 +24,6 @@ func (s *Store) Cached(name string) bool {
 	_, ok := e.Copy()
 	return ok
 }
+
+// TrackedPrefixes returns the prefixes a cached store under prefix tracks.
+func TrackedPrefixes(prefix string) []string { return trackedPrefixes(prefix) }

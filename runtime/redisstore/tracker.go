@@ -215,7 +215,8 @@ var errSessionOver = errors.New("redisstore: the invalidation connection was los
 // server base names: RESP2 (the invalidations then arrive as messages on a
 // channel, which go-redis's PubSub reads), one connection, its context
 // deadlines honoured, and tracking turned on as it connects: broadcast
-// mode for every key under prefix, redirected to the connection itself.
+// mode for every record key under prefix (trackedPrefixes), redirected to
+// the connection itself.
 // It dials once: go-redis's PubSub would otherwise dial again, inside the
 // read that found the connection lost, before reporting the loss.
 func trackerOptions(base *redis.Options, prefix string) *redis.Options {
@@ -249,10 +250,22 @@ func trackerOptions(base *redis.Options, prefix string) *redis.Options {
 			return err
 		}
 		args := []any{"CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST"}
-		if prefix != "" {
-			args = append(args, "PREFIX", prefix)
+		for _, p := range trackedPrefixes(prefix) {
+			args = append(args, "PREFIX", p)
 		}
 		return cn.Do(ctx, args...).Err()
 	}
 	return &o
+}
+
+// trackedPrefixes returns the prefixes an invalidation connection tracks:
+// prefix and a hex digit, the first after the prefix of every record key
+// (prefix + driver.Key) and of no window key (WindowKey), whose flushes
+// would otherwise reach every process of the fleet.
+func trackedPrefixes(prefix string) []string {
+	ps := make([]string, 0, 16)
+	for _, d := range "0123456789abcdef" {
+		ps = append(ps, prefix+string(d))
+	}
+	return ps
 }

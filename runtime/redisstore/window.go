@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -12,10 +11,10 @@ import (
 )
 
 // The window counts of the rate rule live in one hash per circuit and
-// window span (WindowKey), outside the store's prefix: a cached store's
-// invalidation connections track every key under the prefix, and a flush
-// must not send every process of the fleet an invalidation (with an empty
-// prefix, which tracks every key, it does). The hash holds the epoch (its incarnation
+// window span (WindowKey), under the store's prefix (an ACL scoped to it
+// allows them) but outside the prefixes a cached store's invalidation
+// connections track (trackedPrefixes): a flush must not send every process
+// of the fleet an invalidation. The hash holds the epoch (its incarnation
 // hash "ei" and generation "eg") and, per bucket, its calls "c<bucket>" and
 // failures "f<bucket>". Each process flushes its counts in batches
 // (driver.WindowSharer): one script per flush adds them, drops buckets
@@ -24,15 +23,11 @@ import (
 var _ driver.WindowSharer = (*Store)(nil)
 
 // WindowKey returns the key of the named circuit's window counts of span
-// w: "circuitgen-window:" (or "Circuitgen-window:" when the prefix begins
-// with a "c", so that the key is never under the prefix), then the prefix,
-// the circuit's key and the span in milliseconds.
+// w: the prefix, "window:", the circuit's key and the span in
+// milliseconds. A "w" follows the prefix, never a hex digit as in a record
+// key, so that invalidation connections do not track it.
 func (s *Store) WindowKey(name string, w time.Duration) string {
-	mark := "circuitgen-window:"
-	if strings.HasPrefix(s.prefix, "c") {
-		mark = "Circuitgen-window:"
-	}
-	return mark + s.prefix + driver.Key(name) + ":" + strconv.FormatInt(w.Milliseconds(), 10)
+	return s.prefix + "window:" + driver.Key(name) + ":" + strconv.FormatInt(w.Milliseconds(), 10)
 }
 
 // shareScript adds a flush to a window hash and returns its sums.

@@ -1,32 +1,41 @@
 package redisstore_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/circuitgen/circuitgen/internal/testenv"
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 	"github.com/circuitgen/circuitgen/runtime/redisstore"
 )
 
 // TestFlushNotBroadcast checks that a window flush sends no invalidation
-// to the processes that track the store's prefix: its key lies outside
-// that prefix, or every flush would reach every process of the fleet.
-// A record's change, for contrast, reaches them.
+// to the processes that track the store's records: its key lies under the
+// store's prefix but outside every prefix they track, or every flush would
+// reach every process of the fleet. A record's change, for contrast,
+// reaches them.
 func TestFlushNotBroadcast(t *testing.T) {
 	s, c := newStore(t)
 	ctx := t.Context()
 	const name = "billing-api"
-	for _, prefix := range []string{redisstore.DefaultPrefix, "c", "C", "w"} {
-		if k := open(t, c, redisstore.WithPrefix(prefix)).WindowKey(name, time.Minute); strings.HasPrefix(k, prefix) {
-			t.Errorf("window key %s is under its store's prefix %q", k, prefix)
+	for _, prefix := range []string{redisstore.DefaultPrefix, "", "c", "w"} {
+		k := open(t, c, redisstore.WithPrefix(prefix)).WindowKey(name, time.Minute)
+		if !strings.HasPrefix(k, prefix) {
+			t.Errorf("window key %s is not under its store's prefix %q", k, prefix)
+		}
+		for _, p := range redisstore.TrackedPrefixes(prefix) {
+			if strings.HasPrefix(k, p) {
+				t.Errorf("window key %s is under the tracked prefix %q", k, p)
+			}
 		}
 	}
-	// A connection of the test's own that tracks the prefix, as a cached
-	// store's does.
+	// A connection of the test's own that tracks the store's records, as a
+	// cached store's does.
 	opt := *c.Options()
 	opt.Protocol, opt.PoolSize, opt.ClientName = 2, 1, "circuitgen-test-tracker"
 	sub := redis.NewClient(&opt)
@@ -40,7 +49,11 @@ func TestFlushNotBroadcast(t *testing.T) {
 	conn := c.Conn()
 	defer conn.Close()
 	prefix := strings.TrimSuffix(s.Key(name), circuit.Key(name))
-	if err := conn.Do(ctx, "CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST", "PREFIX", prefix).Err(); err != nil {
+	args := []any{"CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST"}
+	for _, p := range redisstore.TrackedPrefixes(prefix) {
+		args = append(args, "PREFIX", p)
+	}
+	if err := conn.Do(ctx, args...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	e := uint64(7<<32 | 1)
@@ -72,4 +85,27 @@ func trackerID(t *testing.T, c *redis.Client, name string) string {
 	}
 	t.Fatalf("no connection named %s in %s", name, list)
 	return ""
+}
+
+// TestWindowKeyUnderPrefix runs a cached store's rate rule as a user whose
+// ACL allows only the keys under the store's prefix: the window counts
+// are flushed (no NOPERM) and the invalidation connection goes live.
+func TestWindowKeyUnderPrefix(t *testing.T) {
+	admin := newClient(t, testenv.RedisURL(t))
+	prefix := testPrefix(t, admin)
+	user := "circuitgen-test-" + strings.Trim(prefix[len("circuitgen-test:"):], ":")
+	ctx := t.Context()
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">secret", "~"+prefix+"*", "allchannels", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
+	opt := *admin.Options()
+	opt.Username, opt.Password = user, "secret"
+	c := redis.NewClient(&opt)
+	t.Cleanup(func() { _ = c.Close() })
+	s := newCached(t, c, prefix)
+	add := []driver.BucketCounts{{Bucket: 100, Counts: driver.Counts{Calls: 1, Failures: 1}}}
+	if _, err := s.ShareWindow(ctx, "billing-api", time.Minute, 7<<32|1, 100, add); err != nil {
+		t.Fatalf("a flush as a user of the prefix's keys only: %v", err)
+	}
 }
