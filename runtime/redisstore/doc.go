@@ -10,8 +10,8 @@
 // served later than the stall bound after the send time of the last
 // heartbeat the server answered; a record the server lost is not taken for
 // a closed circuit; New checks the server settings those guarantees need
-// (appendonly yes, maxmemory-policy noeviction) and reports an
-// unsafe one through the Breaker's Observers (ObserveEvent).
+// (appendonly yes, maxmemory-policy noeviction), refuses a replica, and
+// reports an unsafe one through the Breaker's Observers (ObserveEvent).
 // docs/distributed-stores.md is the design: the layout, the invalidation
 // stream, the exact bound and what it rests on, the loss rule.
 //

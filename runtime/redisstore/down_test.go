@@ -3,10 +3,8 @@
 package redisstore_test
 
 import (
-	"context"
 	"errors"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,50 +66,97 @@ func testServerStopped(t *testing.T, stop func(*exec.Cmd)) {
 	drivertest.Outage(t, b, name, t.Context, func() { stop(server) })
 }
 
-// TestReplicaFailsClosed opens the store on a replica (what an application
-// is left on when a failover did not move it), with and without copies.
-// Reads work and writes fail with READONLY: the failure whose settlement
-// is refused fails with a StateError after it ran, and every call after it
-// fails closed without running. No loss is reported: the refused write
-// changed nothing.
-func TestReplicaFailsClosed(t *testing.T) {
-	port := strconv.Itoa(freePorts(t, 1)[0])
-	testenv.StartRedis(t, "--port", port, "--bind", "127.0.0.1")
-	_, sock := testenv.StartRedis(t, "--replicaof", "127.0.0.1", port)
-	replica := unixClient(t, sock)
-	testenv.WaitFor(t, 10*time.Second, "the replica is in sync", func() bool {
-		info, _ := replica.Info(t.Context(), "replication").Result()
-		return strings.Contains(info, "master_link_status:up")
-	})
+// TestReplicaRefused opens a store on a replica (one whose link to its
+// master is cut keeps serving what it last replicated, so a process on it
+// would admit calls into circuits opened on the master): New fails with an
+// error wrapping ErrReplica, from ROLE or, where ROLE is renamed away,
+// INFO replication. A server that answers neither is reported as unsafe.
+func TestReplicaRefused(t *testing.T) {
+	replica := []string{"--replicaof", "127.0.0.1", "1"}
+	for _, tt := range []struct {
+		name   string
+		extra  []string
+		refuse bool
+	}{
+		{"Replica", replica, true},
+		{"ReplicaWithoutROLE", append([]string{"--rename-command", "ROLE", ""}, replica...), true},
+		{"MasterWithoutROLEOrINFO", []string{"--rename-command", "ROLE", "", "--rename-command", "INFO", ""}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, sock := testenv.StartRedis(t, tt.extra...)
+			s, err := redisstore.New(t.Context(), unixClient(t, sock))
+			if tt.refuse {
+				if !errors.Is(err, redisstore.ErrReplica) {
+					t.Fatalf("New on a replica = %v, want an error wrapping ErrReplica", err)
+				}
+				t.Logf("%v", err)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ev := &events{}
+			circuit.New(s, circuit.WithObserver(ev))
+			if len(ev.errs) != 1 || !errors.Is(ev.errs[0], driver.ErrUnsafe) || !strings.Contains(ev.errs[0].Error(), "role") {
+				t.Fatalf("events %v, want one ErrUnsafe naming the role", ev.errs)
+			}
+		})
+	}
+}
+
+// TestDemotedServer turns the store's server into a replica whose link is
+// cut (a failover's demotion, as REPLICAOF does it) while a circuit is
+// closed, with and without copies: no call that begins later than the
+// stall bound (with copies) or RoleEvery (without) after the demotion is
+// admitted, nor any after the first refused, and the calls fail with
+// StateErrors wrapping ErrReplica.
+func TestDemotedServer(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			var s circuit.Store
+			_, sock := testenv.StartRedis(t)
+			c := unixClient(t, sock)
+			var s *redisstore.Store
 			if cached {
-				s = newCached(t, replica, testPrefix(t, replica))
+				s = newCached(t, c, redisstore.DefaultPrefix)
 			} else {
-				s = open(t, replica, redisstore.WithPrefix(testPrefix(t, replica)))
+				s = open(t, c)
 			}
-			ev := &events{}
-			b := circuit.New(s, circuit.WithObserver(ev))
-			ran := 0
-			for i := range 10 {
-				err := b.Run(t.Context(), "billing-api", policy, func(context.Context) (circuit.Outcome, error) {
-					ran++
-					return circuit.Failure, errors.New("billing down")
-				})
+			b := circuit.New(s)
+			const name = "billing-api"
+			for range 2 {
+				if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Do(t.Context(), "REPLICAOF", "127.0.0.1", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+			bound := redisstore.RoleEvery // a read checks the role
+			if cached {
+				bound = 2 * testStall // a ROLE each stall bound does
+			}
+			demoted := time.Now()
+			var refused time.Time
+			for refused.IsZero() || time.Since(refused) < 100*time.Millisecond {
+				if time.Since(demoted) > bound+time.Second {
+					t.Fatalf("no call refused within %v of the demotion", time.Since(demoted))
+				}
+				began := time.Now()
+				err := b.Run(t.Context(), name, policy, op(circuit.Success))
 				var se *circuit.StateError
-				if !errors.As(err, &se) || se.Ran != (i == 0) {
-					t.Fatalf("call %d on a replica = %v, want a StateError (Ran only on the first)", i+1, err)
+				switch {
+				case err == nil && (began.Sub(demoted) > bound || !refused.IsZero()):
+					t.Fatalf("a call begun %v after the demotion was admitted", began.Sub(demoted))
+				case errors.As(err, &se) && errors.Is(err, redisstore.ErrReplica):
+					if refused.IsZero() {
+						refused = time.Now()
+						t.Logf("refused %v after the demotion: %v", refused.Sub(demoted), err)
+					}
+				case err != nil:
+					t.Fatalf("a call on a demoted server: %v, want a StateError wrapping ErrReplica", err)
 				}
-				if i == 0 {
-					t.Logf("refused settlement: %v", err)
-				}
-			}
-			if ran != 1 {
-				t.Fatalf("%d of 10 calls ran on a replica, want 1", ran)
-			}
-			if ev.has(driver.ErrLost) {
-				t.Fatalf("a loss reported on a replica that refused every write: %v", ev.errs)
+				time.Sleep(2 * time.Millisecond)
 			}
 		})
 	}

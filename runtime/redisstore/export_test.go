@@ -27,3 +27,6 @@ func (s *Store) Cached(name string) bool {
 
 // TrackedPrefixes returns the prefixes a cached store under prefix tracks.
 func TrackedPrefixes(prefix string) []string { return trackedPrefixes(prefix) }
+
+// RoleEvery is how often a read checks that its server is a master.
+const RoleEvery = roleEvery

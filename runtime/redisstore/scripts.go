@@ -9,8 +9,17 @@ import "github.com/redis/go-redis/v9"
 //	<seconds> <microseconds> <type>           a key of another type: corrupt
 //
 // One string keeps the reply cheap to build in Redis and to read in Go.
-// KEYS[1] is the record's key.
+// KEYS[1] is the record's key. ARGV[1] is "1" when the server is also to
+// say it is a master (Store.roleDue): a replica (a master demoted since New,
+// serving a record it may no longer receive) replies READONLY. A server
+// that refuses INFO was reported by New.
 var loadScript = redis.NewScript(`
+if ARGV[1] == '1' then
+  local info = redis.pcall('INFO', 'replication')
+  if type(info) == 'string' and not string.find(info, 'role:master', 1, true) then
+    return redis.error_reply('READONLY the server is not a master')
+  end
+end
 local t = redis.call('TIME')
 local v = redis.pcall('GET', KEYS[1])
 if type(v) == 'string' then return t[1] .. ' ' .. t[2] .. ' string ' .. v end

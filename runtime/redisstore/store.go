@@ -34,8 +34,10 @@ type Store struct {
 
 	bound sync.Map // circuit name → *bound
 
-	reports  notify.List // Notify's
-	findings []error     // what New found unsafe, reported to Notify
+	reports  notify.List  // Notify's
+	findings []error      // what New found unsafe, reported to Notify
+	roleAt   atomic.Int64 // when a read last checked the server's role (roleDue)
+	replica  atomic.Bool  // a server replied READONLY, or a heartbeat found it a replica
 }
 
 var (
@@ -84,7 +86,8 @@ func WithOwnedClient() Option { return func(c *config) { c.owned = true } }
 // *redis.Client, *redis.ClusterClient or *redis.Ring. It asks every
 // server holding records for the settings the store's guarantees rest on
 // (appendonly, maxmemory-policy): an unsafe one is reported through Notify,
-// and New fails only when a server cannot be asked at all.
+// and New fails only when a server cannot be asked at all or is a replica
+// (ErrReplica).
 //
 // Create the client with ContextTimeoutEnabled, so that a call's context
 // bounds every round trip (go-redis otherwise waits out its ReadTimeout
@@ -103,10 +106,11 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 		return nil, err
 	}
 	s.findings = findings
+	s.roleAt.Store(int64(time.Since(started))) // checkSettings did
 	if cfg.copies {
 		tctx, cancel := context.WithCancel(context.Background())
 		s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-		go track(tctx, s.cache, s.done, client, s.prefix, cfg.bound)
+		go track(tctx, s.cache, s.done, client, s.prefix, cfg.bound, func() { s.replica.Store(true) })
 	}
 	return s, nil
 }
@@ -164,6 +168,28 @@ func (s *Store) bind(name string) *bound {
 	}
 	actual, _ := s.bound.LoadOrStore(name, b)
 	return actual.(*bound)
+}
+
+// roleEvery is how often a read also checks that its server is still a
+// master (loadScript): a demoted server fails reads within it.
+const roleEvery = time.Second
+
+// started is the origin of roleAt's monotonic times.
+var started = time.Now()
+
+// roleDue returns loadScript's ARGV[1]: "1" for one read in each
+// roleEvery, and for every read once a server was found a replica, until
+// one such read succeeds (run).
+func (s *Store) roleDue() string {
+	if s.replica.Load() {
+		return "1"
+	}
+	now := int64(time.Since(started))
+	last := s.roleAt.Load()
+	if now-last < int64(roleEvery) || !s.roleAt.CompareAndSwap(last, now) {
+		return "0"
+	}
+	return "1"
 }
 
 // Load returns the circuit's record, or nil when it has none, and the Redis
@@ -239,7 +265,7 @@ func (s *Store) load(ctx context.Context, key string) (*driver.Record, time.Time
 // loadKey is load, and reports whether the key exists: a record, or the
 // tombstone of a Clear.
 func (s *Store) loadKey(ctx context.Context, key string) (*driver.Record, time.Time, bool, error) {
-	res, err := s.run(ctx, loadScript, key).Text()
+	res, err := s.run(ctx, loadScript, key, s.roleDue()).Text()
 	if err != nil {
 		return nil, time.Time{}, false, fmt.Errorf("redisstore: load %s: %w", key, err)
 	}
@@ -377,8 +403,18 @@ func (b *bound) Delete(ctx context.Context) error {
 // ClusterStateReloadInterval (a minute by default), and until then sends
 // the slot's commands to the dead master, long after its replica has taken
 // over (TestClusterFailover).
+//
+// A replica's READONLY reply (to a write, or to loadScript's role check)
+// is wrapped in ErrReplica.
 func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) *redis.Cmd {
 	cmd := script.Run(ctx, s.client, []string{key}, args...)
+	switch err := cmd.Err(); {
+	case err != nil && strings.HasPrefix(err.Error(), "READONLY "):
+		s.replica.Store(true)
+		cmd.SetErr(fmt.Errorf("%w: %w", ErrReplica, err))
+	case err == nil && script == loadScript && args[0] == "1" && s.replica.Load():
+		s.replica.Store(false) // a master again
+	}
 	if c, ok := s.client.(*redis.ClusterClient); ok && cmd.Err() != nil {
 		c.ReloadState(ctx)
 	}

@@ -28,35 +28,36 @@ const TrackerName = "circuitgen-invalidations"
 // track keeps the cache's invalidation stream going until ctx ends: one
 // session after another, each on fresh connections, with every copy dropped
 // between two sessions, and pauses that grow while sessions keep failing
-// (copies.Cache.Keep).
-func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration) {
+// (copies.Cache.Keep). It calls replica when it finds a server demoted,
+// before it drops the copies.
+func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration, replica func()) {
 	defer close(done)
 	c.Keep(ctx, bound, func(ctx context.Context) error {
 		nodes, err := masters(ctx, client)
 		if err != nil {
 			return err
 		}
-		return session(ctx, c, client, nodes, prefix, bound)
+		return session(ctx, c, client, nodes, prefix, bound, replica)
 	})
 }
 
-// masters returns the options of every server that holds records: the
-// client's own, or each master of a cluster or shard of a ring.
-func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Options, error) {
+// masters returns a client of every server that holds records: the
+// client itself, or each master of a cluster or shard of a ring.
+func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Client, error) {
 	var (
 		mu   sync.Mutex
-		opts []*redis.Options
+		opts []*redis.Client
 	)
 	add := func(_ context.Context, n *redis.Client) error {
 		mu.Lock()
-		opts = append(opts, n.Options())
+		opts = append(opts, n)
 		mu.Unlock()
 		return nil
 	}
 	var err error
 	switch c := client.(type) {
 	case *redis.Client:
-		opts = append(opts, c.Options())
+		opts = append(opts, c)
 	case *redis.ClusterClient:
 		err = c.ForEachMaster(ctx, add)
 	case *redis.Ring:
@@ -64,15 +65,15 @@ func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Option
 	default:
 		err = fmt.Errorf("redisstore: cannot track invalidations through a %T", client)
 	}
-	slices.SortFunc(opts, func(a, b *redis.Options) int { return strings.Compare(a.Addr, b.Addr) })
+	slices.SortFunc(opts, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
 	return opts, err
 }
 
 // session runs one invalidation connection to each server in nodes. It
 // marks the cache live once every connection has answered a PING (so its
 // tracking and subscription are in place), and returns at the first error,
-// stall, or change in the cluster's masters.
-func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Options, prefix string, bound time.Duration) error {
+// stall, change in the cluster's masters, or server found a replica.
+func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Client, prefix string, bound time.Duration, replica func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	token := c.Session() // a connection's Down ends it: no other's answer makes it live
@@ -100,7 +101,8 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	for i, opt := range nodes {
+	for i, node := range nodes {
+		opt := node.Options()
 		tc := redis.NewClient(trackerOptions(opt, prefix))
 		ps := tc.Subscribe(ctx, invalidations)
 		// A read waits up to half as long again as the longest pause
@@ -171,6 +173,11 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		watchRoles(ctx, c, nodes, bound, replica, errc)
+	}()
 	if _, ok := client.(*redis.Client); !ok {
 		wg.Add(1)
 		go func() {
@@ -190,7 +197,7 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 // cluster or the shards of a ring are no longer nodes: a failover or a
 // resharding brings a server whose writes no connection of the session
 // tracks.
-func watchMasters(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Options, bound time.Duration, errc chan<- error) {
+func watchMasters(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Client, bound time.Duration, errc chan<- error) {
 	tick := time.NewTicker(bound)
 	defer tick.Stop()
 	for {
@@ -200,10 +207,35 @@ func watchMasters(ctx context.Context, c *copies.Cache, client redis.UniversalCl
 		case <-tick.C:
 		}
 		now, err := masters(ctx, client)
-		if err != nil || !slices.EqualFunc(now, nodes, func(a, b *redis.Options) bool { return a.Addr == b.Addr }) {
+		if err != nil || !slices.EqualFunc(now, nodes, func(a, b *redis.Client) bool { return a.Options().Addr == b.Options().Addr }) {
 			c.Down()
 			errc <- errors.Join(errors.New("redisstore: the servers changed"), err)
 			return
+		}
+	}
+}
+
+// watchRoles ends the session (through errc) when a server in nodes is
+// found a replica (ROLE, once a bound, on the store's own connections): a
+// demoted server's copies go within a bound and a round trip, and replica
+// is called first, so that its reads check the role. A server that refuses
+// ROLE and INFO was reported by New.
+func watchRoles(ctx context.Context, c *copies.Cache, nodes []*redis.Client, bound time.Duration, replica func(), errc chan<- error) {
+	tick := time.NewTicker(bound)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, n := range nodes {
+			if err := isMaster(ctx, n); errors.Is(err, ErrReplica) {
+				replica()
+				c.Down()
+				errc <- err
+				return
+			}
 		}
 	}
 }
