@@ -475,3 +475,29 @@ func TestTrackerLossLosesNoCircuit(t *testing.T) {
 		t.Fatalf("Load = %+v, %v; want no record", rec, err)
 	}
 }
+
+// TestCopiesOffReported opens a cached store on a server whose CLIENT
+// command is renamed away, so that tracking cannot start: the store
+// reports once that it keeps no copies, and why.
+func TestCopiesOffReported(t *testing.T) {
+	_, sock := testenv.StartRedis(t, "--rename-command", "CLIENT", "")
+	s := open(t, unixClient(t, sock), redisstore.WithCopies(testStall))
+	ev := &events{}
+	circuit.New(s, circuit.WithObserver(ev))
+	copiesOff := func() (n int) {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		for _, err := range ev.errs {
+			if strings.Contains(err.Error(), "no copies") && strings.Contains(err.Error(), "unknown command") {
+				n++
+			}
+		}
+		return n
+	}
+	testenv.WaitFor(t, 5*time.Second, "copies off reported", func() bool { return copiesOff() > 0 })
+	time.Sleep(testStall) // a few more sessions fail
+	if n := copiesOff(); n != 1 {
+		t.Fatalf("copies off reported %d times (%v), want once", n, ev.errs)
+	}
+	t.Logf("%v", ev.errs)
+}

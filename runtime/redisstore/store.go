@@ -38,6 +38,9 @@ type Store struct {
 	findings []error      // what New found unsafe, reported to Notify
 	roleAt   atomic.Int64 // when a read last checked the server's role (roleDue)
 	replica  atomic.Bool  // a server replied READONLY, or a heartbeat found it a replica
+
+	reportMu sync.Mutex
+	reported string // the last session error reported, not to repeat it (under reportMu)
 }
 
 var (
@@ -110,7 +113,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	if cfg.copies {
 		tctx, cancel := context.WithCancel(context.Background())
 		s.cache, s.stop, s.done = copies.New(), cancel, make(chan struct{})
-		go track(tctx, s.cache, s.done, client, s.prefix, cfg.bound, func() { s.replica.Store(true) })
+		go track(tctx, s.cache, s.done, client, s.prefix, cfg.bound, func() { s.replica.Store(true) }, s.reportSession)
 	}
 	return s, nil
 }
@@ -419,4 +422,22 @@ func (s *Store) run(ctx context.Context, script *redis.Script, key string, args 
 		c.ReloadState(ctx)
 	}
 	return cmd
+}
+
+// reportSession passes on why an invalidation session ended, when the
+// server refused it (a reply error: tracking forbidden, CLIENT renamed) or
+// is a replica, once until the reason changes: the store keeps no copies
+// meanwhile. A lost connection is not reported.
+func (s *Store) reportSession(err error) {
+	var reply redis.Error
+	if err == nil || !errors.As(err, &reply) && !errors.Is(err, ErrReplica) {
+		return
+	}
+	s.reportMu.Lock()
+	again := err.Error() == s.reported
+	s.reported = err.Error()
+	s.reportMu.Unlock()
+	if !again {
+		s.reports.Send(fmt.Errorf("redisstore: no copies, every Load reads the server: %w", err))
+	}
 }

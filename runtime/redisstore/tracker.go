@@ -29,15 +29,19 @@ const TrackerName = "circuitgen-invalidations"
 // session after another, each on fresh connections, with every copy dropped
 // between two sessions, and pauses that grow while sessions keep failing
 // (copies.Cache.Keep). It calls replica when it finds a server demoted,
-// before it drops the copies.
-func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration, replica func()) {
+// before it drops the copies, and report with why each session ended.
+func track(ctx context.Context, c *copies.Cache, done chan<- struct{}, client redis.UniversalClient, prefix string, bound time.Duration, replica func(), report func(error)) {
 	defer close(done)
 	c.Keep(ctx, bound, func(ctx context.Context) error {
 		nodes, err := masters(ctx, client)
 		if err != nil {
 			return err
 		}
-		return session(ctx, c, client, nodes, prefix, bound, replica)
+		err = session(ctx, c, client, nodes, prefix, bound, replica, report)
+		if ctx.Err() == nil {
+			report(err)
+		}
+		return err
 	})
 }
 
@@ -73,7 +77,7 @@ func masters(ctx context.Context, client redis.UniversalClient) ([]*redis.Client
 // marks the cache live once every connection has answered a PING (so its
 // tracking and subscription are in place), and returns at the first error,
 // stall, change in the cluster's masters, or server found a replica.
-func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Client, prefix string, bound time.Duration, replica func()) error {
+func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Client, prefix string, bound time.Duration, replica func(), report func(error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	token := c.Session() // a connection's Down ends it: no other's answer makes it live
@@ -103,7 +107,7 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	defer cancel()
 	for i, node := range nodes {
 		opt := node.Options()
-		tc := redis.NewClient(trackerOptions(opt, prefix))
+		tc := redis.NewClient(trackerOptions(opt, prefix, report))
 		ps := tc.Subscribe(ctx, invalidations)
 		// A read waits up to half as long again as the longest pause
 		// between two PINGs (the bound) whatever ctx says: closing the
@@ -251,7 +255,7 @@ var errSessionOver = errors.New("redisstore: the invalidation connection was los
 // the connection itself.
 // It dials once: go-redis's PubSub would otherwise dial again, inside the
 // read that found the connection lost, before reporting the loss.
-func trackerOptions(base *redis.Options, prefix string) *redis.Options {
+func trackerOptions(base *redis.Options, prefix string, report func(error)) *redis.Options {
 	o := *base
 	dial := base.Dialer
 	if dial == nil {
@@ -269,7 +273,7 @@ func trackerOptions(base *redis.Options, prefix string) *redis.Options {
 	o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 1, 0, 0, 0
 	o.ContextTimeoutEnabled = true
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	o.ClientName = TrackerName
+	o.ClientName = "" // set below, where a refusal is seen
 	onConnect := base.OnConnect
 	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
 		if onConnect != nil {
@@ -277,15 +281,20 @@ func trackerOptions(base *redis.Options, prefix string) *redis.Options {
 				return err
 			}
 		}
-		id, err := cn.ClientID(ctx).Result()
-		if err != nil {
-			return err
+		err := cn.ClientSetName(ctx, TrackerName).Err()
+		var id int64
+		if err == nil {
+			id, err = cn.ClientID(ctx).Result()
 		}
-		args := []any{"CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST"}
-		for _, p := range trackedPrefixes(prefix) {
-			args = append(args, "PREFIX", p)
+		if err == nil {
+			args := []any{"CLIENT", "TRACKING", "ON", "REDIRECT", id, "BCAST"}
+			for _, p := range trackedPrefixes(prefix) {
+				args = append(args, "PREFIX", p)
+			}
+			err = cn.Do(ctx, args...).Err()
 		}
-		return cn.Do(ctx, args...).Err()
+		report(fmt.Errorf("redisstore: invalidations from %s: %w", base.Addr, err)) // go-redis's dial error hides it
+		return err
 	}
 	return &o
 }
