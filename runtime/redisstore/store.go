@@ -38,9 +38,6 @@ type Store struct {
 	findings []error      // what New found unsafe, reported to Notify
 	roleAt   atomic.Int64 // when a read last checked the server's role (roleDue)
 	replica  atomic.Bool  // a server replied READONLY, or a heartbeat found it a replica
-
-	reportMu sync.Mutex
-	reported string // the last session error reported, not to repeat it (under reportMu)
 }
 
 var (
@@ -433,11 +430,5 @@ func (s *Store) reportSession(err error) {
 	if err == nil || !errors.As(err, &reply) && !errors.Is(err, ErrReplica) {
 		return
 	}
-	s.reportMu.Lock()
-	again := err.Error() == s.reported
-	s.reported = err.Error()
-	s.reportMu.Unlock()
-	if !again {
-		s.reports.Send(fmt.Errorf("redisstore: no copies, every Load reads the server: %w", err))
-	}
+	s.reports.SendChange(fmt.Errorf("redisstore: no copies, every Load reads the server: %w", err))
 }

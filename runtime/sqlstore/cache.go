@@ -634,11 +634,5 @@ func (s *Store) reportSession(err error) {
 	default:
 		return
 	}
-	s.reportMu.Lock()
-	again := err.Error() == s.reported
-	s.reported = err.Error()
-	s.reportMu.Unlock()
-	if !again {
-		s.reports.Send(err)
-	}
+	s.reports.SendChange(err)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,9 +28,7 @@ type Store struct {
 
 	noClears atomic.Bool // the database has no circuit_clears (clears.go)
 
-	reports  notify.List // Notify's
-	reportMu sync.Mutex
-	reported string // the last session error reported, not to repeat it (under reportMu)
+	reports notify.List // Notify's
 }
 
 var (

@@ -7,8 +7,9 @@ import "sync"
 // List is the functions a store reports to. Its zero value is empty and
 // ready. It is safe for concurrent use.
 type List struct {
-	mu  sync.Mutex
-	fns []func(error)
+	mu   sync.Mutex
+	fns  []func(error)
+	last string // the error SendChange sent last
 }
 
 // Add adds f to the list.
@@ -25,5 +26,18 @@ func (l *List) Send(err error) {
 	l.mu.Unlock()
 	for _, f := range fns {
 		f(err)
+	}
+}
+
+// SendChange sends err, as Send does, unless the error SendChange sent
+// last says the same: a session that keeps failing for one reason is
+// reported once, and again when the reason changes.
+func (l *List) SendChange(err error) {
+	l.mu.Lock()
+	again := err.Error() == l.last
+	l.last = err.Error()
+	l.mu.Unlock()
+	if !again {
+		l.Send(err)
 	}
 }

@@ -17,3 +17,15 @@ func TestList(t *testing.T) {
 		t.Fatalf("Send reached %q, want %s", got, want)
 	}
 }
+
+func TestSendChange(t *testing.T) {
+	var l List
+	var got []string
+	l.Add(func(err error) { got = append(got, err.Error()) })
+	for _, msg := range []string{"a", "a", "b", "b", "a"} {
+		l.SendChange(errors.New(msg))
+	}
+	if want := "a,b,a"; len(got) != 3 || got[0]+","+got[1]+","+got[2] != want {
+		t.Fatalf("SendChange sent %q, want %s: each change once", got, want)
+	}
+}
