@@ -31,11 +31,14 @@ func (l *List) Send(err error) {
 
 // SendChange sends err, as Send does, unless the error SendChange sent
 // last says the same: a session that keeps failing for one reason is
-// reported once, and again when the reason changes.
+// reported once, and again when the reason changes. An error sent to no
+// function is not remembered: the next one reaches those added since.
 func (l *List) SendChange(err error) {
 	l.mu.Lock()
 	again := err.Error() == l.last
-	l.last = err.Error()
+	if len(l.fns) > 0 {
+		l.last = err.Error()
+	}
 	l.mu.Unlock()
 	if !again {
 		l.Send(err)

@@ -21,6 +21,7 @@ func TestList(t *testing.T) {
 func TestSendChange(t *testing.T) {
 	var l List
 	var got []string
+	l.SendChange(errors.New("a")) // to nobody: the first that is heard is sent
 	l.Add(func(err error) { got = append(got, err.Error()) })
 	for _, msg := range []string{"a", "a", "b", "b", "a"} {
 		l.SendChange(errors.New(msg))
