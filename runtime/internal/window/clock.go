@@ -20,9 +20,11 @@ import (
 // tick is a reading of the clock in the current bucket of a window of
 // span w, and the alarm set for the bucket's end.
 type tick struct {
-	w     time.Duration
-	at    time.Time
-	alarm alarm.Alarm
+	w      time.Duration
+	at     time.Time
+	b      int64 // at's bucket
+	alarm  alarm.Alarm
+	alarms *alarm.Clock // where alarm is set
 }
 
 // ticks are a Breaker's readings, the latest of each span.
@@ -49,9 +51,9 @@ func (c *Circuit) clock(ts *ticks, read func() time.Time, alarms *alarm.Clock, l
 	defer ts.mu.Unlock()
 	t := ts.by[w]
 	if t == nil || !t.alarm.Pending() {
-		t = &tick{w: w, at: clk.Now()}
-		width := int64(w / driver.WindowBuckets)
-		left := (driver.Bucket(t.at, w)+1)*width - t.at.UnixNano()
+		t = &tick{w: w, at: clk.Now(), alarms: alarms}
+		t.b = driver.Bucket(t.at, w)
+		left := (t.b+1)*int64(w/driver.WindowBuckets) - t.at.UnixNano()
 		alarms.Set(&t.alarm, time.Now().Add(time.Duration(left)))
 		if ts.by == nil {
 			ts.by = map[time.Duration]*tick{}
@@ -60,4 +62,16 @@ func (c *Circuit) clock(ts *ticks, read func() time.Time, alarms *alarm.Clock, l
 	}
 	c.tick.Store(t)
 	return *machine.At(t.at)
+}
+
+// forget rings the alarm of the reading c keeps for span w when bk, the
+// bucket of a reading just taken, is another: the store's clock moved
+// apart from the monotonic clock (a suspend of the machine), and every
+// circuit of the Breaker reads the clock again. Any call that reads the
+// clock so forgets it: a failure, or the first after the store's recheck
+// drops its Watches.
+func (c *Circuit) forget(w time.Duration, bk int64) {
+	if t := c.tick.Load(); t != nil && t.w == w && t.b != bk && t.alarm.Pending() {
+		t.alarms.Unset(&t.alarm)
+	}
 }

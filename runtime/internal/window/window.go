@@ -96,6 +96,7 @@ func (c *Circuit) Count(ctx context.Context, st *Stores, name string, p *machine
 		return driver.Counts{}, false, err
 	}
 	bk := driver.Bucket(clk.Now(), span)
+	c.forget(span, bk)
 	if add {
 		w.cells.Add(w.epoch, bk, failure)
 	}
