@@ -4,6 +4,7 @@ package redisstore_test
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -159,5 +160,53 @@ func TestDemotedServer(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestDemotedRingShard demotes one shard of a Ring of two masters: every
+// read of a circuit on it is refused from the first on, and a circuit on
+// the other shard is still served. One flag or one check a second for the
+// whole store would let reads of the demoted shard through between checks.
+func TestDemotedRingShard(t *testing.T) {
+	_, sa := testenv.StartRedis(t)
+	_, sb := testenv.StartRedis(t)
+	ring := redis.NewRing(&redis.RingOptions{
+		Addrs:                 map[string]string{"a": sa, "b": sb},
+		ContextTimeoutEnabled: true,
+		NewClient: func(o *redis.Options) *redis.Client {
+			o.Network = "unix"
+			return redis.NewClient(o)
+		},
+	})
+	t.Cleanup(func() { _ = ring.Close() })
+	ca, cb := unixClient(t, sa), unixClient(t, sb)
+	s := open(t, ring)
+	b := circuit.New(s)
+	ctx := t.Context()
+	on := map[*redis.Client]string{} // a circuit whose record is on each shard
+	for i := 0; len(on) < 2 && i < 200; i++ {
+		name := fmt.Sprintf("svc-%d", i)
+		if err := b.ForceClosed(ctx, name, time.Second); err != nil { // writes a record
+			t.Fatal(err)
+		}
+		for _, c := range []*redis.Client{ca, cb} {
+			if n, _ := c.Exists(ctx, s.Key(name)).Result(); n == 1 && on[c] == "" {
+				on[c] = name
+			}
+		}
+	}
+	if on[ca] == "" || on[cb] == "" {
+		t.Fatal("no circuit on each shard")
+	}
+	if err := cb.Do(ctx, "REPLICAOF", "127.0.0.1", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if err := b.Run(ctx, on[cb], policy, op(circuit.Success)); !errors.Is(err, redisstore.ErrReplica) {
+			t.Fatalf("call %d on the demoted shard: %v, want a StateError wrapping ErrReplica", i, err)
+		}
+		if err := b.Run(ctx, on[ca], policy, op(circuit.Success)); err != nil {
+			t.Fatalf("call %d on the master: %v", i, err)
+		}
 	}
 }

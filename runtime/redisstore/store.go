@@ -38,6 +38,7 @@ type Store struct {
 	findings []error      // what New found unsafe, reported to Notify
 	roleAt   atomic.Int64 // when a read last checked the server's role (roleDue)
 	replica  atomic.Bool  // a server replied READONLY, or a heartbeat found it a replica
+	ring     bool         // the client is a *redis.Ring: every read checks the role (roleDue)
 }
 
 var (
@@ -97,7 +98,8 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s := &Store{client: client, prefix: cfg.prefix}
+	_, ring := client.(*redis.Ring)
+	s := &Store{client: client, prefix: cfg.prefix, ring: ring}
 	if cfg.owned {
 		s.owned = client
 	}
@@ -179,9 +181,13 @@ var started = time.Now()
 
 // roleDue returns loadScript's ARGV[1]: "1" for one read in each
 // roleEvery, and for every read once a server was found a replica, until
-// one such read succeeds (run).
+// one such read succeeds (run). On a Ring, whose shards are servers of
+// their own that a failover does not redirect from (a Cluster's demoted
+// master answers MOVED), it is "1" for every read: one check a second
+// would reach one shard of many, and a healthy shard's read would clear
+// the flag of a demoted one.
 func (s *Store) roleDue() string {
-	if s.replica.Load() {
+	if s.replica.Load() || s.ring {
 		return "1"
 	}
 	now := int64(time.Since(started))
