@@ -12,7 +12,8 @@ import "github.com/redis/go-redis/v9"
 // KEYS[1] is the record's key. ARGV[1] is "1" when the server is also to
 // say it is a master (Store.roleDue): a replica (a master demoted since New,
 // serving a record it may no longer receive) replies READONLY. A server
-// that refuses INFO was reported by New.
+// that refuses INFO is not checked so: New reported it when it refused
+// ROLE too, and with copies a ROLE each bound checks it (watchRoles).
 var loadScript = redis.NewScript(`
 if ARGV[1] == '1' then
   local info = redis.pcall('INFO', 'replication')

@@ -429,12 +429,16 @@ func (s *Store) run(ctx context.Context, script *redis.Script, key string, args 
 
 // reportSession passes on why an invalidation session ended, when the
 // server refused it (a reply error: tracking forbidden, CLIENT renamed) or
-// is a replica, once until the reason changes: the store keeps no copies
-// meanwhile. A lost connection is not reported.
+// is a replica, once until the reason changes or a session goes live (nil):
+// the store keeps no copies meanwhile. A lost connection is not reported.
 func (s *Store) reportSession(err error) {
 	var reply redis.Error
-	if err == nil || !errors.As(err, &reply) && !errors.Is(err, ErrReplica) {
+	switch {
+	case err == nil: // the session went live
+	case !errors.As(err, &reply) && !errors.Is(err, ErrReplica):
 		return
+	default:
+		err = fmt.Errorf("redisstore: no copies, every Load reads the server: %w", err)
 	}
-	s.reports.SendChange(fmt.Errorf("redisstore: no copies, every Load reads the server: %w", err))
+	s.reports.SendChange(err)
 }

@@ -145,6 +145,7 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 						first = false
 						if int(ready.Add(1)) == len(nodes) {
 							c.Up(token)
+							report(nil) // live: a reason that comes back is reported again
 						}
 					}
 					hear(i, sent)
@@ -293,7 +294,9 @@ func trackerOptions(base *redis.Options, prefix string, report func(error)) *red
 			}
 			err = cn.Do(ctx, args...).Err()
 		}
-		report(fmt.Errorf("redisstore: invalidations from %s: %w", base.Addr, err)) // go-redis's dial error hides it
+		if err != nil {
+			report(fmt.Errorf("redisstore: invalidations from %s: %w", base.Addr, err)) // go-redis's dial error hides it
+		}
 		return err
 	}
 	return &o

@@ -457,6 +457,7 @@ func (l *listener) session(ctx context.Context) error {
 			if !up {
 				up = true
 				l.c.Up(token)
+				l.report(nil) // live: a reason that comes back is reported again
 			}
 			l.c.Heard(vouched, bound)
 		case err == nil:
@@ -621,13 +622,13 @@ func (s *Store) Notify(report func(error)) { s.reports.Add(report) }
 // reportSession passes on why a listening session ended, when it is a
 // trigger's state, a heartbeat that did not come back, or an error the
 // server answered (a read-only database, a standby, a missing grant):
-// copies are off. It says so once until the reason changes; a failed
-// connection or round trip, which the calls meet too, is not reported.
+// copies are off. It says so once until the reason changes or a session
+// goes live (nil); a failed connection or round trip, which the calls meet
+// too, is not reported.
 func (s *Store) reportSession(err error) {
 	var pe *pgconn.PgError
 	switch {
-	case err == nil:
-		return
+	case err == nil: // the session went live
 	case errors.Is(err, ErrNoTrigger), errors.Is(err, errNoBeat):
 	case errors.As(err, &pe):
 		err = fmt.Errorf("sqlstore: copies are off, every Load reads the database: %w", err)

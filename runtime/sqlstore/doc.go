@@ -5,7 +5,9 @@
 //
 // Circuits live in one table, circuits, one row per circuit; the rate rule's
 // counts in circuit_windows. Migrate creates them (and, on PostgreSQL, the
-// notify triggers); nothing is created implicitly. Every operation is one
+// notify triggers); nothing is created implicitly. Migrate on a store New
+// made without WithCopies: New with it, and storeurl.Open, refuse a
+// database with no circuits table. Every operation is one
 // statement, decided with the database's now() on PostgreSQL.
 //
 // New opens a store. On PostgreSQL, WithCopies keeps local copies of closed

@@ -191,7 +191,7 @@ func TestOpenRefusesStandby(t *testing.T) {
 // TestOpenNotMigrated opens databases never migrated: Open fails, saying
 // to run Migrate, rather than open a store whose every call fails.
 func TestOpenNotMigrated(t *testing.T) {
-	const want = "sqlstore: table circuits does not exist: run Migrate"
+	const want = "sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies"
 	file := filepath.Join(t.TempDir(), "c.db")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -32,8 +32,16 @@ func (l *List) Send(err error) {
 // SendChange sends err, as Send does, unless the error SendChange sent
 // last says the same: a session that keeps failing for one reason is
 // reported once, and again when the reason changes. An error sent to no
-// function is not remembered: the next one reaches those added since.
+// function is not remembered: the next one reaches those added since. A
+// nil err sends nothing and forgets the last (the session went live), so
+// that the same reason is reported again when it comes back.
 func (l *List) SendChange(err error) {
+	if err == nil {
+		l.mu.Lock()
+		l.last = ""
+		l.mu.Unlock()
+		return
+	}
 	l.mu.Lock()
 	again := err.Error() == l.last
 	if len(l.fns) > 0 {

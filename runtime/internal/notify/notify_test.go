@@ -2,6 +2,7 @@ package notify
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -23,10 +24,14 @@ func TestSendChange(t *testing.T) {
 	var got []string
 	l.SendChange(errors.New("a")) // to nobody: the first that is heard is sent
 	l.Add(func(err error) { got = append(got, err.Error()) })
-	for _, msg := range []string{"a", "a", "b", "b", "a"} {
-		l.SendChange(errors.New(msg))
+	for _, msg := range []string{"a", "a", "b", "b", "a", "", "a"} {
+		var err error // "": the session went live
+		if msg != "" {
+			err = errors.New(msg)
+		}
+		l.SendChange(err)
 	}
-	if want := "a,b,a"; len(got) != 3 || got[0]+","+got[1]+","+got[2] != want {
-		t.Fatalf("SendChange sent %q, want %s: each change once", got, want)
+	if want := "a,b,a,a"; strings.Join(got, ",") != want {
+		t.Fatalf("SendChange sent %q, want %s: each change once, and again after a live session", got, want)
 	}
 }
