@@ -106,8 +106,12 @@ func testForcedClosed(t *testing.T, cfg ProcessConfig) {
 			t.Fatalf("helper %d over ForceClosed over ForceOpen: %q, want its call run", i, got)
 		}
 	}
+	// Past the hold by the server's clock, and by the clock a process
+	// decides on its copies by: the server's as a read last returned it,
+	// carried forward from the reply's arrival, so behind by that read's
+	// latency (copies.Cache.Now), within Propagation.
 	_, now := loadShared(t, s)
-	time.Sleep(held.OpenUntil.Sub(now) + 10*time.Millisecond)
+	time.Sleep(held.OpenUntil.Sub(now) + cfg.Propagation + 10*time.Millisecond)
 	if got := call(hs[0], "failure", one); got != "ok" {
 		t.Fatalf("a failure after the hold: %q", got)
 	}
