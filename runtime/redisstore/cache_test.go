@@ -85,7 +85,7 @@ func TestCachedRoundTrips(t *testing.T) {
 				t.Fatalf("%s: Run = %v", st.what, err)
 			}
 		}
-		got := slices.DeleteFunc(h.take(), func(c string) bool { return c == "role" }) // watchRoles's
+		got := slices.DeleteFunc(h.take(), func(c string) bool { return c == "role" }) // watchServers's
 		t.Logf("%-52s %d round trips %v", st.what, len(got), got)
 		if !slices.Equal(got, st.want) {
 			t.Errorf("%s: commands %v, want %v", st.what, got, st.want)

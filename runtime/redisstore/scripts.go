@@ -13,7 +13,7 @@ import "github.com/redis/go-redis/v9"
 // say it is a master (Store.roleDue): a replica (a master demoted since New,
 // serving a record it may no longer receive) replies READONLY. A server
 // that refuses INFO is not checked so: New reported it when it refused
-// ROLE too, and with copies a ROLE each bound checks it (watchRoles).
+// ROLE too, and with copies a ROLE each bound checks it (watchServers).
 var loadScript = redis.NewScript(`
 if ARGV[1] == '1' then
   local info = redis.pcall('INFO', 'replication')

@@ -181,15 +181,8 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watchRoles(ctx, c, nodes, bound, replica, errc)
+		watchServers(ctx, c, client, nodes, bound, replica, errc)
 	}()
-	if _, ok := client.(*redis.Client); !ok {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			watchMasters(ctx, c, client, nodes, bound, errc)
-		}()
-	}
 	select {
 	case err := <-errc:
 		return err
@@ -198,11 +191,16 @@ func session(ctx context.Context, c *copies.Cache, client redis.UniversalClient,
 	}
 }
 
-// watchMasters ends the session (through errc) when the masters of a
-// cluster or the shards of a ring are no longer nodes: a failover or a
-// resharding brings a server whose writes no connection of the session
-// tracks.
-func watchMasters(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Client, bound time.Duration, errc chan<- error) {
+// watchServers checks the session's servers once a bound, on the store's
+// own connections, and ends the session (through errc) when they are no
+// longer what its connections track: the masters of a cluster or the
+// shards of a ring changed (a failover or a resharding brings a server
+// whose writes no connection tracks), or a server is found a replica
+// (ROLE). A demoted server's copies go within a bound and a round trip,
+// and replica is called first, so that its reads check the role. A server
+// that refuses ROLE and INFO was reported by New.
+func watchServers(ctx context.Context, c *copies.Cache, client redis.UniversalClient, nodes []*redis.Client, bound time.Duration, replica func(), errc chan<- error) {
+	_, single := client.(*redis.Client)
 	tick := time.NewTicker(bound)
 	defer tick.Stop()
 	for {
@@ -211,28 +209,13 @@ func watchMasters(ctx context.Context, c *copies.Cache, client redis.UniversalCl
 			return
 		case <-tick.C:
 		}
-		now, err := masters(ctx, client)
-		if err != nil || !slices.EqualFunc(now, nodes, func(a, b *redis.Client) bool { return a.Options().Addr == b.Options().Addr }) {
-			c.Down()
-			errc <- errors.Join(errors.New("redisstore: the servers changed"), err)
-			return
-		}
-	}
-}
-
-// watchRoles ends the session (through errc) when a server in nodes is
-// found a replica (ROLE, once a bound, on the store's own connections): a
-// demoted server's copies go within a bound and a round trip, and replica
-// is called first, so that its reads check the role. A server that refuses
-// ROLE and INFO was reported by New.
-func watchRoles(ctx context.Context, c *copies.Cache, nodes []*redis.Client, bound time.Duration, replica func(), errc chan<- error) {
-	tick := time.NewTicker(bound)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+		if !single {
+			now, err := masters(ctx, client)
+			if err != nil || !slices.EqualFunc(now, nodes, func(a, b *redis.Client) bool { return a.Options().Addr == b.Options().Addr }) {
+				c.Down()
+				errc <- errors.Join(errors.New("redisstore: the servers changed"), err)
+				return
+			}
 		}
 		for _, n := range nodes {
 			if err := isMaster(ctx, n); errors.Is(err, ErrReplica) {

@@ -46,7 +46,7 @@ func TestCloseEndsTracking(t *testing.T) {
 		}
 		buf := make([]byte, 1<<20)
 		stacks := string(buf[:runtime.Stack(buf, true)])
-		if i := strings.Index(stacks, "redisstore.watchMasters"); i >= 0 {
+		if i := strings.Index(stacks, "redisstore.watchServers"); i >= 0 {
 			t.Fatalf("a goroutine outlived Close:\n%s", stacks[max(0, i-500):min(len(stacks), i+500)])
 		}
 	}
