@@ -10,11 +10,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyBenchCount  = circuit.Policy{FailureThreshold: 1000, Cooldown: time.Minute, ProbeLease: time.Minute}
@@ -105,7 +105,7 @@ func (g *GuardedBackend) Count(ctx context.Context, id int) (int, error) {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.benchCount.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -131,7 +131,7 @@ func (g *GuardedBackend) Cycle(ctx context.Context, id int) (int, error) {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.benchCycle.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -157,7 +157,7 @@ func (g *GuardedBackend) Get(ctx context.Context, id int) (int, error) {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.benchClosed.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -183,7 +183,7 @@ func (g *GuardedBackend) Trip(ctx context.Context, id int) (int, error) {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.benchTrip.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

@@ -30,8 +30,8 @@ func TestRuntimeVersionMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := filepath.Join(t.TempDir(), "version.go")
-	// The runtime of contract version 1, before Quiet: its marker, not 2's.
-	if err := os.WriteFile(old, []byte("package circuit\n\nconst SupportPackageIsVersion1 = true\n"), 0o600); err != nil {
+	// The runtime of contract version 2, before Quiet.Rejected: its markers, not 3's.
+	if err := os.WriteFile(old, []byte("package circuit\n\nconst SupportPackageIsVersion1, SupportPackageIsVersion2 = true, true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	build := func(replace map[string]string) (string, error) {
@@ -50,9 +50,9 @@ func TestRuntimeVersionMarker(t *testing.T) {
 	}
 	out, err := build(map[string]string{outs[0].Path: gen, version: old})
 	if err == nil {
-		t.Fatal("the generated file builds against a runtime without circuit.SupportPackageIsVersion2")
+		t.Fatal("the generated file builds against a runtime without circuit.SupportPackageIsVersion3")
 	}
-	if !strings.Contains(out, "undefined: circuit.SupportPackageIsVersion2") {
+	if !strings.Contains(out, "undefined: circuit.SupportPackageIsVersion3") {
 		t.Errorf("go build's message does not name the marker:\n%s", out)
 	}
 	text := strings.Join(strings.Fields(strings.ReplaceAll(string(outs[0].Content), "//", "")), " ")

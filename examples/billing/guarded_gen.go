@@ -11,11 +11,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyBillingAPI       = circuit.Policy{FailureThreshold: 3, Cooldown: 5 * time.Second, ProbeLease: 2 * time.Second}
@@ -104,7 +104,7 @@ func (g *GuardedBillingAPI) Charge(ctx context.Context, req ChargeRequest) (*Rec
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.charge.Run(ctx, op)
 	}
 	return r0, err
@@ -129,7 +129,7 @@ func (g *GuardedBillingAPI) Health(ctx context.Context) (*http.Response, error) 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.health.Run(ctx, op)
 	}
 	if err != nil {
@@ -155,7 +155,7 @@ func (g *GuardedBillingAPI) Invoices(ctx context.Context, customerID string, opt
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.invoices.Run(ctx, op)
 	}
 	return r0, err
@@ -175,7 +175,7 @@ func (g *GuardedBillingAPI) Receipt(ctx context.Context, id string) (*Receipt, e
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.charge.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -201,7 +201,7 @@ func (g *GuardedBillingAPI) Refund(ctx context.Context, receiptID string, amount
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.refund.Run(ctx, op)
 	}
 	return r0, err

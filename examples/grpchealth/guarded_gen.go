@@ -16,11 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyHealth = circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second}
@@ -98,7 +98,7 @@ func (g *GuardedHealthClient) Check(ctx context.Context, in *grpc_health_v1.Heal
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.health.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -124,7 +124,7 @@ func (g *GuardedHealthClient) List(ctx context.Context, in *grpc_health_v1.Healt
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.health.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

@@ -12,11 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyCache = circuit.Policy{FailureThreshold: 3, Cooldown: time.Second, ProbeLease: time.Second}

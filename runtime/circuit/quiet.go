@@ -6,29 +6,35 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/internal/machine"
 )
 
-// Quiet is the hot path's one shortcut, in a form the compiler inlines into
-// a generated method. While the store vouches for a healthy circuit's kept
-// record, a call is admitted with no clock, lock or store call, and a
-// Success settles nothing (under a rate rule, Settle counts it in the
-// window). Run takes the same shortcut. The zero Quiet admits nothing: the
-// call goes through Run.
+// Quiet is the hot path's one shortcut, inlined into a generated method.
+// While the store vouches for a circuit's kept record, the record decides
+// the call with no clock, lock or store call: a healthy one admits it, and
+// a Success settles nothing (Settle counts it in a rate rule's window); a
+// standing rejection returns its OpenError. Run takes the same shortcut.
 type Quiet struct {
 	k *kept
 	c *Circuit
 }
 
-// Quiet returns the circuit's quiet admission of a call now, or the zero
-// Quiet when the call must go through Run: the circuit keeps no record the
-// store vouches for, or its record or policy has something to decide.
+// Quiet returns the circuit's quiet decision of a call now. The zero Quiet,
+// returned while the store vouches for no kept record, decides nothing.
 func (c *Circuit) Quiet() Quiet {
-	if k := c.kept.Load(); k != nil && k.quiet && k.w.Holds() {
+	if k := c.kept.Load(); k != nil && k.w.Holds() {
 		return Quiet{k, c}
 	}
 	return Quiet{}
 }
 
 // Admitted reports whether q admits the call: run it, then ask Settled.
-func (q Quiet) Admitted() bool { return q.k != nil }
+func (q Quiet) Admitted() bool { return q.k != nil && q.k.quiet }
+
+// Rejected returns the kept standing rejection before its deadline, or nil.
+func (q Quiet) Rejected() error {
+	if q.k != nil && q.k.rej != nil && q.k.rej.alarm.Pending() {
+		return &q.k.rej.err
+	}
+	return nil
+}
 
 // Settled reports whether the call q admitted, whose operation returned
 // outcome o, has nothing left to settle: o is a Success no rate rule counts,

@@ -1,10 +1,10 @@
 package circuit
 
-// SupportPackageIsVersion1 and SupportPackageIsVersion2 are referenced by
-// generated files, each for the version of the generated-code contract it
-// was generated for: 2 inlines Quiet. A generated file of a version this
-// package does not support fails to compile at that reference.
+// Generated files reference SupportPackageIsVersionN for the contract they
+// were generated for (2 inlines Quiet, 3 its rejection too): a file of a
+// version this package lacks fails to compile at that reference.
 const (
 	SupportPackageIsVersion1 = true
 	SupportPackageIsVersion2 = true
+	SupportPackageIsVersion3 = true
 )

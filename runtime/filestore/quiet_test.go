@@ -4,6 +4,7 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 
 // TestQuiet: a circuit's quiet admission (circuit.Quiet, the one shortcut
 // generated methods inline) admits a call only while the store vouches for
-// a healthy kept record under a plain policy; a call it admitted settles
+// a healthy kept record under a plain policy, and rejects one only while it
+// vouches for a kept standing rejection; a call it admitted settles
 // nothing for a Success while no process changed the record, and anything
 // else is settled as Run would.
 func TestQuiet(t *testing.T) {
@@ -27,24 +29,55 @@ func TestQuiet(t *testing.T) {
 		p     circuit.Policy
 		setup func(t *testing.T, c *circuit.Circuit, other *circuit.Breaker)
 		quiet bool
+		// rejected: Quiet returns the kept standing rejection.
+		rejected bool
 	}{
-		{"nothing kept yet", p3, func(*testing.T, *circuit.Circuit, *circuit.Breaker) {}, false},
-		{"a healthy kept record", p3, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, ok, nil) }, true},
-		{"a failure counted", p3, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, boom, errBoom) }, false},
+		{"nothing kept yet", p3, func(*testing.T, *circuit.Circuit, *circuit.Breaker) {}, false, false},
+		{"a healthy kept record", p3, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, ok, nil) }, true, false},
+		{"a failure counted", p3, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, boom, errBoom) }, false, false},
 		{"another process wrote", p3, func(t *testing.T, c *circuit.Circuit, other *circuit.Breaker) {
 			run(t, c, ok, nil)
 			if err := other.Run(ctx, c.Name(), p3, boom); err != errBoom {
 				t.Fatal(err)
 			}
-		}, false},
-		{"a rate rule's healthy kept record", rate, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, ok, nil) }, true},
+		}, false, false},
+		{"a rate rule's healthy kept record", rate, func(t *testing.T, c *circuit.Circuit, _ *circuit.Breaker) { run(t, c, ok, nil) }, true, false},
+		{"open", p3, func(t *testing.T, c *circuit.Circuit, other *circuit.Breaker) {
+			if err := other.ForceOpen(ctx, c.Name(), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Run(ctx, ok); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Run: %v, want the open circuit's rejection", err)
+			}
+		}, false, true},
+		{"open, then closed by another process", p3, func(t *testing.T, c *circuit.Circuit, other *circuit.Breaker) {
+			if err := other.ForceOpen(ctx, c.Name(), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Run(ctx, ok); !errors.Is(err, circuit.ErrOpen) {
+				t.Fatalf("Run: %v, want the open circuit's rejection", err)
+			}
+			if err := other.Clear(ctx, c.Name()); err != nil {
+				t.Fatal(err)
+			}
+		}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "state")
-			c := circuit.New(openDir(t, dir)).Circuit("quiet", tc.p)
+			b := circuit.New(openDir(t, dir))
+			c := b.Circuit("quiet", tc.p)
 			tc.setup(t, c, circuit.New(openDir(t, dir)))
-			if got := c.Quiet().Admitted(); got != tc.quiet {
+			q := c.Quiet()
+			if got := q.Admitted(); got != tc.quiet {
 				t.Fatalf("Quiet().Admitted() = %v, want %v", got, tc.quiet)
+			}
+			err := q.Rejected()
+			var open *circuit.OpenError
+			if got := errors.As(err, &open); got != tc.rejected || err != nil && !got {
+				t.Fatalf("Quiet().Rejected() = %v, want a rejection: %v", err, tc.rejected)
+			}
+			if tc.rejected && (open.Name != "quiet" || open.RetryAfter() <= 0) {
+				t.Fatalf("Quiet().Rejected() = %+v, want the circuit's, with a RetryAfter", open)
 			}
 		})
 	}

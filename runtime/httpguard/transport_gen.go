@@ -13,11 +13,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyHTTPTransport = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -97,7 +97,7 @@ func (g *GuardedTransport) RoundTrip(p0 *http.Request) (*http.Response, error) {
 		if o, err = op(p0.Context()); !q.Settled(o) {
 			err = q.Settle(p0.Context(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.httpTransport.Run(p0.Context(), op)
 	}
 	if err != nil && g.fallback != nil {

@@ -15,11 +15,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyClient = circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -108,7 +108,7 @@ func (g *GuardedClient) Call(ctx context.Context, method string) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.svcRPC.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -137,7 +137,7 @@ func (g *GuardedClient) Fetch(path string, ctx context.Context) (*http.Response,
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.svcFetch.Run(ctx, op)
 	}
 	if (err != nil || failed) && g.fallback != nil {
@@ -172,7 +172,7 @@ func (g *GuardedClient) Get(ctx context.Context, path string) (*http.Response, e
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.svc.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -207,7 +207,7 @@ func (g *GuardedClient) Post(ctx context.Context, body []byte) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.svcPost.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -471,7 +471,7 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 		if o, err = op(req.Context()); !q.Settled(o) {
 			err = q.Settle(req.Context(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.doer.Run(req.Context(), op)
 	}
 	if failed && g.fallback != nil && req.Body != nil && req.Body != http.NoBody {
@@ -522,7 +522,7 @@ func (g *GuardedDoer) Send(ctx context.Context, req *http.Request) (*http.Respon
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.doer.Run(ctx, op)
 	}
 	if failed && g.fallback != nil && req.Body != nil && req.Body != http.NoBody {
@@ -631,7 +631,7 @@ func (g *GuardedBatch[T]) Send(ctx context.Context) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.batch.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

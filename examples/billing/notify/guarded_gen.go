@@ -11,11 +11,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyMailAPIQuota = circuit.Policy{FailureThreshold: 2, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -102,7 +102,7 @@ func (g *GuardedSender) Quota(ctx context.Context) (int, error) {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.mailAPIQuota.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -128,7 +128,7 @@ func (g *GuardedSender) Send(ctx context.Context, msg mailsdk.Message) (*mailsdk
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.mailAPI.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

@@ -118,11 +118,11 @@ func (g guard) run(fn jen.Code) *jen.Statement {
 }
 
 // quiet renders the call of the function m.Op through the method's
-// circuit into m.Err: its quiet admission (circuit.Quiet), inlined, or
-// else Run. The compiler inlines m.Op into the quiet branch, so a healthy
-// call makes no call but next's when its classifier is a generated one
-// that reads no result (BENCHMARKS.md, where the time goes). A standing
-// rejection inlined as well measured no faster.
+// circuit into m.Err: its quiet decision (circuit.Quiet), inlined, or else
+// Run. The compiler inlines m.Op into the quiet branch, so a healthy call
+// makes no call but next's when its classifier is a generated one that
+// reads no result, and a standing rejection makes none (BENCHMARKS.md,
+// where the time goes).
 func (g guard) quiet() []jen.Code {
 	m := g.m
 	q, o, err := jen.Id(m.Quiet), jen.Id(m.O), jen.Id(m.Err)
@@ -133,7 +133,7 @@ func (g guard) quiet() []jen.Code {
 			jen.If(jen.List(o, err).Op("=").Id(m.Op).Call(g.ctx()), jen.Op("!").Add(q).Dot("Settled").Call(o)).Block(
 				err.Clone().Op("=").Add(q).Dot("Settle").Call(g.ctx(), o, err),
 			),
-		).Else().Block(
+		).Else().If(err.Clone().Op("=").Add(q).Dot("Rejected").Call(), err.Clone().Op("==").Nil()).Block(
 			err.Clone().Op("=").Add(g.run(jen.Id(m.Op))),
 		),
 	}

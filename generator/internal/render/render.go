@@ -122,7 +122,7 @@ func forward(decl *jen.Statement, call *jen.Statement, results int) {
 
 // RuntimeVersion is the version of generated files the output needs the
 // runtime to support: circuit.SupportPackageIsVersionN.
-const RuntimeVersion = 2
+const RuntimeVersion = 3
 
 // versionMarker renders the reference to the runtime's version marker.
 func versionMarker(f *jen.File) {

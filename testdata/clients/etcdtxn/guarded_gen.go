@@ -13,11 +13,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyEtcd = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -93,7 +93,7 @@ func (g *GuardedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.Com
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.etcd.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -119,7 +119,7 @@ func (g *GuardedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpO
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.etcd.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -145,7 +145,7 @@ func (g *GuardedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse
 		if o, err = op1(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.etcd.Run(ctx, op1)
 	}
 	if err != nil && g.fallback != nil {
@@ -171,7 +171,7 @@ func (g *GuardedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpti
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.etcd.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -202,7 +202,7 @@ func (g *GuardedKV) Put(ctx context.Context, key string, val string, opts ...cli
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.etcd.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -294,7 +294,7 @@ func (g *GuardedTxn) Commit() (*clientv3.TxnResponse, error) {
 		if o, err = op(context.Background()); !q.Settled(o) {
 			err = q.Settle(context.Background(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.etcd.Run(context.Background(), op)
 	}
 	if err != nil && g.fallback != nil {

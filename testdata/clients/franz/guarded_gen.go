@@ -12,11 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyKafka = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -96,7 +96,7 @@ func (g *GuardedClient) Ping(ctx context.Context) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.kafka.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

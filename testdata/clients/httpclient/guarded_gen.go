@@ -13,11 +13,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyDoer = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -96,7 +96,7 @@ func (g *GuardedDoer) Do(req *http.Request) (*http.Response, error) {
 		if o, err = op(req.Context()); !q.Settled(o) {
 			err = q.Settle(req.Context(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.provider.Run(req.Context(), op)
 	}
 	if err != nil && g.fallback != nil {
@@ -191,7 +191,7 @@ func (g *GuardedCancelCounting) Do(req *http.Request) (*http.Response, error) {
 		if o, err = op(req.Context()); !q.Settled(o) {
 			err = q.Settle(req.Context(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.providerCancel.Run(req.Context(), op)
 	}
 	if err != nil && g.fallback != nil {
@@ -286,7 +286,7 @@ func (g *GuardedPoster) Post(url1 string, contentType string, body io.Reader) (*
 		if o, err = op(context.Background()); !q.Settled(o) {
 			err = q.Settle(context.Background(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.poster.Run(context.Background(), op)
 	}
 	if failed && g.fallback != nil && body != nil {

@@ -12,11 +12,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyJetStream = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -94,7 +94,7 @@ func (g *GuardedJetStream) AccountInfo(ctx context.Context) (*jetstream.AccountI
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -130,7 +130,7 @@ func (g *GuardedJetStream) Consumer(ctx context.Context, stream string, consumer
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -156,7 +156,7 @@ func (g *GuardedJetStream) CreateConsumer(ctx context.Context, stream string, cf
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -182,7 +182,7 @@ func (g *GuardedJetStream) CreateKeyValue(ctx context.Context, cfg jetstream.Key
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -211,7 +211,7 @@ func (g *GuardedJetStream) CreateObjectStore(ctx context.Context, cfg jetstream.
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -237,7 +237,7 @@ func (g *GuardedJetStream) CreateOrUpdateConsumer(ctx context.Context, stream st
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -263,7 +263,7 @@ func (g *GuardedJetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg jetst
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -292,7 +292,7 @@ func (g *GuardedJetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg je
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -318,7 +318,7 @@ func (g *GuardedJetStream) CreateOrUpdatePushConsumer(ctx context.Context, strea
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -344,7 +344,7 @@ func (g *GuardedJetStream) CreateOrUpdateStream(ctx context.Context, cfg jetstre
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -373,7 +373,7 @@ func (g *GuardedJetStream) CreatePushConsumer(ctx context.Context, stream string
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -399,7 +399,7 @@ func (g *GuardedJetStream) CreateStream(ctx context.Context, cfg jetstream.Strea
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -426,7 +426,7 @@ func (g *GuardedJetStream) DeleteConsumer(ctx context.Context, stream string, co
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -450,7 +450,7 @@ func (g *GuardedJetStream) DeleteKeyValue(ctx context.Context, bucket string) er
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -474,7 +474,7 @@ func (g *GuardedJetStream) DeleteObjectStore(ctx context.Context, bucket string)
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -498,7 +498,7 @@ func (g *GuardedJetStream) DeleteStream(ctx context.Context, stream string) erro
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -524,7 +524,7 @@ func (g *GuardedJetStream) KeyValue(ctx context.Context, bucket string) (jetstre
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -568,7 +568,7 @@ func (g *GuardedJetStream) ObjectStore(ctx context.Context, bucket string) (jets
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -609,7 +609,7 @@ func (g *GuardedJetStream) OrderedConsumer(ctx context.Context, stream string, c
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -635,7 +635,7 @@ func (g *GuardedJetStream) PauseConsumer(ctx context.Context, stream string, con
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -661,7 +661,7 @@ func (g *GuardedJetStream) Publish(ctx context.Context, subject string, payload 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -687,7 +687,7 @@ func (g *GuardedJetStream) PublishAsync(subject string, payload []byte, opts ...
 		if o, err = op(context.Background()); !q.Settled(o) {
 			err = q.Settle(context.Background(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(context.Background(), op)
 	}
 	if err != nil && g.fallback != nil {
@@ -723,7 +723,7 @@ func (g *GuardedJetStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts .
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -749,7 +749,7 @@ func (g *GuardedJetStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.Publ
 		if o, err = op(context.Background()); !q.Settled(o) {
 			err = q.Settle(context.Background(), o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(context.Background(), op)
 	}
 	if err != nil && g.fallback != nil {
@@ -775,7 +775,7 @@ func (g *GuardedJetStream) PushConsumer(ctx context.Context, stream string, cons
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -801,7 +801,7 @@ func (g *GuardedJetStream) ResetConsumer(ctx context.Context, stream string, con
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -827,7 +827,7 @@ func (g *GuardedJetStream) ResetConsumerToSequence(ctx context.Context, stream s
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -853,7 +853,7 @@ func (g *GuardedJetStream) ResumeConsumer(ctx context.Context, stream string, co
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -879,7 +879,7 @@ func (g *GuardedJetStream) Stream(ctx context.Context, stream string) (jetstream
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -908,7 +908,7 @@ func (g *GuardedJetStream) StreamNameBySubject(ctx context.Context, subject stri
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -939,7 +939,7 @@ func (g *GuardedJetStream) UpdateConsumer(ctx context.Context, stream string, cf
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -965,7 +965,7 @@ func (g *GuardedJetStream) UpdateKeyValue(ctx context.Context, cfg jetstream.Key
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -994,7 +994,7 @@ func (g *GuardedJetStream) UpdateObjectStore(ctx context.Context, cfg jetstream.
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1020,7 +1020,7 @@ func (g *GuardedJetStream) UpdatePushConsumer(ctx context.Context, stream string
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1046,7 +1046,7 @@ func (g *GuardedJetStream) UpdateStream(ctx context.Context, cfg jetstream.Strea
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1138,7 +1138,7 @@ func (g *GuardedStream) Consumer(ctx context.Context, consumer string) (jetstrea
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1169,7 +1169,7 @@ func (g *GuardedStream) CreateConsumer(ctx context.Context, cfg jetstream.Consum
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1195,7 +1195,7 @@ func (g *GuardedStream) CreateOrUpdateConsumer(ctx context.Context, cfg jetstrea
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1221,7 +1221,7 @@ func (g *GuardedStream) CreateOrUpdatePushConsumer(ctx context.Context, cfg jets
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1247,7 +1247,7 @@ func (g *GuardedStream) CreatePushConsumer(ctx context.Context, cfg jetstream.Co
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1271,7 +1271,7 @@ func (g *GuardedStream) DeleteConsumer(ctx context.Context, consumer string) err
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1295,7 +1295,7 @@ func (g *GuardedStream) DeleteMsg(ctx context.Context, seq uint64) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1321,7 +1321,7 @@ func (g *GuardedStream) GetLastMsgForSubject(ctx context.Context, subject string
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1347,7 +1347,7 @@ func (g *GuardedStream) GetMsg(ctx context.Context, seq uint64, opts ...jetstrea
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1373,7 +1373,7 @@ func (g *GuardedStream) Info(ctx context.Context, opts ...jetstream.StreamInfoOp
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1404,7 +1404,7 @@ func (g *GuardedStream) OrderedConsumer(ctx context.Context, cfg jetstream.Order
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1430,7 +1430,7 @@ func (g *GuardedStream) PauseConsumer(ctx context.Context, consumer string, paus
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1454,7 +1454,7 @@ func (g *GuardedStream) Purge(ctx context.Context, opts ...jetstream.StreamPurge
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1480,7 +1480,7 @@ func (g *GuardedStream) PushConsumer(ctx context.Context, consumer string) (jets
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1506,7 +1506,7 @@ func (g *GuardedStream) ResetConsumer(ctx context.Context, consumer string) (*je
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1532,7 +1532,7 @@ func (g *GuardedStream) ResetConsumerToSequence(ctx context.Context, consumer st
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1558,7 +1558,7 @@ func (g *GuardedStream) ResumeConsumer(ctx context.Context, consumer string) (*j
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1582,7 +1582,7 @@ func (g *GuardedStream) SecureDeleteMsg(ctx context.Context, seq uint64) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1606,7 +1606,7 @@ func (g *GuardedStream) UnpinConsumer(ctx context.Context, consumer string, grou
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1632,7 +1632,7 @@ func (g *GuardedStream) UpdateConsumer(ctx context.Context, cfg jetstream.Consum
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1658,7 +1658,7 @@ func (g *GuardedStream) UpdatePushConsumer(ctx context.Context, cfg jetstream.Co
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamStream.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1747,7 +1747,7 @@ func (g *GuardedKeyValue) Create(ctx context.Context, key string, value []byte, 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1771,7 +1771,7 @@ func (g *GuardedKeyValue) Delete(ctx context.Context, key string, opts ...jetstr
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1797,7 +1797,7 @@ func (g *GuardedKeyValue) Get(ctx context.Context, key string) (jetstream.KeyVal
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1823,7 +1823,7 @@ func (g *GuardedKeyValue) GetRevision(ctx context.Context, key string, revision 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1849,7 +1849,7 @@ func (g *GuardedKeyValue) History(ctx context.Context, key string, opts ...jetst
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1875,7 +1875,7 @@ func (g *GuardedKeyValue) Keys(ctx context.Context, opts ...jetstream.WatchOpt) 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1901,7 +1901,7 @@ func (g *GuardedKeyValue) ListKeys(ctx context.Context, opts ...jetstream.WatchO
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1927,7 +1927,7 @@ func (g *GuardedKeyValue) ListKeysFiltered(ctx context.Context, filters ...strin
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1951,7 +1951,7 @@ func (g *GuardedKeyValue) Purge(ctx context.Context, key string, opts ...jetstre
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -1975,7 +1975,7 @@ func (g *GuardedKeyValue) PurgeDeletes(ctx context.Context, opts ...jetstream.KV
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2001,7 +2001,7 @@ func (g *GuardedKeyValue) Put(ctx context.Context, key string, value []byte) (ui
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2027,7 +2027,7 @@ func (g *GuardedKeyValue) PutString(ctx context.Context, key string, value strin
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2053,7 +2053,7 @@ func (g *GuardedKeyValue) Status(ctx context.Context) (jetstream.KeyValueStatus,
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2079,7 +2079,7 @@ func (g *GuardedKeyValue) Update(ctx context.Context, key string, value []byte, 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2105,7 +2105,7 @@ func (g *GuardedKeyValue) Watch(ctx context.Context, keys string, opts ...jetstr
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2131,7 +2131,7 @@ func (g *GuardedKeyValue) WatchAll(ctx context.Context, opts ...jetstream.WatchO
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -2157,7 +2157,7 @@ func (g *GuardedKeyValue) WatchFiltered(ctx context.Context, keys []string, opts
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.jetstreamKv.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyKafkaWriter = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -103,7 +103,7 @@ func (g *GuardedWriter) WriteMessages(ctx context.Context, msgs ...kafka.Message
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.kafkaWriter.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

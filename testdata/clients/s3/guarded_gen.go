@@ -12,11 +12,11 @@ import (
 	"github.com/circuitgen/circuitgen/runtime/circuit"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policyS3 = circuit.Policy{FailureThreshold: 5, Cooldown: 30 * time.Second, ProbeLease: 10 * time.Second}
@@ -93,7 +93,7 @@ func (g *GuardedClient) DeleteObject(ctx context.Context, params *s3.DeleteObjec
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.s3.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -119,7 +119,7 @@ func (g *GuardedClient) GetObject(ctx context.Context, params *s3.GetObjectInput
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.s3.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -145,7 +145,7 @@ func (g *GuardedClient) HeadObject(ctx context.Context, params *s3.HeadObjectInp
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.s3.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -171,7 +171,7 @@ func (g *GuardedClient) ListObjectsV2(ctx context.Context, params *s3.ListObject
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.s3.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -197,7 +197,7 @@ func (g *GuardedClient) PutObject(ctx context.Context, params *s3.PutObjectInput
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.s3.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// This file needs a runtime/circuit that supports generated files of version 2.
+// This file needs a runtime/circuit that supports generated files of version 3.
 // If the line below does not compile, the runtime and the generator differ:
 // update github.com/circuitgen/circuitgen or run the circuitgen that matches
 // it.
-const _ = circuit.SupportPackageIsVersion2
+const _ = circuit.SupportPackageIsVersion3
 
 var (
 	policySQL = circuit.Policy{FailureThreshold: 3, Cooldown: time.Minute, ProbeLease: 10 * time.Second}
@@ -98,7 +98,7 @@ func (g *GuardedDB) ExecContext(ctx context.Context, query string, args ...any) 
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.sql.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
@@ -122,7 +122,7 @@ func (g *GuardedDB) PingContext(ctx context.Context) error {
 		if o, err = op(ctx); !q.Settled(o) {
 			err = q.Settle(ctx, o, err)
 		}
-	} else {
+	} else if err = q.Rejected(); err == nil {
 		err = g.sql.Run(ctx, op)
 	}
 	if err != nil && g.fallback != nil {
