@@ -1,5 +1,6 @@
 // Command circuitctl is the operators' tool for circuits in a store: it
-// shows their state, forces them open or closed and clears them.
+// shows their state, forces them open or closed and clears them. Its
+// migrate command creates a database store's tables, at deployment.
 //
 // Usage:
 //
@@ -7,6 +8,7 @@
 //	circuitctl open [-store URL] -for D [-new] [-yes] [-timeout D] NAME
 //	circuitctl close [-store URL] -for D [-new] [-yes] [-timeout D] NAME
 //	circuitctl clear [-store URL] [-yes] [-timeout D] NAME
+//	circuitctl migrate [-store URL] [-timeout D]
 //
 // The store is the one a URL names (file:///dir, redis://…, rediss://…,
 // unix://…, postgres://…, sqlite:///file.db; see runtime/storeurl); -store
@@ -67,10 +69,11 @@ import (
 const usage = `usage: circuitctl command [flags] [arguments]
 
 commands:
-  state  print the state of circuits in a store
-  open   force a circuit open for a while, in every process sharing the store
-  close  force a circuit closed for a while: every call goes through, no failure counts
-  clear  clear a circuit in a store, so that it starts afresh (and ends a forced open or close)
+  state    print the state of circuits in a store
+  open     force a circuit open for a while, in every process sharing the store
+  close    force a circuit closed for a while: every call goes through, no failure counts
+  clear    clear a circuit in a store, so that it starts afresh (and ends a forced open or close)
+  migrate  create or update a database store's tables, at deployment
 
 run circuitctl COMMAND -h for a command's flags
 `
@@ -103,6 +106,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runClose(args[1:], stdout, stderr)
 	case "clear":
 		return runClear(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -255,6 +255,13 @@ func setupRedis(t *testing.T) (string, string, func() string) {
 }
 
 func setupPostgres(t *testing.T) (string, string, func() string) {
+	u, db := postgresSchema(t)
+	return u, `circuit "ledger" (row`, setupSQL(t, db, sqlstore.Postgres)
+}
+
+// postgresSchema returns the URL of a schema of its own on the test
+// server, with no tables, and a database connected to it.
+func postgresSchema(t *testing.T) (string, *sql.DB) {
 	dsn := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -281,7 +288,7 @@ func setupPostgres(t *testing.T) (string, string, func() string) {
 	}
 	db := stdlib.OpenDB(*scfg)
 	t.Cleanup(func() { db.Close() })
-	return u.String(), `circuit "ledger" (row`, setupSQL(t, db, sqlstore.Postgres)
+	return u.String(), db
 }
 
 func TestStateAndClear(t *testing.T) {

@@ -32,17 +32,34 @@ func addStoreFlags(fs *flag.FlagSet) storeFlags {
 	}
 }
 
-// open opens the store the flags (or the environment) name, with a context
-// that ends at the timeout or on an interrupt, and renew, which gives a new
-// one of those (for the write that follows a confirmation, however long the
-// operator took to answer). The caller calls done.
-func (f storeFlags) open() (st opened, ctx context.Context, renew func() (context.Context, context.CancelFunc), done func(), err error) {
+// target returns the store's URL: -store's, else $CIRCUITGEN_STORE.
+func (f storeFlags) target() (string, error) {
 	raw := *f.url
 	if raw == "" {
 		raw = os.Getenv(storeEnv)
 	}
 	if raw == "" {
-		return opened{}, nil, nil, nil, errNoStore
+		return "", errNoStore
+	}
+	return raw, nil
+}
+
+// context returns a context that ends at the timeout or on an interrupt,
+// and the function that releases it.
+func (f storeFlags) context() (context.Context, func()) {
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithTimeout(sig, *f.timeout)
+	return ctx, func() { cancel(); stop() }
+}
+
+// open opens the store the flags (or the environment) name, with a context
+// that ends at the timeout or on an interrupt, and renew, which gives a new
+// one of those (for the write that follows a confirmation, however long the
+// operator took to answer). The caller calls done.
+func (f storeFlags) open() (st opened, ctx context.Context, renew func() (context.Context, context.CancelFunc), done func(), err error) {
+	raw, err := f.target()
+	if err != nil {
+		return opened{}, nil, nil, nil, err
 	}
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	renew = func() (context.Context, context.CancelFunc) { return context.WithTimeout(sig, *f.timeout) }

@@ -89,7 +89,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return ErrStandby
 	}
 	if !table {
-		return errors.New("sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies")
+		return errors.New("sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies, or circuitctl migrate")
 	}
 	return nil
 }

@@ -141,7 +141,7 @@ func TestCheckNotMigrated(t *testing.T) {
 				dsn = createPostgresEmpty(t)
 			}
 			db := b.open(t, dsn, nil)
-			const want = "sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies"
+			const want = "sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies, or circuitctl migrate"
 			if b.cached {
 				s, err := sqlstore.New(t.Context(), db, b.dialect, sqlstore.WithCopies(testStall))
 				if err == nil {

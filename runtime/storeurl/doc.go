@@ -21,6 +21,7 @@
 // *sqlstore.Store), which circuit.New takes as it is. Opening checks that
 // the store is there and reachable, and creates and changes nothing: a
 // mistyped directory or database file is reported, not created; so is a
-// database never migrated or a PostgreSQL standby (sqlstore.Store.Check). The URL's
+// database never migrated or a PostgreSQL standby (sqlstore.Store.Check).
+// Migrate creates a database's tables, as a deployment step. The URL's
 // password never appears in errors; Redact hides it in messages.
 package storeurl

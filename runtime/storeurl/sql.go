@@ -16,21 +16,13 @@ import (
 // openPostgres opens postgres:// or postgresql:// in pgx's URL syntax, with
 // local copies unless cache=off.
 func openPostgres(ctx context.Context, u *url.URL) (Store, error) {
-	q := u.Query()
-	cached, err := cacheParam(q)
+	db, cached, err := postgresDB(u)
 	if err != nil {
 		return nil, err
 	}
-	v := *u
-	v.RawQuery = q.Encode()
-	cfg, err := pgx.ParseConfig(v.String())
-	if err != nil {
-		return nil, fmt.Errorf("postgres URL: %w", err)
-	}
 	if !cached {
-		return openSQL(ctx, stdlib.OpenDB(*cfg), sqlstore.Postgres)
+		return openSQL(ctx, db, sqlstore.Postgres)
 	}
-	db := stdlib.OpenDB(*cfg)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -43,9 +35,36 @@ func openPostgres(ctx context.Context, u *url.URL) (Store, error) {
 	return ss, nil
 }
 
+// postgresDB returns the database a postgres:// URL names, not yet
+// connected, and whether the URL asks for local copies.
+func postgresDB(u *url.URL) (*sql.DB, bool, error) {
+	q := u.Query()
+	cached, err := cacheParam(q)
+	if err != nil {
+		return nil, false, err
+	}
+	v := *u
+	v.RawQuery = q.Encode()
+	cfg, err := pgx.ParseConfig(v.String())
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres URL: %w", err)
+	}
+	return stdlib.OpenDB(*cfg), cached, nil
+}
+
 // openSQLite opens sqlite:///abs/path.db: a database file that must exist.
 // It is opened read-write but never created.
 func openSQLite(ctx context.Context, u *url.URL) (Store, error) {
+	db, err := sqliteDB(u)
+	if err != nil {
+		return nil, err
+	}
+	return openSQL(ctx, db, sqlstore.SQLite)
+}
+
+// sqliteDB returns the database file a sqlite:/// URL names, not yet
+// opened.
+func sqliteDB(u *url.URL) (*sql.DB, error) {
 	if u.Opaque != "" || u.Host != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("a sqlite URL is sqlite:///absolute/path/to.db (three slashes, no host or query)")
 	}
@@ -59,7 +78,7 @@ func openSQLite(ctx context.Context, u *url.URL) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return openSQL(ctx, db, sqlstore.SQLite)
+	return db, nil
 }
 
 // openSQL checks that db answers and can serve a store (Check), and
@@ -78,4 +97,32 @@ func openSQL(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (Store, error)
 		return nil, err
 	}
 	return ss, nil
+}
+
+// migrateSQL creates or updates the tables of a postgres:// or sqlite:///
+// store (sqlstore.Store.Migrate); ok is false for another scheme.
+func migrateSQL(ctx context.Context, u *url.URL) (ok bool, err error) {
+	var db *sql.DB
+	d := sqlstore.Postgres
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		db, _, err = postgresDB(u)
+	case "sqlite":
+		db, err = sqliteDB(u)
+		d = sqlstore.SQLite
+	default:
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	defer db.Close()
+	ss, err := sqlstore.New(ctx, db, d)
+	if err != nil {
+		return true, err
+	}
+	if err := ss.Check(ctx); errors.Is(err, sqlstore.ErrStandby) {
+		return true, err
+	}
+	return true, ss.Migrate(ctx)
 }

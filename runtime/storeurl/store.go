@@ -51,6 +51,31 @@ func Open(ctx context.Context, raw string) (Store, error) {
 	return s, nil
 }
 
+// Migrate prepares the store raw names for use, as a deployment step: it
+// creates or updates the tables of a postgres:// or sqlite:/// database
+// (sqlstore.Store.Migrate), and refuses a PostgreSQL standby. A file or
+// Redis store has no schema: Migrate only opens and closes it, as Open
+// would. Running it again changes nothing.
+func Migrate(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("store URL: %w", redactErr(err, raw))
+	}
+	ok, err := migrateSQL(ctx, u)
+	if !ok {
+		var s Store
+		if s, err = open(ctx, u); err == nil {
+			err = s.Close()
+		}
+	} else if err != nil {
+		err = fmt.Errorf("store %s: %w", redact(u), err)
+	}
+	if err != nil {
+		return scrub(err, passwords(u, raw))
+	}
+	return nil
+}
+
 // open opens the store u names; its errors name the store, password hidden.
 func open(ctx context.Context, u *url.URL) (s Store, err error) {
 	loc := redact(u)

@@ -188,26 +188,25 @@ func TestOpenRefusesStandby(t *testing.T) {
 	}
 }
 
-// TestOpenNotMigrated opens databases never migrated: Open fails, saying
-// to run Migrate, rather than open a store whose every call fails.
-func TestOpenNotMigrated(t *testing.T) {
-	const want = "sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies"
+// TestMigrate opens databases never migrated: Open fails, saying to run
+// Migrate, rather than open a store whose every call fails. Then Migrate,
+// twice, makes each one a store a circuit opens in.
+func TestMigrate(t *testing.T) {
+	const want = "sqlstore: table circuits does not exist: run Migrate, on a store New made without WithCopies, or circuitctl migrate"
 	file := filepath.Join(t.TempDir(), "c.db")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	urls := []string{"sqlite://" + file}
-	t.Run("postgres", func(t *testing.T) {
-		dsn := testenv.PostgresDSN(t)
-		admin := openAdmin(t, dsn)
-		schema := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
-		if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-		raw := postgresURL(t, dsn, "postgres") + "&search_path=" + schema
-		urls = append(urls, raw, raw+"&cache=off")
-	})
+	// A schema of its own, dropped when the test ends.
+	dsn := testenv.PostgresDSN(t)
+	admin := openAdmin(t, dsn)
+	schema := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	raw := postgresURL(t, dsn, "postgres") + "&search_path=" + schema
+	urls := []string{"sqlite://" + file, raw, raw + "&cache=off"}
 	for _, raw := range urls {
 		s, err := storeurl.Open(t.Context(), raw)
 		if err == nil {
@@ -216,6 +215,50 @@ func TestOpenNotMigrated(t *testing.T) {
 		if err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("Open(%s) = %v, want an error ending %q", raw, err, want)
 		}
+	}
+	// Migrate makes each usable, and a second Migrate changes nothing.
+	for _, raw := range urls {
+		for range 2 {
+			if err := storeurl.Migrate(t.Context(), raw); err != nil {
+				t.Fatalf("Migrate(%s): %v", raw, err)
+			}
+		}
+		s, err := storeurl.Open(t.Context(), raw)
+		if err != nil {
+			t.Fatalf("Open(%s) after Migrate: %v", raw, err)
+		}
+		b := circuit.New(s)
+		fail := func(context.Context) (circuit.Outcome, error) { return circuit.Failure, errors.New("down") }
+		if err := b.Run(t.Context(), "migrated", circuit.Policy{FailureThreshold: 1, Cooldown: time.Minute, ProbeLease: time.Second}, fail); err == nil {
+			t.Fatal("the failing call returned nil")
+		}
+		if snap, err := b.Snapshot(t.Context(), "migrated"); err != nil || snap.State != circuit.StateOpen {
+			t.Fatalf("Snapshot after a failure: %+v, %v; want open", snap, err)
+		}
+		s.Close()
+	}
+}
+
+// TestMigrateOther: Migrate of a store with no schema opens and closes it,
+// and reports what Open would; a standby is refused.
+func TestMigrateOther(t *testing.T) {
+	dir := t.TempDir()
+	if err := storeurl.Migrate(t.Context(), "file://"+dir); err != nil {
+		t.Fatalf("Migrate(file://%s): %v", dir, err)
+	}
+	missing := filepath.Join(dir, "nope")
+	if err := storeurl.Migrate(t.Context(), "file://"+missing); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Migrate(file://%s) = %v, want the missing directory reported", missing, err)
+	}
+	for _, raw := range []string{"sqlite:///nonexistent/c.db", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=1"} {
+		err := storeurl.Migrate(t.Context(), raw)
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Migrate(%s) = %v, want an error with no password", raw, err)
+		}
+	}
+	standby := postgresURL(t, testenv.PostgresStandbyDSN(t), "postgres")
+	if err := storeurl.Migrate(t.Context(), standby); !errors.Is(err, sqlstore.ErrStandby) {
+		t.Errorf("Migrate of a standby = %v, want ErrStandby", err)
 	}
 }
 
