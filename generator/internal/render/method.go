@@ -2,6 +2,7 @@ package render
 
 import (
 	"go/types"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -605,15 +606,22 @@ func (g guard) replayBody() []jen.Code {
 // spentReaders renders, for a method taking a body (an io.Reader) whose
 // fallback answers a failure, that the fallback does not answer when a
 // body is not nil: next may have read it, and it cannot be made again, as
-// a request's without GetBody (replayBody).
+// a request's without GetBody (replayBody). In a method returning a
+// *http.Response, an io.Reader or io.ReadCloser that is http.NoBody is no
+// body either.
 func (g guard) spentReaders() []jen.Code {
 	m := g.m
 	if m.Fallback != model.FallbackFailed || len(m.Readers) == 0 {
 		return nil
 	}
+	http := slices.ContainsFunc(m.Results, func(r model.Var) bool { return model.IsResponse(r.Type) })
 	var some *jen.Statement
 	for _, i := range m.Readers {
-		c := jen.Id(m.Params[i].Name).Op("!=").Nil()
+		p := m.Params[i]
+		c := jen.Id(p.Name).Op("!=").Nil()
+		if http && (model.IsNamed(p.Type, "io", "Reader") || model.IsNamed(p.Type, "io", "ReadCloser")) {
+			c.Op("&&").Id(p.Name).Op("!=").Qual("net/http", "NoBody")
+		}
 		if some == nil {
 			some = c
 		} else {

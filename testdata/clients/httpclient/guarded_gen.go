@@ -289,7 +289,7 @@ func (g *GuardedPoster) Post(url1 string, contentType string, body io.Reader) (*
 	} else if err = q.Rejected(); err == nil {
 		err = g.poster.Run(context.Background(), op)
 	}
-	if failed && g.fallback != nil && body != nil {
+	if failed && g.fallback != nil && body != nil && body != http.NoBody {
 		// next may have read the body, which cannot be made again: the fallback does not answer
 		failed = false
 	}

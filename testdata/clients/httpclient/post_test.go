@@ -21,8 +21,8 @@ func (p hostPoster) Post(_, contentType string, body io.Reader) (*http.Response,
 // TestFailedPostKeepsItsFailure posts to a real server that reads the
 // body and answers 503, a counted failure. The body was read and cannot
 // be made again, so the fallback, a second real server, is not called
-// with what is left of it: next's 503 is returned. A Post with no body
-// falls back.
+// with what is left of it: next's 503 is returned. A Post with no body,
+// nil or http.NoBody, falls back.
 func TestFailedPostKeepsItsFailure(t *testing.T) {
 	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -55,5 +55,15 @@ func TestFailedPostKeepsItsFailure(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || echoed.Load() != 1 {
 		t.Fatalf("Post with no body: %d, fallback called %d times; want the fallback's 200 and 1", resp.StatusCode, echoed.Load())
+	}
+
+	// http.NoBody is no body either: nothing was read that the fallback lacks.
+	resp, err = p.Post(primary.URL, "text/plain", http.NoBody)
+	if err != nil {
+		t.Fatalf("Post with http.NoBody: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || echoed.Load() != 2 {
+		t.Fatalf("Post with http.NoBody: %d, fallback called %d times in all; want the fallback's 200 and 2", resp.StatusCode, echoed.Load())
 	}
 }

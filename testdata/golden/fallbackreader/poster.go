@@ -15,4 +15,6 @@ type Poster interface {
 	// Upload's body is a ReadCloser.
 	Upload(url string, body io.ReadCloser) (*http.Response, error)
 	Get(url string) (*http.Response, error)
+	// Send's body is a ReadSeeker, which http.NoBody is not.
+	Send(url string, body io.ReadSeeker) (*http.Response, error)
 }
