@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -97,28 +98,22 @@ func (s *Store) Check(ctx context.Context) error {
 // Migrate creates the circuits table if it does not exist, adds the
 // policy_state column to a table created by an earlier release, creates the
 // window counts' table (window.go) and, on PostgreSQL, (re)creates the
-// trigger that notifies cached stores of every change to circuits.
+// trigger that notifies cached stores of every change to circuits. It needs
+// a role that may create tables. On PostgreSQL it is one transaction, and
+// processes that migrate at once wait for each other.
 func (s *Store) Migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, s.dialect.schema()); err != nil {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
-	}
-	if _, err := s.db.ExecContext(ctx, s.dialect.addPolicyState()); err != nil && !duplicateColumn(err) {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
-	}
-	if err := s.migrateWindow(ctx); err != nil {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
-	}
-	if _, err := s.db.ExecContext(ctx, clearsSchema); err != nil {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
-	}
-	if s.dialect == SQLite {
-		if _, err := s.db.ExecContext(ctx, clearsTrigger); err != nil {
-			return fmt.Errorf("sqlstore: migrate: %w", err)
-		}
-	}
+	stmts := []string{s.dialect.schema(), s.dialect.addPolicyState(), windowSchema}
 	if s.dialect == Postgres {
-		if _, err := s.db.ExecContext(ctx, notifySchema); err != nil {
-			return fmt.Errorf("sqlstore: migrate: the notify trigger: %w", err)
+		// One query is one transaction; the lock keeps concurrent ones from
+		// failing on each other's catalog rows (TestMigrateConcurrent).
+		stmts = append([]string{"SELECT pg_advisory_xact_lock(7262917360470261317)"}, append(stmts, windowFunction, clearsSchema, notifySchema)...)
+		stmts = []string{strings.Join(stmts, ";\n")}
+	} else {
+		stmts = append(stmts, clearsSchema, clearsTrigger)
+	}
+	for _, q := range stmts {
+		if _, err := s.db.ExecContext(ctx, q); err != nil && !duplicateColumn(err) {
+			return fmt.Errorf("sqlstore: migrate: %w", err)
 		}
 	}
 	return nil

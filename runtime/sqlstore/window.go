@@ -77,21 +77,6 @@ BEGIN
 END
 $f$ LANGUAGE plpgsql`
 
-// migrateWindow creates circuit_windows and, on PostgreSQL, the flush
-// function.
-func (s *Store) migrateWindow(ctx context.Context) error {
-	stmts := []string{windowSchema}
-	if s.dialect == Postgres {
-		stmts = append(stmts, windowFunction)
-	}
-	for _, q := range stmts {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ShareWindow adds a process's flushed window counts to the database's and
 // returns the window's sums (driver.WindowSharer): one round trip on
 // PostgreSQL.

@@ -18,6 +18,9 @@ func isSecret(key string) bool { return strings.Contains(strings.ToLower(key), "
 // the query, shown as xxxxx. The query keeps its order.
 func redact(u *url.URL) string {
 	v := *u
+	if v.Scheme == "" && strings.Contains(v.Path, "=") { // a key=value DSN: its password= may hold one
+		return "(a key=value string, not a URL)"
+	}
 	if _, ok := v.User.Password(); ok {
 		v.User = url.UserPassword(v.User.Username(), hidden)
 	}

@@ -115,3 +115,22 @@ func TestPasswordNeverShownByServers(t *testing.T) {
 		}
 	})
 }
+
+// TestKeywordDSNPasswordHidden: a libpq key=value DSN given where a URL is
+// wanted (as CIRCUITGEN_POSTGRES_DSN is spelled) is refused without its
+// password shown.
+func TestKeywordDSNPasswordHidden(t *testing.T) {
+	raw := "host=/nonexistent user=u password=" + secret + " dbname=db sslmode=disable"
+	if s, err := storeurl.Open(t.Context(), raw); err == nil {
+		s.Close()
+		t.Fatal("Open succeeded")
+	} else if leaks(err.Error()) {
+		t.Errorf("Open: the password leaked: %v", err)
+	}
+	if err := storeurl.Migrate(t.Context(), raw); err == nil || leaks(err.Error()) {
+		t.Errorf("Migrate: the password leaked: %v", err)
+	}
+	if r := storeurl.Redact(raw); leaks(r) {
+		t.Errorf("Redact = %q: the password leaked", r)
+	}
+}

@@ -273,3 +273,25 @@ func openAdmin(t *testing.T, dsn string) *sql.DB {
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
+
+// TestMigrateConcurrent: the replicas of a deployment each run migrate at
+// once on a database never migrated; every one must succeed.
+func TestMigrateConcurrent(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	admin := openAdmin(t, dsn)
+	schema := "storeurl_conc_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	raw := postgresURL(t, dsn, "postgres") + "&search_path=" + schema
+	errs := make(chan error, 6)
+	for range cap(errs) {
+		go func() { errs <- storeurl.Migrate(t.Context(), raw) }()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Errorf("Migrate: %v", err)
+		}
+	}
+}
