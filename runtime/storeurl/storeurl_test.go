@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -197,15 +198,7 @@ func TestMigrate(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// A schema of its own, dropped when the test ends.
-	dsn := testenv.PostgresDSN(t)
-	admin := openAdmin(t, dsn)
-	schema := "storeurl_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	raw := postgresURL(t, dsn, "postgres") + "&search_path=" + schema
+	raw := emptySchema(t)
 	urls := []string{"sqlite://" + file, raw, raw + "&cache=off"}
 	for _, raw := range urls {
 		s, err := storeurl.Open(t.Context(), raw)
@@ -277,14 +270,7 @@ func openAdmin(t *testing.T, dsn string) *sql.DB {
 // TestMigrateConcurrent: the replicas of a deployment each run migrate at
 // once on a database never migrated; every one must succeed.
 func TestMigrateConcurrent(t *testing.T) {
-	dsn := testenv.PostgresDSN(t)
-	admin := openAdmin(t, dsn)
-	schema := "storeurl_conc_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	raw := postgresURL(t, dsn, "postgres") + "&search_path=" + schema
+	raw := emptySchema(t)
 	errs := make(chan error, 6)
 	for range cap(errs) {
 		go func() { errs <- storeurl.Migrate(t.Context(), raw) }()
@@ -294,4 +280,17 @@ func TestMigrateConcurrent(t *testing.T) {
 			t.Errorf("Migrate: %v", err)
 		}
 	}
+}
+
+// emptySchema returns the URL of a schema of its own on the test server,
+// with no tables, dropped when the test ends.
+func emptySchema(t *testing.T) string {
+	dsn := testenv.PostgresDSN(t)
+	admin := openAdmin(t, dsn)
+	schema := fmt.Sprintf("storeurl_%d", time.Now().UnixNano())
+	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	return postgresURL(t, dsn, "postgres") + "&search_path=" + schema
 }
