@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,22 +88,42 @@ type counter struct {
 
 func (h *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// ProcessHook counts cmd, unless it sets up a new connection: the pool
+// dials one when another command holds the last (the store's ROLE, each
+// bound), and its setup is the pool's, not a call's.
 func (h *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.mu.Lock()
-		h.names = append(h.names, cmd.Name())
-		h.mu.Unlock()
+		if !setup(cmd) {
+			h.mu.Lock()
+			h.names = append(h.names, cmd.Name())
+			h.mu.Unlock()
+		}
 		return next(ctx, cmd)
 	}
 }
 
+// ProcessPipelineHook counts a pipeline, unless it sets up a new connection.
 func (h *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return !setup(c) }) {
+			return next(ctx, cmds)
+		}
 		h.mu.Lock()
 		h.names = append(h.names, "pipeline")
 		h.mu.Unlock()
 		return next(ctx, cmds)
 	}
+}
+
+// setup reports whether cmd is one go-redis sends on a new connection:
+// HELLO, CLIENT SETINFO, CLIENT MAINT_NOTIFICATIONS.
+func setup(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	if cmd.Name() == "hello" {
+		return true
+	}
+	sub, _ := args[min(1, len(args)-1)].(string)
+	return cmd.Name() == "client" && (strings.EqualFold(sub, "setinfo") || strings.EqualFold(sub, "maint_notifications"))
 }
 
 // take returns the commands counted since the last take.
