@@ -95,6 +95,10 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
+// migrateLock is the PostgreSQL advisory lock Migrate holds: a constant no
+// other application is likely to use.
+const migrateLock = "7262917360470261317"
+
 // Migrate creates the circuits table if it does not exist, adds the
 // policy_state column to a table created by an earlier release, creates the
 // window counts' table (window.go) and, on PostgreSQL, (re)creates the
@@ -103,12 +107,13 @@ func (s *Store) Check(ctx context.Context) error {
 // processes that migrate at once wait for each other.
 func (s *Store) Migrate(ctx context.Context) error {
 	stmts := []string{s.dialect.schema(), s.dialect.addPolicyState(), windowSchema}
-	if s.dialect == Postgres {
-		// One query is one transaction; the lock keeps concurrent ones from
+	switch s.dialect {
+	case Postgres:
+		// One query is one transaction. The lock keeps concurrent ones from
 		// failing on each other's catalog rows (TestMigrateConcurrent).
-		stmts = append([]string{"SELECT pg_advisory_xact_lock(7262917360470261317)"}, append(stmts, windowFunction, clearsSchema, notifySchema)...)
-		stmts = []string{strings.Join(stmts, ";\n")}
-	} else {
+		stmts = append(stmts, windowFunction, clearsSchema, notifySchema)
+		stmts = []string{"SELECT pg_advisory_xact_lock(" + migrateLock + ");\n" + strings.Join(stmts, ";\n")}
+	case SQLite:
 		stmts = append(stmts, clearsSchema, clearsTrigger)
 	}
 	for _, q := range stmts {
