@@ -42,6 +42,8 @@ var passwordURLs = []struct {
 	{"postgres://u:h%40nter2@127.0.0.1:1/db?connect_timeout=x", "postgres URL"},
 	{"postgres://u:" + secret + "@127.0.0.1:notaport/db", "store URL"},
 	{"postgres://u:" + secret + "@[::1", "store URL"},
+	{"postgres://u:" + secret + "/x@127.0.0.1:1/db", "store URL"}, // an unescaped slash ends the host
+	{"redis://:" + secret + "/x@127.0.0.1:1/0", "store URL"},
 	// Redis: userinfo (with and without a user), TLS, a socket, a query.
 	{"redis://:" + secret + "@127.0.0.1:1/0", "redis"},
 	{"redis://u:" + secret + "@127.0.0.1:1/0", "redis"},

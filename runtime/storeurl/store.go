@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
 )
@@ -40,9 +42,9 @@ func Redact(raw string) string {
 // Its errors never show a password the URL holds, in its userinfo or its
 // query (password=, sslpassword=); Redact hides it in messages of yours.
 func Open(ctx context.Context, raw string) (Store, error) {
-	u, err := url.Parse(raw)
+	u, err := parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("store URL: %w", redactErr(err, raw))
+		return nil, err
 	}
 	s, err := open(ctx, u)
 	if err != nil {
@@ -57,9 +59,9 @@ func Open(ctx context.Context, raw string) (Store, error) {
 // Redis store has no schema: Migrate only opens and closes it, as Open
 // would. Running it again changes nothing.
 func Migrate(ctx context.Context, raw string) error {
-	u, err := url.Parse(raw)
+	u, err := parse(raw)
 	if err != nil {
-		return fmt.Errorf("store URL: %w", redactErr(err, raw))
+		return err
 	}
 	ok, err := migrateSQL(ctx, u)
 	if !ok {
@@ -99,11 +101,35 @@ func open(ctx context.Context, u *url.URL) (s Store, err error) {
 	return s, nil
 }
 
-// redactErr replaces a *url.Error, which quotes the whole URL (password and
-// all), by its cause.
-func redactErr(err error, raw string) error {
-	if ue, ok := err.(*url.Error); ok && ue.URL == raw {
-		return ue.Err
+// parse parses raw, a store URL. Its error does not quote the URL, and
+// hides what may be a password (rawPasswords).
+func parse(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err == nil {
+		return u, nil
 	}
-	return err
+	if ue, ok := err.(*url.Error); ok && ue.URL == raw { // it quotes the whole URL
+		err = ue.Err
+	}
+	return nil, fmt.Errorf("store URL: %w", scrub(err, rawPasswords(raw)))
+}
+
+// rawPasswords returns what may be the password of a URL that does not
+// parse: from the userinfo's first colon to the last @, and its pieces of
+// three bytes or more between slashes. A password with an unescaped slash
+// ends the host early, and Go's error quotes the password as a port.
+func rawPasswords(raw string) []string {
+	_, rest, ok := strings.Cut(raw, "://")
+	at := strings.LastIndex(rest, "@")
+	if !ok || at < 0 {
+		return nil
+	}
+	_, pw, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return nil
+	}
+	forms := append([]string{pw}, strings.FieldsFunc(pw, func(r rune) bool { return r == '/' || r == '?' || r == '#' })...)
+	forms = slices.DeleteFunc(forms, func(s string) bool { return len(s) < 3 })
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	return forms
 }

@@ -99,6 +99,13 @@ func TestOpenErrors(t *testing.T) {
 			if strings.Contains(err.Error(), "secret") || leaks(err.Error()) {
 				t.Fatalf("Open: the password leaked: %v", err)
 			}
+			err = storeurl.Migrate(ctx, tt.url)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Migrate: %v; want it to say %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "secret") || leaks(err.Error()) {
+				t.Fatalf("Migrate: the password leaked: %v", err)
+			}
 		})
 	}
 }
