@@ -75,7 +75,17 @@ func startCluster(t *testing.T) *testCluster {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	created := time.Since(began)
-	poll(t, 20*time.Second, "every node sees three masters with a replica in sync", func() bool {
+	t.Cleanup(func() { // what each node said, when a test of the cluster failed
+		if t.Failed() {
+			for i, addr := range cl.addrs {
+				log, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(i), "redis.log"))
+				t.Logf("%s, the end of its log:\n%s", addr, log[max(0, len(log)-2000):])
+			}
+		}
+	})
+	// Setup, not a bound under test: a loaded machine (CI runs packages
+	// side by side) has taken over 20s.
+	poll(t, time.Minute, "every node sees three masters with a replica in sync", func() bool {
 		for _, addr := range cl.addrs {
 			if !cl.settled(t, addr) {
 				return false
