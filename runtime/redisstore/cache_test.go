@@ -5,6 +5,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,21 +215,8 @@ func TestTrackerKilled(t *testing.T) {
 func TestFrozenServer(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			server, sock := testenv.StartRedis(t)
-			c := unixClient(t, sock)
-			var s *redisstore.Store
-			if cached {
-				s = newCached(t, c, redisstore.DefaultPrefix)
-			} else {
-				s = open(t, c)
-			}
-			b := circuit.New(s)
 			const name = "billing-api"
-			for range 2 {
-				if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			server, _, s, b := closedOnOwnServer(t, cached, name)
 			if err := server.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
@@ -500,4 +488,26 @@ func TestCopiesOffReported(t *testing.T) {
 		t.Fatalf("copies off reported %d times (%v), want once", n, ev.errs)
 	}
 	t.Logf("%v", ev.errs)
+}
+
+// closedOnOwnServer starts a redis-server of the test's own and returns it,
+// a client of it, a store on it (with copies when cached) and a Breaker over
+// the store, whose circuit name has run two healthy calls.
+func closedOnOwnServer(t *testing.T, cached bool, name string) (*exec.Cmd, *redis.Client, *redisstore.Store, *circuit.Breaker) {
+	t.Helper()
+	server, sock := testenv.StartRedis(t)
+	c := unixClient(t, sock)
+	var s *redisstore.Store
+	if cached {
+		s = newCached(t, c, redisstore.DefaultPrefix)
+	} else {
+		s = open(t, c)
+	}
+	b := circuit.New(s)
+	for range 2 {
+		if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return server, c, s, b
 }

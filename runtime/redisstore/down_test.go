@@ -115,21 +115,8 @@ func TestReplicaRefused(t *testing.T) {
 func TestDemotedServer(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CacheOff", true: "CacheOn"}[cached], func(t *testing.T) {
-			_, sock := testenv.StartRedis(t)
-			c := unixClient(t, sock)
-			var s *redisstore.Store
-			if cached {
-				s = newCached(t, c, redisstore.DefaultPrefix)
-			} else {
-				s = open(t, c)
-			}
-			b := circuit.New(s)
 			const name = "billing-api"
-			for range 2 {
-				if err := b.Run(t.Context(), name, policy, op(circuit.Success)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			_, c, _, b := closedOnOwnServer(t, cached, name)
 			if err := c.Do(t.Context(), "REPLICAOF", "127.0.0.1", "1").Err(); err != nil {
 				t.Fatal(err)
 			}
