@@ -127,6 +127,17 @@ start_redis_tls() {
 	echo "redis (TLS) pid $(cat "$d/redis.pid") at $CIRCUITGEN_REDIS_TLS_URL"
 }
 
+# _circuitgen_logged runs a command, its output in the log file $2; when it
+# fails, it says $1 failed and shows the log.
+_circuitgen_logged() {
+	local what=$1 log=$2
+	shift 2
+	"$@" >"$log" 2>&1 && return 0
+	echo "$what failed; log:" >&2
+	cat "$log" >&2
+	return 1
+}
+
 # _circuitgen_pg_start starts the server of $2/data with the settings
 # "${@:3}" and waits for it; $1 names the caller in errors.
 _circuitgen_pg_start() {
@@ -165,11 +176,8 @@ start_postgres() {
 	if [[ ${#run[@]} -gt 0 ]]; then
 		chown "$user" "$d" || return 1
 	fi
-	"${run[@]}" "$bindir/initdb" -D "$d/data" -U "$user" --auth=trust --no-sync -E UTF8 >"$d/initdb.log" 2>&1 || {
-		echo "start_postgres: initdb failed; log:" >&2
-		cat "$d/initdb.log" >&2
-		return 1
-	}
+	_circuitgen_logged "start_postgres: initdb" "$d/initdb.log" \
+		"${run[@]}" "$bindir/initdb" -D "$d/data" -U "$user" --auth=trust --no-sync -E UTF8 || return 1
 	_circuitgen_pg_start start_postgres "$d" -c synchronous_commit=off || return 1
 	export CIRCUITGEN_POSTGRES_DSN="host=$d port=5432 user=$user dbname=postgres sslmode=disable"
 	echo "postgres pid $(head -n 1 "$d/data/postmaster.pid") at $d"
@@ -188,12 +196,9 @@ start_postgres_standby() {
 	if [[ ${#run[@]} -gt 0 ]]; then
 		chown "$user" "$d" || return 1
 	fi
-	"${run[@]}" "$_circuitgen_pg_bindir/pg_basebackup" -h "$_circuitgen_pg_dir" -p 5432 -U "$user" -D "$d/data" -R -X stream \
-		-c fast --no-sync >"$d/basebackup.log" 2>&1 || {
-		echo "start_postgres_standby: pg_basebackup failed; log:" >&2
-		cat "$d/basebackup.log" >&2
-		return 1
-	}
+	_circuitgen_logged "start_postgres_standby: pg_basebackup" "$d/basebackup.log" \
+		"${run[@]}" "$_circuitgen_pg_bindir/pg_basebackup" -h "$_circuitgen_pg_dir" -p 5432 -U "$user" -D "$d/data" -R -X stream \
+		-c fast --no-sync || return 1
 	_circuitgen_pg_start start_postgres_standby "$d" -c hot_standby=on || return 1
 	export CIRCUITGEN_POSTGRES_STANDBY_DSN="host=$d port=5432 user=$user dbname=postgres sslmode=disable"
 	echo "postgres standby pid $(head -n 1 "$d/data/postmaster.pid") at $d"
