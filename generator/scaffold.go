@@ -315,7 +315,7 @@ func skipReason(name string, sig *types.Signature) string {
 	case sig.Params().Len() == 0 && res.Len() > 0 && (stateReaders[name] || !returnsError && !model.IsGuardable(sig)):
 		return "it reads the client's state and makes no call; guarded, reading it would count and an open circuit would answer it"
 	case model.RefusedStream(sig):
-		return "it returns a client or bidi stream, which the wrapper cannot settle at its end; guard it by hand with Circuit.Allow and Ticket.Done"
+		return "it returns a client, bidi or untyped stream, which the wrapper cannot settle at its end; guard it by hand with Circuit.Allow and Ticket.Done"
 	case builds(sig) && model.SentResults(sig):
 		return "it returns " + types.TypeString(res.At(0).Type(), (*types.Package).Name) + ", which reads the results of this call, already sent: each read guarded on its own, a read an open circuit rejected would leave the next read another's results; guard it by hand with Circuit.Allow before the call and Ticket.Done with the reads' errors"
 	case builds(sig):

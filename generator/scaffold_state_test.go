@@ -35,6 +35,13 @@ type Duplex interface {
 	Recv() ([]byte, error)
 }
 
+// Raw is a stream of any direction (grpc.ClientStream).
+type Raw interface {
+	SendMsg(m any) error
+	RecvMsg(m any) error
+	CloseSend() error
+}
+
 // Conn is a struct client with state readers.
 type Conn struct{}
 
@@ -48,6 +55,7 @@ func (*Conn) IsClosed() bool                                                { re
 func (*Conn) Stats() Stats                                                  { return Stats{} }
 func (*Conn) SetName(name string)                                           {}
 func (*Conn) Chat(ctx context.Context) (Duplex, error)                      { return nil, nil }
+func (*Conn) Open(ctx context.Context, method string) (Raw, error)          { return nil, nil }
 `)
 	source := "github.com/circuitgen/circuitgen/generator/testdata/" + filepath.Base(root) + ".Conn"
 	out, err := Scaffold(root, source, "", nil)
@@ -55,6 +63,7 @@ func (*Conn) Chat(ctx context.Context) (Duplex, error)                      { re
 		t.Fatal(err)
 	}
 	got := string(out.Content)
+	const stream = "it returns a client, bidi or untyped stream, which the wrapper cannot settle at its end; guard it by hand with Circuit.Allow and Ticket.Done"
 	const state = "it reads the client's state and makes no call; guarded, reading it would count and an open circuit would answer it"
 	for _, m := range []string{"Err() error", "Error() error", "LastError() error", "Closed() bool", "IsClosed() bool", "Stats() conn.Stats"} {
 		name, _, _ := strings.Cut(m, "(")
@@ -65,7 +74,8 @@ func (*Conn) Chat(ctx context.Context) (Duplex, error)                      { re
 	}
 	for _, want := range []string{
 		"\t// SetName is skipped: it returns neither error last nor a result that reports its error.\n\t//circuitgen:skip\n\tSetName(name string)\n",
-		"\t// Chat is skipped: it returns a client or bidi stream, which the wrapper cannot settle at its end; guard it by hand with Circuit.Allow and Ticket.Done.\n\t//circuitgen:skip\n\tChat(ctx context.Context) (conn.Duplex, error)\n",
+		"\t// Chat is skipped: " + stream + ".\n\t//circuitgen:skip\n\tChat(ctx context.Context) (conn.Duplex, error)\n",
+		"\t// Open is skipped: " + stream + ".\n\t//circuitgen:skip\n\tOpen(ctx context.Context, method string) (conn.Raw, error)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("scaffold lacks %q:\n%s", want, got)

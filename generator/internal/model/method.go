@@ -181,8 +181,8 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 // stream checks the method m, which returns (S, error) with S a stream,
 // and sets its shape: a server stream (Recv, no Send) is guarded through
 // the stream, whose end settles the call; a client or bidi stream, whose
-// outcome spans the caller's sends, is refused, as is a stream the wrapper
-// cannot stand in for.
+// outcome spans the caller's sends, is refused, as are a stream of any
+// direction and a stream the wrapper cannot stand in for.
 func (b *builder) stream(s *spec.Interface, m *Method, where token.Position) bool {
 	t := m.Results[0].Type
 	name := types.TypeString(t, b.qualifier)
@@ -193,6 +193,9 @@ func (b *builder) stream(s *spec.Interface, m *Method, where token.Position) boo
 		return false
 	case BidiStream:
 		b.errs.Add(where, "method %s.%s returns %s, a bidi stream (Send, Recv): its sends and receives interleave, with no one end the wrapper can settle it at, and settling it when it opens would count a failing stream a success; %s", s.Name, m.Name, name, way)
+		return false
+	case UntypedStream:
+		b.errs.Add(where, "method %s.%s returns %s, a stream of any direction (RecvMsg): its error surfaces at RecvMsg, after the call, and no one end of it is known to the wrapper, so settling it when it opens would count a failing stream a success; guard the generated service client's streaming methods instead, or %s", s.Name, m.Name, name, way)
 		return false
 	}
 	methods, exported := interfaceMethods(t)
@@ -333,7 +336,7 @@ func IsGuardable(sig *types.Signature) bool {
 		_, ok := interfaceMethods(res.At(0).Type())
 		return ok && !hasTypeParam(res.At(0).Type())
 	default:
-		return false // a client or bidi stream: refused
+		return false // a client, bidi or untyped stream: refused
 	}
 	if res.Len() > 0 && types.Identical(res.At(res.Len()-1).Type(), errorType) {
 		return true
@@ -347,10 +350,11 @@ func IsGuardable(sig *types.Signature) bool {
 }
 
 // RefusedStream reports whether a method of signature sig returns
-// (S, error) with S a client or bidi stream, which the wrapper refuses.
+// (S, error) with S a client, bidi or untyped stream, which the wrapper
+// refuses.
 func RefusedStream(sig *types.Signature) bool {
 	k := streamResult(sig.Results())
-	return k == ClientStream || k == BidiStream
+	return k == ClientStream || k == BidiStream || k == UntypedStream
 }
 
 // PassesThrough reports whether a method of signature sig passes through

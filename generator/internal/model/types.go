@@ -395,6 +395,9 @@ const (
 	// BidiStream: Send and Recv() (T, error)
 	// (grpc.BidiStreamingClient[Req, Res]).
 	BidiStream
+	// UntypedStream: RecvMsg(any) error and no Recv, a stream of any
+	// direction (grpc.ClientStream, which NewStream returns).
+	UntypedStream
 )
 
 // streamKind returns what t is as a stream, by its method set.
@@ -410,8 +413,22 @@ func streamKind(t types.Type) StreamKind {
 		return BidiStream
 	case recv && !closeAndRecv:
 		return ServerStream
+	case !recv && !closeAndRecv && hasRecvMsg(t):
+		return UntypedStream
 	}
 	return NoStream
+}
+
+// hasRecvMsg reports whether t has grpc.ClientStream's RecvMsg(m any) error.
+func hasRecvMsg(t types.Type) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "RecvMsg")
+	fn, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	sig := fn.Type().(*types.Signature)
+	return sig.Params().Len() == 1 && types.IsInterface(sig.Params().At(0).Type()) &&
+		sig.Results().Len() == 1 && types.Identical(sig.Results().At(0).Type(), errorType)
 }
 
 // hasRecv reports whether t has a method name() (T, error), as a stream's

@@ -25,6 +25,9 @@ func (*Cursor) Recv() (*Event, error) { return nil, nil }
 type Client interface {
 	// Upload is client-streaming.
 	Upload(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Event, Request], error)
+	// Open is a stream of any direction, as grpc.ClientConnInterface's
+	// NewStream returns.
+	Open(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error)
 	// Chat is bidi-streaming.
 	Chat(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Event, Event], error)
 	// Tail returns a concrete stream.
