@@ -192,10 +192,14 @@ func packageName(dir string, prog *load.Program) string {
 // the methods of the client, whose package is pkg; qual names packages.
 func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qualifier) {
 	ctx := false
+	send := model.Sender(methods)
 	for _, fn := range methods {
 		sig := fn.Type().(*types.Signature)
 		sigText := strings.TrimPrefix(types.TypeString(sig, qual), "func")
 		reason := skipReason(fn.Name(), sig)
+		if send != nil && fn != send {
+			reason = "it queues a command, or reads the queue, and makes no call: " + send.Name() + " sends the commands, and only it is guarded"
+		}
 		if builds(sig) && types.Identical(sig.Results().At(0).Type(), d.self) {
 			reason = "" // a builder's own step (Txn.If): it comes back guarded
 		}

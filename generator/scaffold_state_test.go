@@ -112,3 +112,50 @@ type Client interface {
 		t.Errorf("manifest scaffold lacks %q:\n%s", want, out.Content)
 	}
 }
+
+// TestScaffoldSkipsQueuedCommands checks that the scaffold of a queue, a
+// client whose Exec sends the commands its other methods return (go-redis's
+// Pipeliner), guards only Exec: a queued command carries no error until
+// Exec has run, so guarded it would count a success before anything was
+// sent.
+func TestScaffoldSkipsQueuedCommands(t *testing.T) {
+	root := moduleTempDir(t, "pipe")
+	putFile(t, filepath.Join(root, "pipe.go"), `package pipe
+
+import "context"
+
+// Cmder is a queued command.
+type Cmder interface {
+	Err() error
+	SetErr(err error)
+}
+
+// StatusCmd carries its error.
+type StatusCmd struct{ err error }
+
+func (c *StatusCmd) Err() error       { return c.err }
+func (c *StatusCmd) SetErr(err error) { c.err = err }
+
+// Pipe queues commands; Exec sends them.
+type Pipe interface {
+	Ping(ctx context.Context) *StatusCmd
+	Process(ctx context.Context, cmd Cmder) error
+	Exec(ctx context.Context) ([]Cmder, error)
+}
+`)
+	source := "github.com/circuitgen/circuitgen/generator/testdata/" + filepath.Base(root) + ".Pipe"
+	out, err := Scaffold(root, source, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const queued = "it queues a command, or reads the queue, and makes no call: Exec sends the commands, and only it is guarded"
+	for _, want := range []string{
+		"      Ping: {skip: true} # " + queued + "\n",
+		"      Process: {skip: true} # " + queued + "\n",
+		"      Exec: {}\n",
+	} {
+		if !strings.Contains(string(out.Content), want) {
+			t.Errorf("scaffold lacks %q:\n%s", want, out.Content)
+		}
+	}
+}

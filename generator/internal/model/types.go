@@ -174,6 +174,38 @@ func hasScan(t types.Type) bool {
 	return res.Len() == 1 && types.Identical(res.At(0).Type(), errorType)
 }
 
+// Sender returns the method of methods that sends the commands the others
+// queue, as go-redis's Pipeliner.Exec does, or nil: it takes only a
+// context.Context and returns ([]X, error), X an interface with methods
+// that a command another method returns implements, a result carrying its
+// error. Such a command carries none until the sender has run.
+func Sender(methods []*types.Func) *types.Func {
+	for _, send := range methods {
+		for _, m := range methods {
+			if res := m.Type().(*types.Signature).Results(); res.Len() == 1 && Queued(send, res.At(0).Type()) {
+				return send
+			}
+		}
+	}
+	return nil
+}
+
+// Queued reports whether t is a command that send, a Sender, sends: a
+// result carrying its error (Carrier) that is one of what send returns.
+func Queued(send *types.Func, t types.Type) bool {
+	sig := send.Type().(*types.Signature)
+	res := sig.Results()
+	if sig.Params().Len() != 1 || !isContext(sig.Params().At(0).Type()) || res.Len() != 2 || !types.Identical(res.At(1).Type(), errorType) {
+		return false
+	}
+	s, ok := res.At(0).Type().Underlying().(*types.Slice)
+	if !ok {
+		return false
+	}
+	x, ok := s.Elem().Underlying().(*types.Interface)
+	return ok && x.NumMethods() > 0 && CarriesError(t) && Settable(t) && types.Implements(t, x)
+}
+
 // SentResults reports whether a method of signature sig, which takes a
 // context.Context, returns only an interface that is no error and has no
 // step (a method returning it again, as a builder's If does): its methods
