@@ -338,9 +338,7 @@ func builds(sig *types.Signature) bool {
 	if res.Len() != 1 || model.IsGuardable(sig) {
 		return false
 	}
-	t := res.At(0).Type()
-	_, named := types.Unalias(t).(*types.Named)
-	return named && types.IsInterface(t) && !types.Implements(t, types.Universe.Lookup("error").Type().Underlying().(*types.Interface))
+	return model.Builds(res.At(0).Type())
 }
 
 // kebab turns RoundTripper into round-tripper.

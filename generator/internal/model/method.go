@@ -169,6 +169,9 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 		b.errs.Add(where, "method %s.%s returns %s, a row of a concrete type: its error surfaces at Scan, but the wrapper cannot return a %[3]s of its own that settles the call there; it is guarded when %[3]s reports its error with Err() error or Error() error and its package has a constructor from an error (func(error) %[3]s, or func(doc any, err error) %[3]s, as mongo's NewSingleResultFromDocument); else mark it skip, or guard it by hand: Circuit.Allow before the call, Ticket.Done with Scan's error",
 			s.Name, m.Name, types.TypeString(t, b.qualifier))
 		return false
+	case Builds(t):
+		b.errs.Add(where, "method %s.%s returns %s, which does not report an error: if it is a builder, guard %[3]s in this run too, and it comes back guarded; else mark it skip to pass it through", s.Name, m.Name, types.TypeString(t, b.qualifier))
+		return false
 	default:
 		b.errs.Add(where, "method %s.%s does not return error last: a guarded method must, or return one result that reports its error (Err() error, a row's Scan, iter.Seq2[T, error]); mark it skip to pass it through", s.Name, m.Name)
 		return false

@@ -174,6 +174,13 @@ func hasScan(t types.Type) bool {
 	return res.Len() == 1 && types.Identical(res.At(0).Type(), errorType)
 }
 
+// Builds reports whether t may be a builder (etcd's clientv3.Txn): a named
+// interface that is not an error, guarded when the run guards it too.
+func Builds(t types.Type) bool {
+	_, named := types.Unalias(t).(*types.Named)
+	return named && types.IsInterface(t) && !types.Implements(t, errorIface)
+}
+
 // Sender returns the method of methods that sends the commands the others
 // queue, as go-redis's Pipeliner.Exec does, or nil: it takes only a
 // context.Context and returns ([]X, error), X an interface with methods
