@@ -180,8 +180,9 @@ func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.Heal
 // guardedHealthClientWatchStream is the
 // grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse] that
 // GuardedHealthClient.Watch returns: its Recv settles the call on circuit
-// health at the stream's end, a success at io.EOF; CloseSend or the call's
-// context cancelled first settles it as Ignored.
+// health at the stream's end, a success at io.EOF, or a half-open probe at its
+// first message, a success; CloseSend or the call's context cancelled first
+// settles it as Ignored.
 type guardedHealthClientWatchStream struct {
 	next   grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
 	ctx    context.Context
@@ -215,6 +216,10 @@ func (r *guardedHealthClientWatchStream) Recv() (*grpc_health_v1.HealthCheckResp
 		if doneErr := r.ticket.Done(classifyHealth(r.ctx, err)); doneErr != nil {
 			return v, doneErr
 		}
+	} else if r.ticket.Probe() {
+		// a half-open probe's first message answers it: a stream that stays open would hold its claim
+		r.stop()
+		_ = r.ticket.Done(circuit.Success)
 	}
 	return v, err
 }
@@ -230,6 +235,10 @@ func (r *guardedHealthClientWatchStream) RecvMsg(p0 any) error {
 		if doneErr := r.ticket.Done(classifyHealth(r.ctx, err)); doneErr != nil {
 			return doneErr
 		}
+	} else if r.ticket.Probe() {
+		// a half-open probe's first message answers it: a stream that stays open would hold its claim
+		r.stop()
+		_ = r.ticket.Done(circuit.Success)
 	}
 	return err
 }

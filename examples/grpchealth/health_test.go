@@ -43,12 +43,10 @@ func serve(t *testing.T, addr string) (string, *grpc.Server) {
 	return lis.Addr().String(), srv
 }
 
-// TestGuardedHealthClientAgainstServer drives the guarded client over a real
-// in-process gRPC server: a served check passes, NotFound is no failure, a
-// stopped server's Unavailable opens the circuit, rejected calls do not
-// reach the network, and a restarted server closes it again.
-func TestGuardedHealthClientAgainstServer(t *testing.T) {
-	addr, srv := serve(t, "")
+// dial returns a guarded health client of the server at addr, and its
+// breaker over a fresh file store.
+func dial(t *testing.T, addr string) (*GuardedHealthClient, *circuit.Breaker) {
+	t.Helper()
 	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +58,16 @@ func TestGuardedHealthClientAgainstServer(t *testing.T) {
 	}
 	b := circuit.New(store)
 	client := NewGuardedHealthClient(healthpb.NewHealthClient(conn), b)
+	return client, b
+}
+
+// TestGuardedHealthClientAgainstServer drives the guarded client over a real
+// in-process gRPC server: a served check passes, NotFound is no failure, a
+// stopped server's Unavailable opens the circuit, rejected calls do not
+// reach the network, and a restarted server closes it again.
+func TestGuardedHealthClientAgainstServer(t *testing.T) {
+	addr, srv := serve(t, "")
+	client, b := dial(t, addr)
 	ctx := context.Background()
 
 	resp, err := client.Check(ctx, &healthpb.HealthCheckRequest{})
@@ -104,6 +112,41 @@ func TestGuardedHealthClientAgainstServer(t *testing.T) {
 	}
 	if s := state(t, b); s != "closed" {
 		t.Fatalf("after a successful probe the circuit is %s, want closed", s)
+	}
+}
+
+// TestWatchProbeClosesCircuit checks that a Watch admitted as the
+// half-open probe closes the circuit at its first message. A Watch of a
+// healthy service stays open; settled at its end, it would hold the
+// probe's claim, and every Check would be rejected meanwhile.
+func TestWatchProbeClosesCircuit(t *testing.T) {
+	addr, srv := serve(t, "")
+	client, b := dial(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	srv.Stop()
+	for range 3 {
+		_, _ = client.Check(ctx, &healthpb.HealthCheckRequest{})
+	}
+	if s := state(t, b); s != "open" {
+		t.Fatalf("after three Unavailable the circuit is %s, want open", s)
+	}
+	serve(t, addr)
+	time.Sleep(1100 * time.Millisecond) // the cooldown
+	watch, err := client.Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("the probe's Watch: %v", err)
+	}
+	resp, err := watch.Recv()
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("the probe's first message: %v, %v; want SERVING", resp, err)
+	}
+	if s := state(t, b); s != "closed" {
+		t.Fatalf("after the probe's first message the circuit is %s, want closed", s)
+	}
+	if _, err := client.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatalf("Check beside the open Watch: %v", err)
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 //
 // A stream's type (Stream) is the same pattern: its Recv settles the call
 // at the stream's first error, a Success at io.EOF and otherwise
-// classify's outcome (RecvMsg too), and CloseSend or Close settles it as
+// classify's outcome (RecvMsg too), or at its first message when the call
+// is a half-open probe, a Success; CloseSend or Close settles it as
 // Ignored; every settlement stops the AfterFunc of the call's context
 // that settles it as Ignored when the caller cancels it first. A rejected
 // call has no stream, so none of its methods meets a rejection.
@@ -48,7 +49,7 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 		if len(drops) > 1 {
 			ends = strings.Join(drops[:len(drops)-1], ", ") + " or " + ends
 		}
-		doc(f, "%s is the %s that %s.%s returns: its Recv settles the call on circuit %s at the stream's end, a success at io.EOF; %s settles it as Ignored.",
+		doc(f, "%s is the %s that %s.%s returns: its Recv settles the call on circuit %s at the stream's end, a success at io.EOF, or a half-open probe at its first message, a success; %s settles it as Ignored.",
 			r.Name, iface, w.Type, m.Name, m.Field.Circuit.Name, ends)
 		fields = append(fields, jen.Id(r.Stop).Func().Params().Bool())
 	} else {
@@ -120,6 +121,9 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 							jen.Id(r.DoneErr).Op(":=").Add(recv()).Dot(r.Ticket).Dot("Done").Call(g.outcome(recv().Dot(r.Ctx), r.ScanErr)),
 							jen.Id(r.DoneErr).Op("!=").Nil(),
 						).Block(jen.Return(doneOut...)),
+					).Else().If(recv().Dot(r.Ticket).Dot("Probe").Call()).Block(
+						append([]jen.Code{jen.Comment("a half-open probe's first message answers it: a stream that stays open would hold its claim")},
+							done(jen.Qual(circuitPath, "Success"))...)...,
 					),
 					jen.Return(out...),
 				)

@@ -128,8 +128,9 @@ func (g *GuardedWatchClient) Watch(ctx context.Context, in *wrapperspb.StringVal
 // guardedWatchClientWatchStream is the
 // grpc.ServerStreamingClient[wrapperspb.StringValue] that
 // GuardedWatchClient.Watch returns: its Recv settles the call on circuit watch
-// at the stream's end, a success at io.EOF; CloseSend or the call's context
-// cancelled first settles it as Ignored.
+// at the stream's end, a success at io.EOF, or a half-open probe at its first
+// message, a success; CloseSend or the call's context cancelled first settles
+// it as Ignored.
 type guardedWatchClientWatchStream struct {
 	next   grpc.ServerStreamingClient[wrapperspb.StringValue]
 	ctx    context.Context
@@ -163,6 +164,10 @@ func (r *guardedWatchClientWatchStream) Recv() (*wrapperspb.StringValue, error) 
 		if doneErr := r.ticket.Done(classifyWatch(r.ctx, err)); doneErr != nil {
 			return v, doneErr
 		}
+	} else if r.ticket.Probe() {
+		// a half-open probe's first message answers it: a stream that stays open would hold its claim
+		r.stop()
+		_ = r.ticket.Done(circuit.Success)
 	}
 	return v, err
 }
@@ -178,6 +183,10 @@ func (r *guardedWatchClientWatchStream) RecvMsg(p0 any) error {
 		if doneErr := r.ticket.Done(classifyWatch(r.ctx, err)); doneErr != nil {
 			return doneErr
 		}
+	} else if r.ticket.Probe() {
+		// a half-open probe's first message answers it: a stream that stays open would hold its claim
+		r.stop()
+		_ = r.ticket.Done(circuit.Success)
 	}
 	return err
 }

@@ -23,8 +23,8 @@ import (
 
 // watcher is the backend: a key "down" fails its stream with Unavailable
 // before the first message, "missing" with NotFound, "hang" sends one
-// message and waits for the stream's end, and any other key streams three
-// values and ends.
+// message and waits for the stream's end, "silent" waits for it with no
+// message, and any other key streams three values and ends.
 type watcher struct {
 	streams atomic.Int32 // streams the handler ran
 }
@@ -40,6 +40,9 @@ func (w *watcher) Watch(in *wrapperspb.StringValue, stream grpc.ServerStreamingS
 		if err := stream.Send(wrapperspb.String("first")); err != nil {
 			return err
 		}
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	case "silent":
 		<-stream.Context().Done()
 		return stream.Context().Err()
 	}
@@ -220,49 +223,59 @@ func TestDroppedStreamIsIgnored(t *testing.T) {
 	}
 }
 
-// TestStreamHoldsOneClaim checks that a stream holds its call's one claim
-// until it ends: a half-open circuit's probe is the stream, calls are
-// rejected while it is open, a dropped stream gives the probe back at once
-// (the circuit reopens for its cooldown, as for any Ignored probe), and a
-// stream read to its end closes the circuit.
-func TestStreamHoldsOneClaim(t *testing.T) {
+// TestProbeStreamSettlesAtFirstMessage checks that a half-open circuit's
+// probe is the stream until its first message: calls are rejected while
+// it waits; dropped first, it gives the probe back at once (the circuit
+// reopens for its cooldown, as for any Ignored probe). Its first message
+// answers the probe, a success that closes the circuit: a stream that
+// stays open, a watch, holds no claim after it.
+func TestProbeStreamSettlesAtFirstMessage(t *testing.T) {
 	client, w, obs, kit := setup(t)
 	kit.HalfOpen("watch")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	probe, err := client.Watch(ctx, wrapperspb.String("hang"))
-	if err != nil {
+	if _, err := client.Watch(ctx, wrapperspb.String("silent")); err != nil {
 		t.Fatalf("the probe's Watch: %v", err)
 	}
-	if _, err := probe.Recv(); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(5 * time.Second); w.streams.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // until the backend runs it
 	}
 	var open *circuit.OpenError
 	if _, err := client.Watch(context.Background(), wrapperspb.String("key")); !errors.As(err, &open) {
-		t.Fatalf("Watch while the probe's stream is open: %v, want a *circuit.OpenError", err)
+		t.Fatalf("Watch while the probe waits for its first message: %v, want a *circuit.OpenError", err)
 	}
 	cancel()
 	if got := obs.wait(t, 1); got[0] != circuit.Ignored {
 		t.Fatalf("the dropped probe's outcome %v, want Ignored", got)
 	}
-	// The probe was given back at once, not when its lease ends: an
-	// Ignored probe reopens the circuit for its cooldown, after which the
-	// next call is the probe.
 	kit.RequireState(t, "watch", circuit.StateOpen)
 	kit.Advance(time.Minute)
-	s, err := client.Watch(context.Background(), wrapperspb.String("key"))
+
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	watch, err := client.Watch(wctx, wrapperspb.String("hang"))
 	if err != nil {
 		t.Fatalf("Watch after the probe was given back: %v", err)
+	}
+	if m, err := watch.Recv(); err != nil || m.GetValue() != "first" {
+		t.Fatalf("Recv = %v, %v; want first", m, err)
+	}
+	kit.RequireState(t, "watch", circuit.StateClosed)
+	s, err := client.Watch(context.Background(), wrapperspb.String("key"))
+	if err != nil {
+		t.Fatalf("Watch beside the open watch: %v", err)
 	}
 	if _, err := readAll(s); err != io.EOF {
 		t.Fatal(err)
 	}
-	kit.RequireState(t, "watch", circuit.StateClosed)
-	if got := obs.get(); len(got) != 2 || got[1] != circuit.Success {
-		t.Errorf("outcomes %v, want Ignored then Success", got)
+	stop()
+	_, _ = readAll(watch) // its end, after its first message answered the probe, counts nothing
+	time.Sleep(20 * time.Millisecond)
+	if got := obs.get(); len(got) != 3 || got[1] != circuit.Success || got[2] != circuit.Success {
+		t.Errorf("outcomes %v, want Ignored, then Success twice", got)
 	}
-	if n := w.streams.Load(); n != 2 {
-		t.Errorf("the backend ran %d streams, want 2", n)
+	if n := w.streams.Load(); n != 3 {
+		t.Errorf("the backend ran %d streams, want 3", n)
 	}
 }
 
