@@ -47,14 +47,7 @@ func secretKey(raw string) bool {
 func passwords(u *url.URL, raw string) []string {
 	var vals []string
 	if p, ok := u.User.Password(); ok {
-		vals = append(vals, p)
-		if _, rest, ok := strings.Cut(raw, "://"); ok {
-			if info, _, ok := strings.Cut(rest, "@"); ok {
-				if _, rp, ok := strings.Cut(info, ":"); ok {
-					vals = append(vals, rp)
-				}
-			}
-		}
+		vals = append(vals, p, rawPassword(raw))
 	}
 	for _, p := range strings.Split(u.RawQuery, "&") {
 		if k, v, _ := strings.Cut(p, "="); secretKey(k) {
@@ -73,6 +66,28 @@ func passwords(u *url.URL, raw string) []string {
 	return slices.Compact(forms)
 }
 
+// authority splits raw after its scheme's :// into the authority, up to
+// the first /, ? or #, and the rest.
+func authority(raw string) (auth, rest string, ok bool) {
+	_, after, ok := strings.Cut(raw, "://")
+	if i := strings.IndexAny(after, "/?#"); i >= 0 {
+		return after[:i], after[i:], ok
+	}
+	return after, "", ok
+}
+
+// rawPassword returns the password of raw's userinfo as written: from
+// the userinfo's first colon to the authority's last @; or "".
+func rawPassword(raw string) string {
+	auth, _, _ := authority(raw)
+	at := strings.LastIndex(auth, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(auth[:at], ":")
+	return pw
+}
+
 // scrub returns err unchanged, or when its text shows one of secrets, an
 // error with that text, each secret shown as xxxxx, that matches what err
 // matches with errors.Is but does not unwrap to it.
@@ -80,7 +95,9 @@ func scrub(err error, secrets []string) error {
 	msg := err.Error()
 	clean := msg
 	for _, s := range secrets {
-		clean = strings.ReplaceAll(clean, s, hidden)
+		if s != "" {
+			clean = strings.ReplaceAll(clean, s, hidden)
+		}
 	}
 	if clean == msg {
 		return err

@@ -44,6 +44,14 @@ var passwordURLs = []struct {
 	{"postgres://u:" + secret + "@[::1", "store URL"},
 	{"postgres://u:" + secret + "/x@127.0.0.1:1/db", "store URL"}, // an unescaped slash ends the host
 	{"redis://:" + secret + "/x@127.0.0.1:1/0", "store URL"},
+	// A password holding an unescaped #, ? or / that url.Parse accepts:
+	// what comes before it reads as the host and an empty or numeric port.
+	{"postgres://u:#" + secret + "@127.0.0.1:1/db", "store URL"},
+	{"redis://u:2024?" + secret + "@127.0.0.1:1/0", "store URL"},
+	{"postgres://u:2024/" + secret + "@127.0.0.1:1/db", "store URL"},
+	{"redis://:#" + secret + "@127.0.0.1:1/0", "store URL"},
+	// A password holding an unescaped @, before the host's.
+	{"postgres://u:at@" + secret + "@127.0.0.1:1/db?connect_timeout=1", "database=db"},
 	// Redis: userinfo (with and without a user), TLS, a socket, a query.
 	{"redis://:" + secret + "@127.0.0.1:1/0", "redis"},
 	{"redis://u:" + secret + "@127.0.0.1:1/0", "redis"},

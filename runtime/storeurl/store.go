@@ -2,9 +2,9 @@ package storeurl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/circuitgen/circuitgen/runtime/circuit/driver"
@@ -27,7 +27,7 @@ type Store interface {
 // Redact returns raw with any password it holds hidden, for messages: in
 // its userinfo or its query (password=, sslpassword=, any case).
 func Redact(raw string) string {
-	u, err := url.Parse(raw)
+	u, err := parse(raw)
 	if err != nil {
 		return "(an unparsable store URL)"
 	}
@@ -101,9 +101,15 @@ func open(ctx context.Context, u *url.URL) (s Store, err error) {
 	return s, nil
 }
 
-// parse parses raw, a store URL. Its error does not quote the URL, and
-// hides what may be a password (rawPasswords).
+// parse parses raw, a store URL. Its error does not quote the URL. It
+// refuses an @ after a host: a password holding an unescaped /, ? or #
+// ends the host early, and url.Parse may read what comes before as the
+// host and port, the password's rest as the path, query or fragment. A
+// path with no host before it (file:///srv/app@1) may hold an @.
 func parse(raw string) (*url.URL, error) {
+	if auth, rest, _ := authority(raw); auth != "" && !strings.Contains(auth, "@") && strings.Contains(rest, "@") {
+		return nil, errors.New("store URL: an @ follows the host: escape it (%40), and a password's /, ? and # (%2F, %3F, %23)")
+	}
 	u, err := url.Parse(raw)
 	if err == nil {
 		return u, nil
@@ -111,25 +117,5 @@ func parse(raw string) (*url.URL, error) {
 	if ue, ok := err.(*url.Error); ok && ue.URL == raw { // it quotes the whole URL
 		err = ue.Err
 	}
-	return nil, fmt.Errorf("store URL: %w", scrub(err, rawPasswords(raw)))
-}
-
-// rawPasswords returns what may be the password of a URL that does not
-// parse: from the userinfo's first colon to the last @, and its pieces of
-// three bytes or more between slashes. A password with an unescaped slash
-// ends the host early, and Go's error quotes the password as a port.
-func rawPasswords(raw string) []string {
-	_, rest, ok := strings.Cut(raw, "://")
-	at := strings.LastIndex(rest, "@")
-	if !ok || at < 0 {
-		return nil
-	}
-	_, pw, ok := strings.Cut(rest[:at], ":")
-	if !ok {
-		return nil
-	}
-	forms := append([]string{pw}, strings.FieldsFunc(pw, func(r rune) bool { return r == '/' || r == '?' || r == '#' })...)
-	forms = slices.DeleteFunc(forms, func(s string) bool { return len(s) < 3 })
-	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
-	return forms
+	return nil, fmt.Errorf("store URL: %w", scrub(err, []string{rawPassword(raw)}))
 }

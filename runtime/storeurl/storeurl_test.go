@@ -76,6 +76,7 @@ func TestOpenErrors(t *testing.T) {
 		{"file://host/x", "file:///absolute/path"},
 		{"file:///x?y=1", "no user, query or fragment"},
 		{"file:///nonexistent/state", "state directory /nonexistent/state does not exist"},
+		{"file:///nonexistent/app@1", "state directory /nonexistent/app@1 does not exist"},
 		{"file://" + file, "is not a directory"},
 		{"sqlite:///nonexistent/c.db", "database file /nonexistent/c.db does not exist"},
 		{"sqlite://host/c.db", "sqlite:///absolute/path/to.db"},
@@ -105,6 +106,9 @@ func TestOpenErrors(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "secret") || leaks(err.Error()) {
 				t.Fatalf("Migrate: the password leaked: %v", err)
+			}
+			if r := storeurl.Redact(tt.url); strings.Contains(r, "secret") || leaks(r) {
+				t.Fatalf("Redact = %q: the password leaked", r)
 			}
 		})
 	}
