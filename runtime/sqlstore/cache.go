@@ -168,6 +168,10 @@ var ErrNoTrigger = errors.New("sqlstore: the circuits table's notify triggers ca
 // errNoBeat ends a listening session whose heartbeats stopped coming back.
 var errNoBeat = errors.New("sqlstore: no heartbeat came back through trigger circuitgen_notify")
 
+// errShared ends a listening session before its LISTEN, when its server
+// connection is handed to other clients between statements (shared).
+var errShared = errors.New("sqlstore: copies are off: the listening connection has no server session of its own (a pooler in transaction mode or statement mode), and a LISTEN would outlive it, sending notifications to other clients")
+
 // triggerQuery lists the notify triggers on circuits and how each is
 // enabled (pg_trigger.tgenabled: A always, O origin sessions only, R
 // replica sessions only, D disabled).
@@ -223,6 +227,7 @@ type listener struct {
 	cfg    *pgx.ConnConfig
 	bound  time.Duration
 	report func(error) // hears why a session ended
+	pooled bool        // a session found errShared: no session LISTENs again
 }
 
 // loop keeps the listening connection until ctx ends: one session after
@@ -330,14 +335,44 @@ type beat struct {
 	snap snapshot
 }
 
+// shared returns errShared when conn's server connection is handed to
+// another client once a statement of conn's ends, as a pooler in
+// transaction or statement mode does; and for good once it has. The next
+// statement of another client, one of db's, gets the server connection
+// released last (pgbouncer's default): the one that answered conn. A
+// direct or session-pooled conn keeps its own, so no other client ever
+// gets it. Another client releasing one in between, or a pooler handing
+// them out in turn, may hide it, so it asks sharedTries times; missed,
+// the heartbeat, never vouched for, ends the session.
+func (l *listener) shared(ctx context.Context, conn *pgx.Conn) error {
+	for i := 0; i < sharedTries && !l.pooled; i++ {
+		var pid, other uint32
+		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			return err
+		}
+		if err := l.db.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&other); err != nil {
+			return err
+		}
+		l.pooled = pid == other
+	}
+	if l.pooled {
+		return errShared
+	}
+	return nil
+}
+
+// sharedTries is how many times shared asks when a session begins, two
+// round trips each.
+const sharedTries = 3
+
 // session connects, LISTENs, and then sends its heartbeat (beatStmt) once
 // a bound while the process is idle, twice while it is busy
 // (copies.Cache.Beat), on a connection of the store's pool: a write's
 // notification reaches the listening connection only when that connection
 // holds a session of its own. Behind a pooler in transaction mode it does
-// not (a LISTEN lasts one transaction there, and other sessions'
-// notifications go to whichever client holds the server connection): no
-// heartbeat is vouched for, and the store serves no copies. A heartbeat that found the shared row written less
+// not: shared finds that before the LISTEN, which would stay on the pooled
+// server connection; else no heartbeat is vouched for. Either way the
+// store serves no copies. A heartbeat that found the shared row written less
 // than tickGap ago, and is not vouched for by tickGap and a sixteenth of
 // the bound later, is sent again at once: that one writes the row, unless
 // another store just has. Copies are good until the send time of the last
@@ -358,6 +393,9 @@ func (l *listener) session(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, bound)
 		defer cancel()
 		return f(cctx)
+	}
+	if err := bounded(func(ctx context.Context) error { return l.shared(ctx, conn) }); err != nil {
+		return err
 	}
 	var states string
 	if err := bounded(func(ctx context.Context) error { return conn.QueryRow(ctx, triggerQuery).Scan(&states) }); err != nil {
@@ -629,7 +667,7 @@ func (s *Store) reportSession(err error) {
 	var pe *pgconn.PgError
 	switch {
 	case err == nil: // the session went live
-	case errors.Is(err, ErrNoTrigger), errors.Is(err, errNoBeat):
+	case errors.Is(err, ErrNoTrigger), errors.Is(err, errNoBeat), errors.Is(err, errShared):
 	case errors.As(err, &pe):
 		err = fmt.Errorf("sqlstore: copies are off, every Load reads the database: %w", err)
 	default:

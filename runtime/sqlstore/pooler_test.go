@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,14 +19,16 @@ import (
 )
 
 // TestPooler puts a real pgbouncer between a cached store and PostgreSQL,
-// in session and in transaction pooling mode, while a process connected
-// directly opens the circuit. In session mode the copies work: the store
-// goes live and sees the opening within the stall bound. In transaction
-// mode a LISTEN is not a session's, so invalidations go astray: the store
-// must serve no copies, say so once, and it too sees the opening within
-// the bound.
+// in session, transaction and statement pooling mode, while a process
+// connected directly opens the circuit. In session mode the copies work:
+// the store goes live and sees the opening within the stall bound. In the
+// other modes a LISTEN is not a session's, so invalidations would go
+// astray: the store must serve no copies, say so once, and it too sees the
+// opening within the bound. Once the store is closed, no pooled server
+// connection listens: a LISTEN left on one would send the store's
+// notifications to every client the pooler hands it to.
 func TestPooler(t *testing.T) {
-	for _, mode := range []string{"session", "transaction"} {
+	for _, mode := range []string{"session", "transaction", "statement"} {
 		t.Run(mode, func(t *testing.T) {
 			direct, pooled := pgbouncer(t, mode)
 			s, err := sqlstore.New(t.Context(), openPostgres(t, pooled, nil), sqlstore.Postgres, sqlstore.WithCopies(testStall))
@@ -84,15 +87,56 @@ func TestPooler(t *testing.T) {
 				}
 			}
 			rep.mu.Unlock()
-			if want := map[string]int{"session": 0, "transaction": 1}[mode]; said != want {
+			if want := map[string]int{"session": 0, "transaction": 1, "statement": 1}[mode]; said != want {
 				t.Errorf("the store said %d times that no heartbeat came back, want %d: %v", said, want, rep.errs)
 			}
 			if late > 0 {
 				t.Fatalf("%d of 20 calls admitted more than %v after another process opened the circuit (%s pooling)",
 					late, time.Since(opened).Round(time.Millisecond), mode)
 			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := listening(t, pooled); len(got) > 0 {
+				t.Errorf("pooled server connections listen on %v after the store closed (%s pooling)", got, mode)
+			}
 		})
 	}
+}
+
+// listening returns the channels that the server connections of the
+// test's pgbouncer listen on: eight statements at once, the pool's size,
+// each hold one of them, so that every server connection answers.
+func listening(t *testing.T, pooled string) []string {
+	t.Helper()
+	db := openPostgres(t, pooled, nil)
+	const q = `SELECT coalesce(string_agg(c, ','), '') FROM (SELECT pg_sleep(0.5)) s, pg_listening_channels() c`
+	var (
+		mu   sync.Mutex
+		got  []string
+		wg   sync.WaitGroup
+		errs = make(chan error, 8)
+	)
+	for range 8 {
+		wg.Go(func() {
+			var chans string
+			if err := db.QueryRowContext(t.Context(), q).Scan(&chans); err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if chans != "" {
+				got = append(got, chans)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // pgbouncer creates a database of the test's own, migrated, and starts a
