@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/format"
 	"go/token"
@@ -99,21 +100,20 @@ func Scaffold(dir, source, file string, tags []string) (Output, error) {
 	if obj == nil || !obj.Exported() {
 		return Output{}, fmt.Errorf("no exported type %s in package %s", name, path)
 	}
+	if send := model.QueueSender(methodsOf(obj.Type())); send != nil {
+		return Output{}, errors.New(model.QueueRefusal(name, send.Name()))
+	}
 	data := scaffold{
 		Source: path + "." + name, Output: DefaultOutput,
 		Wrapper: "Guarded" + name, Circuit: kebab(name), Options: spec.Docs(),
 		self: obj.Type(),
 	}
-	if iface, ok := obj.Type().Underlying().(*types.Interface); ok {
+	if types.IsInterface(obj.Type()) {
 		if file == "" {
 			file = ManifestFile
 		}
 		data.File = file
-		methods := make([]*types.Func, iface.NumMethods())
-		for i := range methods {
-			methods[i] = iface.Method(i)
-		}
-		data.scan(pkg, methods, (*types.Package).Name)
+		data.scan(pkg, methodsOf(obj.Type()), (*types.Package).Name)
 		var buf bytes.Buffer
 		if err := templates.Manifest.Execute(&buf, data); err != nil {
 			return Output{}, fmt.Errorf("render manifest: %w", err)
@@ -126,13 +126,7 @@ func Scaffold(dir, source, file string, tags []string) (Output, error) {
 // structScaffold renders the Go file of a struct client: an interface of
 // the exported methods of *T, to edit.
 func structScaffold(dir string, prog *load.Program, pkg *types.Package, obj *types.TypeName, file string, data scaffold) (Output, error) {
-	mset := types.NewMethodSet(types.NewPointer(obj.Type()))
-	var methods []*types.Func
-	for i := range mset.Len() {
-		if fn, ok := mset.At(i).Obj().(*types.Func); ok && fn.Exported() {
-			methods = append(methods, fn)
-		}
-	}
+	methods := slices.DeleteFunc(methodsOf(obj.Type()), func(fn *types.Func) bool { return !fn.Exported() })
 	if len(methods) == 0 {
 		return Output{}, fmt.Errorf("%s.%s is not an interface type and has no exported methods: nothing to guard", pkg.Path(), obj.Name())
 	}
@@ -192,14 +186,10 @@ func packageName(dir string, prog *load.Program) string {
 // the methods of the client, whose package is pkg; qual names packages.
 func (d *scaffold) scan(pkg *types.Package, methods []*types.Func, qual types.Qualifier) {
 	ctx := false
-	send := model.Sender(methods)
 	for _, fn := range methods {
 		sig := fn.Type().(*types.Signature)
 		sigText := strings.TrimPrefix(types.TypeString(sig, qual), "func")
 		reason := skipReason(fn.Name(), sig)
-		if send != nil && fn != send {
-			reason = "it queues a command, or reads the queue, and makes no call: " + send.Name() + " sends the commands, and only it is guarded"
-		}
 		if builds(sig) && types.Identical(sig.Results().At(0).Type(), d.self) {
 			reason = "" // a builder's own step (Txn.If): it comes back guarded
 		}
@@ -316,6 +306,8 @@ func skipReason(name string, sig *types.Signature) string {
 	switch {
 	case model.PassesThrough(sig):
 		return "it returns a stream that cannot fail: it passes through"
+	case builds(sig) && model.QueueSender(methodsOf(res.At(0).Type())) != nil:
+		return "it returns " + types.TypeString(res.At(0).Type(), (*types.Package).Name) + ", a queue: its commands carry no error until it sends them; guard a method that runs a whole queue instead (go-redis's Pipelined)"
 	case sig.Params().Len() == 0 && res.Len() > 0 && (stateReaders[name] || !returnsError && !model.IsGuardable(sig)):
 		return "it reads the client's state and makes no call; guarded, reading it would count and an open circuit would answer it"
 	case model.RefusedStream(sig):
@@ -339,6 +331,22 @@ func builds(sig *types.Signature) bool {
 		return false
 	}
 	return model.Builds(res.At(0).Type())
+}
+
+// methodsOf returns the methods of t's method set, and of *t's for a
+// struct: what a scaffold of t would list.
+func methodsOf(t types.Type) []*types.Func {
+	if !types.IsInterface(t) {
+		t = types.NewPointer(t)
+	}
+	mset := types.NewMethodSet(t)
+	methods := make([]*types.Func, 0, mset.Len())
+	for i := range mset.Len() {
+		if fn, ok := mset.At(i).Obj().(*types.Func); ok {
+			methods = append(methods, fn)
+		}
+	}
+	return methods
 }
 
 // kebab turns RoundTripper into round-tripper.

@@ -113,12 +113,13 @@ type Client interface {
 	}
 }
 
-// TestScaffoldSkipsQueuedCommands checks that the scaffold of a queue, a
-// client whose Exec sends the commands its other methods return (go-redis's
-// Pipeliner), guards only Exec: a queued command carries no error until
-// Exec has run, so guarded it would count a success before anything was
-// sent.
-func TestScaffoldSkipsQueuedCommands(t *testing.T) {
+// TestScaffoldRefusesQueues checks that the scaffold refuses a queue, an
+// interface whose Exec sends the commands its other methods queue
+// (go-redis's Pipeliner): a queued command carries no error until Exec
+// has run, and an Exec of an empty queue sends nothing. A client's method
+// returning a queue is skipped with that reason, and one running a whole
+// queue (Pipelined) is guarded.
+func TestScaffoldRefusesQueues(t *testing.T) {
 	root := moduleTempDir(t, "pipe")
 	putFile(t, filepath.Join(root, "pipe.go"), `package pipe
 
@@ -139,20 +140,28 @@ func (c *StatusCmd) SetErr(err error) { c.err = err }
 // Pipe queues commands; Exec sends them.
 type Pipe interface {
 	Ping(ctx context.Context) *StatusCmd
-	Process(ctx context.Context, cmd Cmder) error
 	Exec(ctx context.Context) ([]Cmder, error)
 }
+
+// Client runs commands, and queues.
+type Client interface {
+	Ping(ctx context.Context) *StatusCmd
+	Pipeline() Pipe
+	Pipelined(ctx context.Context, fn func(Pipe) error) ([]Cmder, error)
+}
 `)
-	source := "github.com/circuitgen/circuitgen/generator/testdata/" + filepath.Base(root) + ".Pipe"
-	out, err := Scaffold(root, source, "", nil)
+	base := "github.com/circuitgen/circuitgen/generator/testdata/" + filepath.Base(root)
+	if _, err := Scaffold(root, base+".Pipe", "", nil); err == nil || !strings.Contains(err.Error(), "interface Pipe is a queue: Exec sends the commands") {
+		t.Errorf("Scaffold of a queue: %v, want it refused as a queue", err)
+	}
+	out, err := Scaffold(root, base+".Client", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const queued = "it queues a command, or reads the queue, and makes no call: Exec sends the commands, and only it is guarded"
 	for _, want := range []string{
-		"      Ping: {skip: true} # " + queued + "\n",
-		"      Process: {skip: true} # " + queued + "\n",
-		"      Exec: {}\n",
+		"      Pipeline: {skip: true} # it returns pipe.Pipe, a queue: its commands carry no error until it sends them; guard a method that runs a whole queue instead (go-redis's Pipelined)\n",
+		"      Pipelined: {}\n",
+		"      Ping: {}\n",
 	} {
 		if !strings.Contains(string(out.Content), want) {
 			t.Errorf("scaffold lacks %q:\n%s", want, out.Content)

@@ -54,9 +54,6 @@ type builder struct {
 	// built, that package: its name, and those it imports, are in scope
 	// in the entry's options.
 	ifacePkg *types.Package
-	// sender is, while an interface is built, its method that sends the
-	// commands the others queue (Sender), or nil.
-	sender *types.Func
 	// declPos are where the guarded interfaces and their methods are
 	// declared: the files holding them give the output's build constraint.
 	declPos []token.Pos
@@ -125,8 +122,11 @@ func (b *builder) addInterface(s *spec.Interface, defaults spec.Options) {
 	if !b.implementable(s, iface) || bad && pkg != b.home {
 		return
 	}
+	if send := QueueSender(slices.Collect(iface.Methods())); send != nil {
+		b.errs.Add(s.Pos, "%s", QueueRefusal(s.Name, send.Name()))
+		return
+	}
 	skips := b.skips(s, iface)
-	b.sender = Sender(slices.Collect(iface.Methods()))
 	opts := s.Opts.Over(defaults)
 	file := s.File
 	if file == nil {
@@ -351,9 +351,8 @@ func (b *builder) methodSpec(s *spec.Interface, fn *types.Func, skips map[string
 	if fn.Name() == "Close" && fn.Type().(*types.Signature).Params().Len() == 0 {
 		ms.Skip = true
 	}
-	// A stream that cannot fail (iter.Seq[T]) has nothing to guard, and
-	// a method of a queue makes no call: only the sender is guarded.
-	if PassesThrough(fn.Type().(*types.Signature)) || b.sender != nil && fn != b.sender {
+	// A stream that cannot fail (iter.Seq[T]) has nothing to guard.
+	if PassesThrough(fn.Type().(*types.Signature)) {
 		ms.Skip = true
 	}
 	return ms

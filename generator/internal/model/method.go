@@ -140,10 +140,6 @@ func (b *builder) errorResult(s *spec.Interface, m *Method, where token.Position
 	switch {
 	case b.guards(t):
 		m.Shape = Builder
-	case b.sender != nil && Queued(b.sender, t):
-		b.errs.Add(where, "method %s.%s returns %s, a command that %[1]s queues and %[4]s sends: it carries no error until %[4]s has run, so guarded it would count a success before anything was sent; leave it unnamed, and it passes through while %[4]s is guarded",
-			s.Name, m.Name, types.TypeString(t, b.qualifier), b.sender.Name())
-		return false
 	case CarriesError(t) && Settable(t):
 		m.Shape, m.ErrMethod = Carrier, errMethod(t)
 	case rowMethods(t) != nil:

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"go/token"
 	"go/types"
 	"slices"
@@ -181,36 +182,30 @@ func Builds(t types.Type) bool {
 	return named && types.IsInterface(t) && !types.Implements(t, errorIface)
 }
 
-// Sender returns the method of methods that sends the commands the others
-// queue, as go-redis's Pipeliner.Exec does, or nil: it takes only a
-// context.Context and returns ([]X, error), X an interface with methods
-// that a command another method returns implements, a result carrying its
-// error. Such a command carries none until the sender has run.
-func Sender(methods []*types.Func) *types.Func {
+// QueueSender returns the method of methods that sends the commands the
+// others queue, as go-redis's Pipeliner.Exec does, or nil: it takes only a
+// context.Context and returns ([]X, error), X an interface of commands
+// that carry their error (Err() error and SetErr(error)). A queued command
+// carries no error until the sender has run, and a sender of an empty
+// queue sends nothing: no method of a queue can be guarded.
+func QueueSender(methods []*types.Func) *types.Func {
 	for _, send := range methods {
-		for _, m := range methods {
-			if res := m.Type().(*types.Signature).Results(); res.Len() == 1 && Queued(send, res.At(0).Type()) {
-				return send
-			}
+		sig := send.Type().(*types.Signature)
+		res := sig.Results()
+		if sig.Params().Len() != 1 || !isContext(sig.Params().At(0).Type()) || res.Len() != 2 || !types.Identical(res.At(1).Type(), errorType) {
+			continue
+		}
+		if s, ok := res.At(0).Type().Underlying().(*types.Slice); ok && types.IsInterface(s.Elem()) && CarriesError(s.Elem()) && hasMethod(s.Elem(), "SetErr", types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple()) {
+			return send
 		}
 	}
 	return nil
 }
 
-// Queued reports whether t is a command that send, a Sender, sends: a
-// result carrying its error (Carrier) that is one of what send returns.
-func Queued(send *types.Func, t types.Type) bool {
-	sig := send.Type().(*types.Signature)
-	res := sig.Results()
-	if sig.Params().Len() != 1 || !isContext(sig.Params().At(0).Type()) || res.Len() != 2 || !types.Identical(res.At(1).Type(), errorType) {
-		return false
-	}
-	s, ok := res.At(0).Type().Underlying().(*types.Slice)
-	if !ok {
-		return false
-	}
-	x, ok := s.Elem().Underlying().(*types.Interface)
-	return ok && x.NumMethods() > 0 && CarriesError(t) && Settable(t) && types.Implements(t, x)
+// QueueRefusal says why the queue named iface, whose sender is send, is
+// not guarded, and what to guard instead.
+func QueueRefusal(iface, send string) string {
+	return fmt.Sprintf("interface %s is a queue: %s sends the commands its other methods queue; a queued command carries no error until then, and %[2]s of an empty queue sends nothing, so no method of %[1]s can be guarded; guard a method that runs a whole queue instead (go-redis's Pipelined), and skip one that returns %[1]s", iface, send)
 }
 
 // SentResults reports whether a method of signature sig, which takes a

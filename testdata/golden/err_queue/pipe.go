@@ -8,21 +8,12 @@ type Cmder interface {
 	SetErr(err error)
 }
 
-// StatusCmd carries its error, as go-redis commands do.
-type StatusCmd struct{ err error }
-
-// Err returns the command's error.
-func (c *StatusCmd) Err() error { return c.err }
-
-// SetErr sets the command's error.
-func (c *StatusCmd) SetErr(err error) { c.err = err }
-
-// Pipe queues commands and Exec sends them. A queued command named with a
-// circuit is refused: it carries no error until Exec has run.
+// Pipe queues commands and Exec sends them, as go-redis's Pipeliner does:
+// a queued command carries no error until Exec has run, and an Exec of an
+// empty queue sends nothing, so Pipe is refused.
 //
 //circuitgen:guard circuit=cache errors=context.DeadlineExceeded
 type Pipe interface {
-	//circuitgen:circuit cache
-	Ping(ctx context.Context) *StatusCmd
+	Process(ctx context.Context, cmd Cmder) error
 	Exec(ctx context.Context) ([]Cmder, error)
 }
