@@ -23,7 +23,7 @@
 // mistyped directory or database file is reported, not created; so is a
 // database never migrated or a PostgreSQL standby (sqlstore.Store.Check).
 // Migrate creates a database's tables, as a deployment step. The URL's
-// password never appears in errors; Redact hides it in messages. A URL
-// with an @ after its host is refused: a password's /, ? and # must be
-// escaped.
+// password never appears in errors; Redact hides it in messages. A
+// password's /, ? and # must be escaped: an @ after the host, other than
+// in a query value, is refused.
 package storeurl

@@ -50,6 +50,10 @@ var passwordURLs = []struct {
 	{"redis://u:2024?" + secret + "@127.0.0.1:1/0", "store URL"},
 	{"postgres://u:2024/" + secret + "@127.0.0.1:1/db", "store URL"},
 	{"redis://:#" + secret + "@127.0.0.1:1/0", "store URL"},
+	// A password holding an unescaped @, and a /, # or ? after it.
+	{"postgres://u:ab@" + secret + "/x@127.0.0.1:1/db", "store URL"},
+	{"postgres://u:ab@" + secret + "#x@127.0.0.1:1/db", "store URL"},
+	{"redis://u:ab@" + secret + "?x@127.0.0.1:1/0", "store URL"},
 	// A password holding an unescaped @, before the host's.
 	{"postgres://u:at@" + secret + "@127.0.0.1:1/db?connect_timeout=1", "database=db"},
 	// Redis: userinfo (with and without a user), TLS, a socket, a query.
@@ -142,5 +146,19 @@ func TestKeywordDSNPasswordHidden(t *testing.T) {
 	}
 	if r := storeurl.Redact(raw); leaks(r) {
 		t.Errorf("Redact = %q: the password leaked", r)
+	}
+}
+
+// TestParseErrorHidesPasswordPieces: an error of Go's URL parser that
+// quotes a piece of the password (a bad escape in it) does not show it.
+func TestParseErrorHidesPasswordPieces(t *testing.T) {
+	raw := "postgres://u:pa%zzss@127.0.0.1:1/db"
+	s, err := storeurl.Open(t.Context(), raw)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open succeeded")
+	}
+	if strings.Contains(err.Error(), "%zz") || strings.Contains(err.Error(), "pa") {
+		t.Errorf("Open: a piece of the password leaked: %v", err)
 	}
 }

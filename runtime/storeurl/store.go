@@ -101,14 +101,12 @@ func open(ctx context.Context, u *url.URL) (s Store, err error) {
 	return s, nil
 }
 
-// parse parses raw, a store URL. Its error does not quote the URL. It
-// refuses an @ after a host: a password holding an unescaped /, ? or #
-// ends the host early, and url.Parse may read what comes before as the
-// host and port, the password's rest as the path, query or fragment. A
-// path with no host before it (file:///srv/app@1) may hold an @.
+// parse parses raw, a store URL. Its error does not quote the URL, nor
+// a piece of its password. It refuses an @ that only a password holds
+// (strayAt).
 func parse(raw string) (*url.URL, error) {
-	if auth, rest, _ := authority(raw); auth != "" && !strings.Contains(auth, "@") && strings.Contains(rest, "@") {
-		return nil, errors.New("store URL: an @ follows the host: escape it (%40), and a password's /, ? and # (%2F, %3F, %23)")
+	if strayAt(raw) {
+		return nil, errors.New("store URL: an @ after the host: escape it (%40), and a password's /, ? and # (%2F, %3F, %23)")
 	}
 	u, err := url.Parse(raw)
 	if err == nil {
@@ -117,5 +115,36 @@ func parse(raw string) (*url.URL, error) {
 	if ue, ok := err.(*url.Error); ok && ue.URL == raw { // it quotes the whole URL
 		err = ue.Err
 	}
-	return nil, fmt.Errorf("store URL: %w", scrub(err, []string{rawPassword(raw)}))
+	pw := rawPassword(raw)
+	secrets := []string{pw}
+	for i, q := range strings.Split(err.Error(), `"`) {
+		if i%2 == 1 && q != "" && strings.Contains(pw, q) { // quoted: a bad escape, a port
+			secrets = append(secrets, q)
+		}
+	}
+	return nil, fmt.Errorf("store URL: %w", scrub(err, secrets))
+}
+
+// strayAt reports whether raw has a host, and an @ where no store URL has
+// one: in its path, its fragment, or a query parameter's name. That @ is
+// a password's, holding an unescaped /, ? or #, and url.Parse would read
+// a piece of the password as the host and port. A query value may hold an
+// @ (application_name=me@host), and so may a path with no host before it
+// (file:///srv/app@1).
+func strayAt(raw string) bool {
+	auth, rest, _ := authority(raw)
+	if auth == "" {
+		return false
+	}
+	rest, frag, _ := strings.Cut(rest, "#")
+	path, query, _ := strings.Cut(rest, "?")
+	if strings.Contains(path+frag, "@") {
+		return true
+	}
+	for _, p := range strings.Split(query, "&") {
+		if k, _, _ := strings.Cut(p, "="); strings.Contains(k, "@") {
+			return true
+		}
+	}
+	return false
 }

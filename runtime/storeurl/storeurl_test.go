@@ -77,6 +77,9 @@ func TestOpenErrors(t *testing.T) {
 		{"file:///x?y=1", "no user, query or fragment"},
 		{"file:///nonexistent/state", "state directory /nonexistent/state does not exist"},
 		{"file:///nonexistent/app@1", "state directory /nonexistent/app@1 does not exist"},
+		// An @ in a query value holds no password.
+		{"postgres://127.0.0.1:1/db?connect_timeout=1&application_name=me@host", "application_name=me@host"},
+		{"redis://127.0.0.1:1/0?client_name=a@b", "client_name=a@b"},
 		{"file://" + file, "is not a directory"},
 		{"sqlite:///nonexistent/c.db", "database file /nonexistent/c.db does not exist"},
 		{"sqlite://host/c.db", "sqlite:///absolute/path/to.db"},
