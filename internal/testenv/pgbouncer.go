@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,8 +31,9 @@ type PostgresTarget struct {
 // ends. It returns the DSN that reaches db through it, as database
 // "circuits", with pgx's exec mode (no named prepared statement: what
 // transaction pooling needs). pgbouncer refuses to run as root: as root it
-// runs as db's user, as the server does.
-func StartPgbouncer(t testing.TB, mode string, db PostgresTarget) string {
+// runs as db's user, as the server does. settings are more lines of its
+// [pgbouncer] section ("server_round_robin = 1").
+func StartPgbouncer(t testing.TB, mode string, db PostgresTarget, settings ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
@@ -73,7 +75,8 @@ pool_mode = %s
 default_pool_size = 8
 max_client_conn = 400
 logfile = %s
-`, cfg.Host, cfg.Port, cfg.Database, cfg.User, port, filepath.Join(dir, "users.txt"), mode, filepath.Join(dir, "pgbouncer.log"))
+%s
+`, cfg.Host, cfg.Port, cfg.Database, cfg.User, port, filepath.Join(dir, "users.txt"), mode, filepath.Join(dir, "pgbouncer.log"), strings.Join(settings, "\n"))
 	for file, text := range map[string]string{"pgbouncer.ini": ini, "users.txt": fmt.Sprintf("%q \"\"\n", cfg.User)} {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
 			t.Fatal(err)

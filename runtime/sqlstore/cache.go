@@ -170,7 +170,7 @@ var errNoBeat = errors.New("sqlstore: no heartbeat came back through trigger cir
 
 // errShared ends a listening session before its LISTEN, when its server
 // connection is handed to other clients between statements (shared).
-var errShared = errors.New("sqlstore: copies are off: the listening connection has no server session of its own (a pooler in transaction mode or statement mode), and a LISTEN would outlive it, sending notifications to other clients")
+var errShared = errors.New("sqlstore: copies are off: the listening connection has no server session of its own (a pooler in transaction mode or statement mode), where a LISTEN would outlive it and send notifications to other clients; open the store without copies (cache=off)")
 
 // triggerQuery lists the notify triggers on circuits and how each is
 // enabled (pg_trigger.tgenabled: A always, O origin sessions only, R
@@ -335,16 +335,16 @@ type beat struct {
 	snap snapshot
 }
 
-// shared returns errShared when conn's server connection is handed to
-// another client once a statement of conn's ends, as a pooler in
-// transaction or statement mode does; and for good once it has. The next
-// statement of another client, one of db's, gets the server connection
-// released last (pgbouncer's default): the one that answered conn. A
-// direct or session-pooled conn keeps its own, so no other client ever
-// gets it. Another client releasing one in between, or a pooler handing
-// them out in turn, may hide it, so it asks sharedTries times; missed,
-// the heartbeat, never vouched for, ends the session.
+// shared returns errShared when conn has no server connection of its own,
+// and for good once it has: behind a pooler in transaction or statement
+// mode, conn's statements meet other server connections, and another
+// client's statement, one of db's, may meet conn's. A direct or
+// session-pooled conn keeps one, that no other client meets, so shared
+// never errs there. A pooler may still hide it, by chance, sharedTries
+// times in a row: then the heartbeat, never vouched for, ends the session,
+// which leaves by UNLISTEN.
 func (l *listener) shared(ctx context.Context, conn *pgx.Conn) error {
+	var first uint32
 	for i := 0; i < sharedTries && !l.pooled; i++ {
 		var pid, other uint32
 		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
@@ -353,7 +353,10 @@ func (l *listener) shared(ctx context.Context, conn *pgx.Conn) error {
 		if err := l.db.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&other); err != nil {
 			return err
 		}
-		l.pooled = pid == other
+		if i == 0 {
+			first = pid
+		}
+		l.pooled = pid != first || other == first
 	}
 	if l.pooled {
 		return errShared
@@ -362,8 +365,10 @@ func (l *listener) shared(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // sharedTries is how many times shared asks when a session begins, two
-// round trips each.
-const sharedTries = 3
+// round trips each: a pooler handing out server connections in turn
+// (pgbouncer's server_round_robin) or a busy one hides itself from each
+// with a chance well under one in two.
+const sharedTries = 5
 
 // session connects, LISTENs, and then sends its heartbeat (beatStmt) once
 // a bound while the process is idle, twice while it is busy
@@ -404,6 +409,13 @@ func (l *listener) session(ctx context.Context) error {
 	if err := triggerError(states); err != nil {
 		return err
 	}
+	defer func() {
+		// A pooler shared missed keeps a LISTEN on its server connection
+		// past this session; leave it, as far as the pooler lets.
+		cctx, cancel := context.WithTimeout(context.Background(), bound/4)
+		defer cancel()
+		_, _ = conn.Exec(cctx, "UNLISTEN *")
+	}()
 	for _, q := range []string{"LISTEN " + channel, "LISTEN " + tickChannel, staleBeats} {
 		if err := bounded(func(ctx context.Context) error { _, err := conn.Exec(ctx, q); return err }); err != nil {
 			return err

@@ -28,9 +28,17 @@ import (
 // connection listens: a LISTEN left on one would send the store's
 // notifications to every client the pooler hands it to.
 func TestPooler(t *testing.T) {
-	for _, mode := range []string{"session", "transaction", "statement"} {
-		t.Run(mode, func(t *testing.T) {
-			direct, pooled := pgbouncer(t, mode)
+	for _, tt := range []struct{ name, mode, setting string }{
+		{"session", "session", ""},
+		{"transaction", "transaction", ""},
+		{"statement", "statement", ""},
+		// Server connections handed out in turn, not the last released first.
+		{"transaction_round_robin", "transaction", "server_round_robin = 1"},
+	} {
+		mode := tt.mode
+		t.Run(tt.name, func(t *testing.T) {
+			direct, pooled := pgbouncer(t, mode, tt.setting)
+			_ = listening(t, pooled) // opens the pool's eight server connections
 			s, err := sqlstore.New(t.Context(), openPostgres(t, pooled, nil), sqlstore.Postgres, sqlstore.WithCopies(testStall))
 			if err != nil {
 				t.Fatal(err)
@@ -142,7 +150,7 @@ func listening(t *testing.T, pooled string) []string {
 // pgbouncer creates a database of the test's own, migrated, and starts a
 // pgbouncer of the test's own in front of it in pool mode mode. It returns
 // the DSN of the database and the DSN through pgbouncer.
-func pgbouncer(t *testing.T, mode string) (direct, pooled string) {
+func pgbouncer(t *testing.T, mode string, settings ...string) (direct, pooled string) {
 	t.Helper()
 	base := testenv.PostgresDSN(t)
 	cfg, err := pgx.ParseConfig(base)
@@ -157,5 +165,5 @@ func pgbouncer(t *testing.T, mode string) (direct, pooled string) {
 	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") })
 	direct = base + " dbname=" + db
 	migrate(t, openPostgres(t, direct, nil), sqlstore.Postgres)
-	return direct, testenv.StartPgbouncer(t, mode, testenv.PostgresTarget{Host: cfg.Host, Port: cfg.Port, Database: db, User: cfg.User})
+	return direct, testenv.StartPgbouncer(t, mode, testenv.PostgresTarget{Host: cfg.Host, Port: cfg.Port, Database: db, User: cfg.User}, settings...)
 }
