@@ -134,6 +134,11 @@ func Settable(t types.Type) bool {
 	if _, ok := types.Unalias(p.Elem()).(*types.Named); !ok {
 		return false
 	}
+	return hasSetErr(t)
+}
+
+// hasSetErr reports whether t's method set has SetErr(error).
+func hasSetErr(t types.Type) bool {
 	return hasMethod(t, "SetErr", types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple())
 }
 
@@ -195,7 +200,7 @@ func QueueSender(methods []*types.Func) *types.Func {
 		if sig.Params().Len() != 1 || !isContext(sig.Params().At(0).Type()) || res.Len() != 2 || !types.Identical(res.At(1).Type(), errorType) {
 			continue
 		}
-		if s, ok := res.At(0).Type().Underlying().(*types.Slice); ok && types.IsInterface(s.Elem()) && CarriesError(s.Elem()) && hasMethod(s.Elem(), "SetErr", types.NewTuple(types.NewParam(token.NoPos, nil, "", errorType)), types.NewTuple()) {
+		if s, ok := res.At(0).Type().Underlying().(*types.Slice); ok && types.IsInterface(s.Elem()) && CarriesError(s.Elem()) && hasSetErr(s.Elem()) {
 			return send
 		}
 	}
