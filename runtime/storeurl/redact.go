@@ -68,18 +68,18 @@ func passwords(u *url.URL, raw string) []string {
 
 // authority splits raw after its scheme's :// into the authority, up to
 // the first /, ? or #, and the rest.
-func authority(raw string) (auth, rest string, ok bool) {
-	_, after, ok := strings.Cut(raw, "://")
+func authority(raw string) (auth, rest string) {
+	_, after, _ := strings.Cut(raw, "://")
 	if i := strings.IndexAny(after, "/?#"); i >= 0 {
-		return after[:i], after[i:], ok
+		return after[:i], after[i:]
 	}
-	return after, "", ok
+	return after, ""
 }
 
 // rawPassword returns the password of raw's userinfo as written: from
 // the userinfo's first colon to the authority's last @; or "".
 func rawPassword(raw string) string {
-	auth, _, _ := authority(raw)
+	auth, _ := authority(raw)
 	at := strings.LastIndex(auth, "@")
 	if at < 0 {
 		return ""

@@ -132,7 +132,7 @@ func parse(raw string) (*url.URL, error) {
 // @ (application_name=me@host), and so may a path with no host before it
 // (file:///srv/app@1).
 func strayAt(raw string) bool {
-	auth, rest, _ := authority(raw)
+	auth, rest := authority(raw)
 	if auth == "" {
 		return false
 	}
