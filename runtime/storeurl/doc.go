@@ -24,6 +24,6 @@
 // database never migrated or a PostgreSQL standby (sqlstore.Store.Check).
 // Migrate creates a database's tables, as a deployment step. The URL's
 // password never appears in errors; Redact hides it in messages. A
-// password's /, ? and # must be escaped: an @ after the host, other than
-// in a query value, is refused.
+// password's /, ? and # must be escaped, and any @ after the host (%40):
+// such an @ is refused.
 package storeurl

@@ -54,6 +54,13 @@ var passwordURLs = []struct {
 	{"postgres://u:ab@" + secret + "/x@127.0.0.1:1/db", "store URL"},
 	{"postgres://u:ab@" + secret + "#x@127.0.0.1:1/db", "store URL"},
 	{"redis://u:ab@" + secret + "?x@127.0.0.1:1/0", "store URL"},
+	// A password holding an unescaped ? and then =: its @ lands in a
+	// query value.
+	{"postgres://app:1234?c=" + secret + "@127.0.0.1:1/db", "store URL"},
+	{"redis://:99?x=" + secret + "@127.0.0.1:1/0", "store URL"},
+	{"postgres://app:ab?c=" + secret + "@127.0.0.1:1/db", "store URL"},
+	// A URL with no //.
+	{"redis:app:" + secret + "@127.0.0.1:1/0", "store URL"},
 	// A password holding an unescaped @, before the host's.
 	{"postgres://u:at@" + secret + "@127.0.0.1:1/db?connect_timeout=1", "database=db"},
 	// Redis: userinfo (with and without a user), TLS, a socket, a query.

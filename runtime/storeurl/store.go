@@ -102,11 +102,10 @@ func open(ctx context.Context, u *url.URL) (s Store, err error) {
 }
 
 // parse parses raw, a store URL. Its error does not quote the URL, nor
-// a piece of its password. It refuses an @ that only a password holds
-// (strayAt).
+// a piece of its password. It refuses an @ a password may hold (strayAt).
 func parse(raw string) (*url.URL, error) {
 	if strayAt(raw) {
-		return nil, errors.New("store URL: an @ after the host: escape it (%40), and a password's /, ? and # (%2F, %3F, %23)")
+		return nil, errors.New("store URL: an @ after the host, or with no //: escape it (%40), and a password's /, ? and # (%2F, %3F, %23)")
 	}
 	u, err := url.Parse(raw)
 	if err == nil {
@@ -125,26 +124,18 @@ func parse(raw string) (*url.URL, error) {
 	return nil, fmt.Errorf("store URL: %w", scrub(err, secrets))
 }
 
-// strayAt reports whether raw has a host, and an @ where no store URL has
-// one: in its path, its fragment, or a query parameter's name. That @ is
-// a password's, holding an unescaped /, ? or #, and url.Parse would read
-// a piece of the password as the host and port. A query value may hold an
-// @ (application_name=me@host), and so may a path with no host before it
-// (file:///srv/app@1).
+// strayAt reports whether raw holds an @ where only a password's could
+// be: after a host, or anywhere in a URL with no // (redis:u:pw@host). A
+// password holding an unescaped /, ? or # ends the host early, and
+// url.Parse would read a piece of it as the host and port, the rest as the
+// path, query or fragment, which no one place can tell from a query value
+// holding an @ (application_name=me@host). So any @ after a host must be
+// escaped (%40). A path with no host before it (file:///srv/app@1) may
+// hold one: it has no password.
 func strayAt(raw string) bool {
+	if !strings.Contains(raw, "://") {
+		return strings.Contains(raw, "@")
+	}
 	auth, rest := authority(raw)
-	if auth == "" {
-		return false
-	}
-	rest, frag, _ := strings.Cut(rest, "#")
-	path, query, _ := strings.Cut(rest, "?")
-	if strings.Contains(path+frag, "@") {
-		return true
-	}
-	for _, p := range strings.Split(query, "&") {
-		if k, _, _ := strings.Cut(p, "="); strings.Contains(k, "@") {
-			return true
-		}
-	}
-	return false
+	return auth != "" && strings.Contains(rest, "@")
 }
