@@ -462,7 +462,7 @@ func (l *listener) session(ctx context.Context) error {
 		}
 		if len(pending) > 0 && now-pending[0].sent > int64(bound) {
 			l.c.Down()
-			return fmt.Errorf("%w within %v: copies dropped (a slow link, a trigger that does not fire, or a pooler in transaction mode between the store and the database)", errNoBeat, bound)
+			return fmt.Errorf("%w within %v: copies dropped (a slow link, a trigger that does not fire, or a pooler in transaction mode between the store and the database: then open the store without copies, cache=off)", errNoBeat, bound)
 		}
 		wake := nextBeat
 		if again >= 0 {
