@@ -181,8 +181,8 @@ func (g *GuardedHealthClient) Watch(ctx context.Context, in *grpc_health_v1.Heal
 // grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse] that
 // GuardedHealthClient.Watch returns: its Recv settles the call on circuit
 // health at the stream's end, a success at io.EOF, or a half-open probe at its
-// first message, a success; CloseSend or the call's context cancelled first
-// settles it as Ignored.
+// first message, a success; the call's context cancelled first settles it as
+// Ignored.
 type guardedHealthClientWatchStream struct {
 	next   grpc.ServerStreamingClient[grpc_health_v1.HealthCheckResponse]
 	ctx    context.Context
@@ -191,10 +191,7 @@ type guardedHealthClientWatchStream struct {
 }
 
 func (r *guardedHealthClientWatchStream) CloseSend() error {
-	err := r.next.CloseSend()
-	r.stop()
-	_ = r.ticket.Done(circuit.Ignored)
-	return err
+	return r.next.CloseSend()
 }
 
 func (r *guardedHealthClientWatchStream) Context() context.Context {

@@ -25,10 +25,11 @@ import (
 // A stream's type (Stream) is the same pattern: its Recv settles the call
 // at the stream's first error, a Success at io.EOF and otherwise
 // classify's outcome (RecvMsg too), or at its first message when the call
-// is a half-open probe, a Success; CloseSend or Close settles it as
-// Ignored; every settlement stops the AfterFunc of the call's context
-// that settles it as Ignored when the caller cancels it first. A rejected
-// call has no stream, so none of its methods meets a rejection.
+// is a half-open probe, a Success; Close settles it as Ignored, and
+// CloseSend, which closes only the send side, nothing. Every settlement
+// stops the AfterFunc of the call's context that settles it as Ignored
+// when the caller cancels it first. A rejected call has no stream, so none
+// of its methods meets a rejection.
 func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement) {
 	r := m.Row
 	iface := types.TypeString(r.Iface, func(p *types.Package) string { return p.Name() })
@@ -40,7 +41,7 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 	if r.Stream {
 		var drops []string
 		for _, fn := range r.Methods {
-			if isCloseSendMethod(fn) || isCloseMethod(fn) {
+			if isCloseMethod(fn) {
 				drops = append(drops, fn.Name())
 			}
 		}
@@ -127,13 +128,6 @@ func row(f *jen.File, w *model.Wrapper, m *model.Method, classify *jen.Statement
 					),
 					jen.Return(out...),
 				)
-			case r.Stream && isCloseSendMethod(fn):
-				// Closing the send side of a server stream drops it: the
-				// stream is settled as Ignored, its claim given back.
-				e := jen.Id(r.ScanErr)
-				body = append(body, e.Clone().Op(":=").Add(call))
-				body = append(body, done(jen.Qual(circuitPath, "Ignored"))...)
-				body = append(body, jen.Return(e.Clone()))
 			case model.IsErrMethod(fn):
 				// A cursor's query error comes at Err, with no Scan: an
 				// error there settles the call.
@@ -225,13 +219,6 @@ func isRecvMethod(fn *types.Func) bool {
 func isRecvMsgMethod(fn *types.Func) bool {
 	sig := fn.Type().(*types.Signature)
 	return fn.Name() == "RecvMsg" && sig.Params().Len() == 1 && sig.Results().Len() == 1 &&
-		types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
-}
-
-// isCloseSendMethod reports whether fn is CloseSend() error.
-func isCloseSendMethod(fn *types.Func) bool {
-	sig := fn.Type().(*types.Signature)
-	return fn.Name() == "CloseSend" && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
 		types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
 }
 

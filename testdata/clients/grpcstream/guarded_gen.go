@@ -129,8 +129,7 @@ func (g *GuardedWatchClient) Watch(ctx context.Context, in *wrapperspb.StringVal
 // grpc.ServerStreamingClient[wrapperspb.StringValue] that
 // GuardedWatchClient.Watch returns: its Recv settles the call on circuit watch
 // at the stream's end, a success at io.EOF, or a half-open probe at its first
-// message, a success; CloseSend or the call's context cancelled first settles
-// it as Ignored.
+// message, a success; the call's context cancelled first settles it as Ignored.
 type guardedWatchClientWatchStream struct {
 	next   grpc.ServerStreamingClient[wrapperspb.StringValue]
 	ctx    context.Context
@@ -139,10 +138,7 @@ type guardedWatchClientWatchStream struct {
 }
 
 func (r *guardedWatchClientWatchStream) CloseSend() error {
-	err := r.next.CloseSend()
-	r.stop()
-	_ = r.ticket.Done(circuit.Ignored)
-	return err
+	return r.next.CloseSend()
 }
 
 func (r *guardedWatchClientWatchStream) Context() context.Context {

@@ -189,38 +189,51 @@ func TestStreamReadToEOFSucceeds(t *testing.T) {
 }
 
 // TestDroppedStreamIsIgnored checks that a stream dropped before its end,
-// by CloseSend or by cancelling its context, is settled once, Ignored.
+// by cancelling its context, is settled once, Ignored.
 func TestDroppedStreamIsIgnored(t *testing.T) {
-	for _, how := range []string{"CloseSend", "cancel"} {
-		t.Run(how, func(t *testing.T) {
-			client, _, obs, _ := setup(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			s, err := client.Watch(ctx, wrapperspb.String("hang"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m, err := s.Recv(); err != nil || m.GetValue() != "first" {
-				t.Fatalf("Recv = %v, %v; want first", m, err)
-			}
-			if how == "CloseSend" {
-				if err := s.CloseSend(); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				cancel()
-			}
-			if got := obs.wait(t, 1); len(got) != 1 || got[0] != circuit.Ignored {
-				t.Fatalf("outcomes %v, want one Ignored", got)
-			}
-			cancel()
-			_, _ = readAll(s) // the stream's end after it was settled counts nothing
-			time.Sleep(20 * time.Millisecond)
-			if got := obs.get(); len(got) != 1 {
-				t.Fatalf("outcomes %v, want the one Ignored", got)
-			}
-		})
+	client, _, obs, _ := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := client.Watch(ctx, wrapperspb.String("hang"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	if m, err := s.Recv(); err != nil || m.GetValue() != "first" {
+		t.Fatalf("Recv = %v, %v; want first", m, err)
+	}
+	cancel()
+	if got := obs.wait(t, 1); len(got) != 1 || got[0] != circuit.Ignored {
+		t.Fatalf("outcomes %v, want one Ignored", got)
+	}
+	_, _ = readAll(s) // the stream's end after it was settled counts nothing
+	time.Sleep(20 * time.Millisecond)
+	if got := obs.get(); len(got) != 1 {
+		t.Fatalf("outcomes %v, want the one Ignored", got)
+	}
+}
+
+// TestCloseSendSettlesNothing checks that CloseSend on a server stream,
+// which only closes the send side it never used (code often calls it at
+// once, or defers it), settles nothing: the stream's Recv still does, and
+// a failing stream counts.
+func TestCloseSendSettlesNothing(t *testing.T) {
+	client, _, obs, kit := setup(t)
+	for i := range 3 {
+		s, err := client.Watch(context.Background(), wrapperspb.String("down"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readAll(s); status.Code(err) != codes.Unavailable {
+			t.Fatalf("stream %d: Recv after CloseSend: %v, want Unavailable", i, err)
+		}
+	}
+	if got := obs.get(); len(got) != 3 || got[0] != circuit.Failure || got[2] != circuit.Failure {
+		t.Fatalf("outcomes %v, want three Failures", got)
+	}
+	kit.RequireState(t, "watch", circuit.StateOpen)
 }
 
 // TestProbeStreamSettlesAtFirstMessage checks that a half-open circuit's
