@@ -117,7 +117,7 @@ func parse(raw string) (*url.URL, error) {
 	pw := rawPassword(raw)
 	secrets := []string{pw}
 	for i, q := range strings.Split(err.Error(), `"`) {
-		if i%2 == 1 && q != "" && strings.Contains(pw, q) { // quoted: a bad escape, a port
+		if i%2 == 1 && q != "" && strings.Contains(pw, q) { // quoted: a bad escape in it
 			secrets = append(secrets, q)
 		}
 	}
